@@ -1,0 +1,138 @@
+//! Catalogs: the tools, pipelines, specialists, servers, lexicon and evidence rules a
+//! plan may use (DESIGN §2).
+//!
+//! Flow: [`read_paths`] turns `--catalog` paths into [`Source`]s, [`load`] parses them
+//! with a bounded YAML reader ([`yaml`]), converts every entry into the typed model
+//! ([`model`]), merges the files and validates the whole (duplicates, dangling names,
+//! schemas, cycles), collecting every [`Diagnostic`] before it answers. [`builtin`] is
+//! the default catalog compiled into the binary.
+
+mod builtin;
+mod diagnostic;
+mod load;
+mod model;
+pub mod yaml;
+
+use std::collections::HashMap;
+
+pub use builtin::{BUILTIN_SOURCES, builtin, builtin_sources};
+pub use diagnostic::{CatalogError, Diagnostic, Severity};
+pub use load::{Loaded, Source, load, read_paths};
+pub use model::{
+    BUILTINS, Effects, EvidenceRule, Lexicon, Location, Pipeline, RunSpec, Server, Specialist,
+    Tool,
+};
+
+/// A catalog entry a plan step may name.
+#[derive(Debug, Clone, Copy)]
+pub enum Entry<'a> {
+    Tool(&'a Tool),
+    Pipeline(&'a Pipeline),
+}
+
+/// A validated catalog with name lookups built once.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    tools: Vec<Tool>,
+    pipelines: Vec<Pipeline>,
+    specialists: Vec<Specialist>,
+    servers: Vec<Server>,
+    lexicon: Lexicon,
+    evidence: Vec<EvidenceRule>,
+    by_name: HashMap<String, Slot>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Tool(usize),
+    Pipeline(usize),
+}
+
+impl Catalog {
+    pub(crate) fn new(
+        tools: Vec<Tool>,
+        pipelines: Vec<Pipeline>,
+        specialists: Vec<Specialist>,
+        servers: Vec<Server>,
+        lexicon: Lexicon,
+        evidence: Vec<EvidenceRule>,
+    ) -> Self {
+        let mut by_name = HashMap::with_capacity(tools.len() + pipelines.len());
+        for (i, t) in tools.iter().enumerate() {
+            by_name.insert(t.name.clone(), Slot::Tool(i));
+        }
+        for (i, p) in pipelines.iter().enumerate() {
+            by_name.entry(p.id.clone()).or_insert(Slot::Pipeline(i));
+        }
+        Self {
+            tools,
+            pipelines,
+            specialists,
+            servers,
+            lexicon,
+            evidence,
+            by_name,
+        }
+    }
+
+    /// Loads catalog paths, or the built-in catalog when `paths` is empty.
+    pub fn from_paths(paths: &[impl AsRef<std::path::Path>]) -> Result<Loaded, CatalogError> {
+        if paths.is_empty() {
+            return builtin();
+        }
+        load(&read_paths(paths)?)
+    }
+
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+    pub fn pipelines(&self) -> &[Pipeline] {
+        &self.pipelines
+    }
+    pub fn specialists(&self) -> &[Specialist] {
+        &self.specialists
+    }
+    pub fn servers(&self) -> &[Server] {
+        &self.servers
+    }
+    pub fn lexicon(&self) -> &Lexicon {
+        &self.lexicon
+    }
+    pub fn evidence(&self) -> &[EvidenceRule] {
+        &self.evidence
+    }
+
+    /// Looks up a tool or pipeline by name.
+    pub fn entry(&self, name: &str) -> Option<Entry<'_>> {
+        match self.by_name.get(name)? {
+            Slot::Tool(i) => self.tools.get(*i).map(Entry::Tool),
+            Slot::Pipeline(i) => self.pipelines.get(*i).map(Entry::Pipeline),
+        }
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        match self.entry(name)? {
+            Entry::Tool(t) => Some(t),
+            Entry::Pipeline(_) => None,
+        }
+    }
+
+    pub fn pipeline(&self, id: &str) -> Option<&Pipeline> {
+        match self.entry(id)? {
+            Entry::Pipeline(p) => Some(p),
+            Entry::Tool(_) => None,
+        }
+    }
+
+    /// Adds example requests to a tool or pipeline (how `--train` teaches the router).
+    /// Returns false when the name is not in the catalog.
+    pub fn add_examples(&mut self, name: &str, examples: impl IntoIterator<Item = String>) -> bool {
+        match self.by_name.get(name) {
+            Some(Slot::Tool(i)) => self.tools[*i].examples.extend(examples),
+            Some(Slot::Pipeline(i)) => self.pipelines[*i].examples.extend(examples),
+            None => return false,
+        }
+        true
+    }
+}
+

@@ -1,0 +1,880 @@
+//! From YAML sources to a validated [`Catalog`], reporting every problem in one pass.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use crate::diagnostic::{CatalogError, Diagnostic, Severity};
+use crate::model::{
+    BUILTINS, Effects, EvidenceRule, Lexicon, Location, Pipeline, RunSpec, Server, Specialist,
+    Tool,
+};
+use crate::yaml::{self, Limits, Node, Pos, Value};
+use crate::Catalog;
+
+/// One catalog file's text and the name it is reported under.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub name: String,
+    pub text: String,
+}
+
+/// A loaded catalog and the warnings found on the way.
+#[derive(Debug)]
+pub struct Loaded {
+    pub catalog: Catalog,
+    pub warnings: Vec<Diagnostic>,
+}
+
+const TOP_KEYS: &[&str] = &[
+    "tools",
+    "pipelines",
+    "specialists",
+    "servers",
+    "lexicon",
+    "evidence",
+];
+const TOOL_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "keywords",
+    "examples",
+    "input_schema",
+    "accepts",
+    "produces",
+    "effects",
+    "cost_usd",
+    "run",
+];
+const PIPELINE_KEYS: &[&str] = &[
+    "id",
+    "description",
+    "steps",
+    "accepts",
+    "produces",
+    "supersedes",
+    "intent_keywords",
+    "examples",
+];
+const SPECIALIST_KEYS: &[&str] = &["id", "description", "tools"];
+const SERVER_KEYS: &[&str] = &["name", "command", "url", "env"];
+const LEXICON_KEYS: &[&str] = &["intents", "entities"];
+const EVIDENCE_KEYS: &[&str] = &["intent", "entity", "needs"];
+const RUN_KEYS: &[&str] = &["builtin", "command", "http", "mcp", "llm"];
+
+/// Reads `--catalog` paths: a file, or every `*.yaml`/`*.yml` directly in a directory
+/// (sorted, so that merge order and messages are stable).
+pub fn read_paths(paths: &[impl AsRef<Path>]) -> Result<Vec<Source>, CatalogError> {
+    let mut sources = Vec::new();
+    for path in paths {
+        let path = path.as_ref();
+        let io = |source| CatalogError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        if path.is_dir() {
+            let mut files: Vec<_> = std::fs::read_dir(path)
+                .map_err(io)?
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.is_file()
+                        && p.extension()
+                            .is_some_and(|e| e == "yaml" || e == "yml")
+                })
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(CatalogError::Empty {
+                    path: path.display().to_string(),
+                });
+            }
+            for file in files {
+                let text = std::fs::read_to_string(&file).map_err(|source| CatalogError::Io {
+                    path: file.display().to_string(),
+                    source,
+                })?;
+                sources.push(Source {
+                    name: file.display().to_string(),
+                    text,
+                });
+            }
+        } else {
+            let text = std::fs::read_to_string(path).map_err(io)?;
+            sources.push(Source {
+                name: path.display().to_string(),
+                text,
+            });
+        }
+    }
+    Ok(sources)
+}
+
+/// Parses, merges and validates the sources.
+pub fn load(sources: &[Source]) -> Result<Loaded, CatalogError> {
+    let mut diags = Vec::new();
+    let mut parts = Parts::default();
+    for source in sources {
+        let mut ctx = Ctx {
+            file: &source.name,
+            text: &source.text,
+            diags: &mut diags,
+        };
+        match yaml::parse(&source.text, Limits::default()) {
+            Ok(root) => read_file(&mut ctx, &root, &mut parts),
+            Err(e) => ctx.error(e.pos, format!("invalid YAML: {}", e.message), None),
+        }
+    }
+    let catalog = assemble(parts, &mut diags, sources);
+    diags.sort_by(|a, b| (&a.at, a.severity).cmp(&(&b.at, b.severity)));
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(CatalogError::Invalid { diagnostics: diags });
+    }
+    Ok(Loaded {
+        catalog,
+        warnings: diags,
+    })
+}
+
+#[derive(Default)]
+struct Parts {
+    tools: Vec<Tool>,
+    pipelines: Vec<Pipeline>,
+    specialists: Vec<Specialist>,
+    servers: Vec<Server>,
+    lexicon: Lexicon,
+    evidence: Vec<EvidenceRule>,
+    /// Positions of reference lists, for messages about what they name.
+    refs: Vec<Reference>,
+}
+
+/// A name used somewhere that must resolve to a catalog entry.
+struct Reference {
+    name: String,
+    at: Location,
+    what: &'static str,
+    allow_pipeline: bool,
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+    diags: &'a mut Vec<Diagnostic>,
+}
+
+impl Ctx<'_> {
+    fn loc(&self, pos: Pos) -> Location {
+        Location {
+            file: self.file.to_string(),
+            line: pos.line,
+            col: pos.col,
+        }
+    }
+
+    fn push(&mut self, severity: Severity, pos: Pos, message: String, hint: Option<String>) {
+        let source_line = line_of(self.text, pos.line);
+        self.diags.push(Diagnostic {
+            severity,
+            at: self.loc(pos),
+            message,
+            hint,
+            related: None,
+            source_line,
+        });
+    }
+
+    fn error(&mut self, pos: Pos, message: String, hint: Option<String>) {
+        self.push(Severity::Error, pos, message, hint);
+    }
+
+    fn warn(&mut self, pos: Pos, message: String, hint: Option<String>) {
+        self.push(Severity::Warning, pos, message, hint);
+    }
+
+    /// The entries of a mapping, reporting keys outside `allowed`.
+    fn fields<'n>(
+        &mut self,
+        node: &'n Node,
+        what: &str,
+        allowed: &[&str],
+    ) -> Option<Fields<'n>> {
+        let Value::Map(entries) = &node.value else {
+            self.error(
+                node.pos,
+                format!("{what} must be a mapping, found {}", node.value.kind()),
+                None,
+            );
+            return None;
+        };
+        for (key, _) in entries {
+            let name = yaml::key_text(key);
+            if !allowed.contains(&name.as_str()) {
+                let hint = match closest(&name, allowed) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("allowed keys: {}", allowed.join(", ")),
+                };
+                self.error(
+                    key.pos,
+                    format!("unknown key `{name}` in {what}"),
+                    Some(hint),
+                );
+            }
+        }
+        Some(Fields {
+            entries,
+            pos: node.pos,
+        })
+    }
+
+    fn string(&mut self, node: &Node, field: &str) -> Option<String> {
+        match &node.value {
+            Value::Str(s) => Some(s.clone()),
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) => Some(yaml::key_text(node)),
+            other => {
+                self.error(
+                    node.pos,
+                    format!("`{field}` must be a string, found {}", other.kind()),
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    /// A list of strings; a single string is taken as a list of one.
+    fn strings(&mut self, node: &Node, field: &str) -> Vec<(String, Pos)> {
+        match &node.value {
+            Value::Null => Vec::new(),
+            Value::Str(s) => vec![(s.clone(), node.pos)],
+            Value::Seq(items) => items
+                .iter()
+                .filter_map(|item| self.string(item, field).map(|s| (s, item.pos)))
+                .collect(),
+            other => {
+                self.error(
+                    node.pos,
+                    format!("`{field}` must be a list of strings, found {}", other.kind()),
+                    None,
+                );
+                Vec::new()
+            }
+        }
+    }
+}
+
+struct Fields<'n> {
+    entries: &'n [(Node, Node)],
+    pos: Pos,
+}
+
+impl<'n> Fields<'n> {
+    fn get(&self, key: &str) -> Option<&'n Node> {
+        self.entries
+            .iter()
+            .find(|(k, _)| matches!(&k.value, Value::Str(s) if s == key))
+            .map(|(_, v)| v)
+    }
+
+    fn required(&self, ctx: &mut Ctx<'_>, key: &str, what: &str) -> Option<String> {
+        match self.get(key) {
+            Some(node) => ctx.string(node, key),
+            None => {
+                ctx.error(
+                    self.pos,
+                    format!("{what} has no `{key}`"),
+                    Some(format!("add `{key}: …` to this entry")),
+                );
+                None
+            }
+        }
+    }
+
+    fn text(&self, ctx: &mut Ctx<'_>, key: &str) -> String {
+        self.get(key)
+            .and_then(|n| ctx.string(n, key))
+            .unwrap_or_default()
+    }
+
+    fn list(&self, ctx: &mut Ctx<'_>, key: &str) -> Vec<String> {
+        self.get(key)
+            .map(|n| ctx.strings(n, key).into_iter().map(|(s, _)| s).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn line_of(text: &str, line: usize) -> Option<String> {
+    text.lines()
+        .nth(line.checked_sub(1)?)
+        .map(|l| l.chars().take(200).collect())
+}
+
+fn read_file(ctx: &mut Ctx<'_>, root: &Node, parts: &mut Parts) {
+    if root.value == Value::Null {
+        return;
+    }
+    let Some(top) = ctx.fields(root, "a catalog file", TOP_KEYS) else {
+        return;
+    };
+    for (key, section) in top.entries {
+        let Value::Str(name) = &key.value else {
+            continue;
+        };
+        if name == "lexicon" {
+            read_lexicon(ctx, section, &mut parts.lexicon);
+            continue;
+        }
+        let items = match &section.value {
+            Value::Seq(items) => items.as_slice(),
+            Value::Null => &[],
+            other => {
+                ctx.error(
+                    section.pos,
+                    format!("`{name}` must be a list, found {}", other.kind()),
+                    Some(format!("write `{name}:` followed by `- …` items")),
+                );
+                continue;
+            }
+        };
+        for item in items {
+            match name.as_str() {
+                "tools" => {
+                    if let Some(t) = read_tool(ctx, item, parts) {
+                        parts.tools.push(t);
+                    }
+                }
+                "pipelines" => {
+                    if let Some(p) = read_pipeline(ctx, item, parts) {
+                        parts.pipelines.push(p);
+                    }
+                }
+                "specialists" => {
+                    if let Some(s) = read_specialist(ctx, item, parts) {
+                        parts.specialists.push(s);
+                    }
+                }
+                "servers" => {
+                    if let Some(s) = read_server(ctx, item) {
+                        parts.servers.push(s);
+                    }
+                }
+                "evidence" => {
+                    if let Some(r) = read_evidence(ctx, item) {
+                        parts.evidence.push(r);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+fn read_tool(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<Tool> {
+    let f = ctx.fields(node, "a tool", TOOL_KEYS)?;
+    let name = f.required(ctx, "name", "a tool")?;
+    if !valid_name(&name) {
+        let pos = f.get("name").map_or(node.pos, |n| n.pos);
+        ctx.error(
+            pos,
+            format!("tool name `{name}` has characters outside [a-z0-9_.-]"),
+            Some("use lower-case letters, digits, `_`, `.` and `-`".into()),
+        );
+    }
+    let input_schema = f.get("input_schema").map(|n| {
+        let schema = yaml::to_json(n);
+        check_schema(ctx, n.pos, &name, &schema);
+        schema
+    });
+    let effects = match f.get("effects") {
+        None => Effects::Read,
+        Some(n) => {
+            let text = ctx.string(n, "effects").unwrap_or_default();
+            Effects::parse(&text).unwrap_or_else(|| {
+                ctx.error(
+                    n.pos,
+                    format!("unknown effects `{text}` for tool `{name}`"),
+                    Some(format!("use one of: {}", Effects::NAMES.join(", "))),
+                );
+                Effects::Read
+            })
+        }
+    };
+    let cost_usd = match f.get("cost_usd").map(|n| (n, &n.value)) {
+        None => 0.0,
+        Some((_, Value::Int(i))) if *i >= 0 => *i as f64,
+        Some((_, Value::Float(x))) if *x >= 0.0 && x.is_finite() => *x,
+        Some((n, _)) => {
+            ctx.error(
+                n.pos,
+                format!("`cost_usd` of tool `{name}` must be a number ≥ 0"),
+                None,
+            );
+            0.0
+        }
+    };
+    let run = f.get("run").and_then(|n| read_run(ctx, n, &name, parts));
+    Some(Tool {
+        description: f.text(ctx, "description"),
+        keywords: f.list(ctx, "keywords"),
+        examples: f.list(ctx, "examples"),
+        input_schema,
+        accepts: f.list(ctx, "accepts"),
+        produces: f.list(ctx, "produces"),
+        effects,
+        cost_usd,
+        run,
+        at: ctx.loc(node.pos),
+        name,
+    })
+}
+
+fn check_schema(ctx: &mut Ctx<'_>, pos: Pos, tool: &str, schema: &serde_json::Value) {
+    if !schema.is_object() {
+        ctx.error(
+            pos,
+            format!("`input_schema` of tool `{tool}` must be a JSON Schema object"),
+            Some("write e.g. `{type: object, properties: {…}}`".into()),
+        );
+        return;
+    }
+    if let Err(e) = jsonschema::meta::validate(schema) {
+        ctx.error(
+            pos,
+            format!(
+                "`input_schema` of tool `{tool}` is not a valid JSON Schema: {e} (at `{}`)",
+                e.instance_path()
+            ),
+            Some("fix the schema; see https://json-schema.org/understanding-json-schema".into()),
+        );
+        return;
+    }
+    if let Err(e) = jsonschema::validator_for(schema) {
+        ctx.error(
+            pos,
+            format!("`input_schema` of tool `{tool}` cannot be compiled: {e}"),
+            None,
+        );
+        return;
+    }
+    if schema
+        .get("type")
+        .is_some_and(|t| t != &serde_json::Value::String("object".into()))
+    {
+        ctx.error(
+            pos,
+            format!("`input_schema` of tool `{tool}` must describe an object"),
+            Some("args are always a JSON object; set `type: object`".into()),
+        );
+    }
+}
+
+fn read_run(ctx: &mut Ctx<'_>, node: &Node, tool: &str, parts: &mut Parts) -> Option<RunSpec> {
+    let f = ctx.fields(node, "a `run` spec", RUN_KEYS)?;
+    if f.entries.len() != 1 {
+        ctx.error(
+            node.pos,
+            format!("`run` of tool `{tool}` must have exactly one of {}", RUN_KEYS.join(", ")),
+            None,
+        );
+        return None;
+    }
+    let (key, value) = &f.entries[0];
+    match yaml::key_text(key).as_str() {
+        "builtin" => {
+            let name = ctx.string(value, "builtin")?;
+            if !BUILTINS.contains(&name.as_str()) {
+                let hint = closest(&name, &BUILTINS).map_or_else(
+                    || format!("built-ins: {}", BUILTINS.join(", ")),
+                    |s| format!("did you mean `{s}`?"),
+                );
+                ctx.error(value.pos, format!("unknown built-in `{name}`"), Some(hint));
+            }
+            Some(RunSpec::Builtin(name))
+        }
+        "command" => {
+            let argv: Vec<String> = ctx.strings(value, "command").into_iter().map(|(s, _)| s).collect();
+            if argv.is_empty() {
+                ctx.error(value.pos, format!("`run.command` of tool `{tool}` is empty"), None);
+                return None;
+            }
+            Some(RunSpec::Command(argv))
+        }
+        "http" => {
+            let f = ctx.fields(value, "a `run.http` spec", &["url", "method"])?;
+            let url = f.required(ctx, "url", "`run.http`")?;
+            let method = f.get("method").and_then(|n| ctx.string(n, "method")).unwrap_or_else(|| "GET".into());
+            Some(RunSpec::Http { url, method: method.to_ascii_uppercase() })
+        }
+        "mcp" => {
+            let f = ctx.fields(value, "a `run.mcp` spec", &["server", "tool"])?;
+            let server = f.required(ctx, "server", "`run.mcp`")?;
+            let name = f.get("tool").and_then(|n| ctx.string(n, "tool")).unwrap_or_else(|| tool.to_string());
+            parts.refs.push(Reference {
+                name: format!("server:{server}"),
+                at: ctx.loc(value.pos),
+                what: "MCP server",
+                allow_pipeline: false,
+            });
+            Some(RunSpec::Mcp { server, tool: name })
+        }
+        "llm" => {
+            let f = ctx.fields(value, "a `run.llm` spec", &["prompt"])?;
+            let prompt = f.required(ctx, "prompt", "`run.llm`")?;
+            Some(RunSpec::Llm { prompt })
+        }
+        _ => None,
+    }
+}
+
+fn push_refs(ctx: &Ctx<'_>, parts: &mut Parts, names: &[(String, Pos)], what: &'static str, allow_pipeline: bool) {
+    for (name, pos) in names {
+        parts.refs.push(Reference {
+            name: name.clone(),
+            at: ctx.loc(*pos),
+            what,
+            allow_pipeline,
+        });
+    }
+}
+
+fn read_pipeline(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<Pipeline> {
+    let f = ctx.fields(node, "a pipeline", PIPELINE_KEYS)?;
+    let id = f.required(ctx, "id", "a pipeline")?;
+    let steps = f.get("steps").map(|n| ctx.strings(n, "steps")).unwrap_or_default();
+    if steps.is_empty() {
+        ctx.error(
+            f.pos,
+            format!("pipeline `{id}` has no steps"),
+            Some("list the tool names it runs under `steps:`".into()),
+        );
+    }
+    let supersedes = f.get("supersedes").map(|n| ctx.strings(n, "supersedes")).unwrap_or_default();
+    push_refs(ctx, parts, &steps, "pipeline step", true);
+    push_refs(ctx, parts, &supersedes, "`supersedes` entry", false);
+    Some(Pipeline {
+        description: f.text(ctx, "description"),
+        steps: steps.into_iter().map(|(s, _)| s).collect(),
+        accepts: f.list(ctx, "accepts"),
+        produces: f.list(ctx, "produces"),
+        supersedes: supersedes.into_iter().map(|(s, _)| s).collect(),
+        intent_keywords: f.list(ctx, "intent_keywords"),
+        examples: f.list(ctx, "examples"),
+        at: ctx.loc(node.pos),
+        id,
+    })
+}
+
+fn read_specialist(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<Specialist> {
+    let f = ctx.fields(node, "a specialist", SPECIALIST_KEYS)?;
+    let id = f.required(ctx, "id", "a specialist")?;
+    let tools = f.get("tools").map(|n| ctx.strings(n, "tools")).unwrap_or_default();
+    push_refs(ctx, parts, &tools, "specialist tool", false);
+    Some(Specialist {
+        description: f.text(ctx, "description"),
+        tools: tools.into_iter().map(|(s, _)| s).collect(),
+        at: ctx.loc(node.pos),
+        id,
+    })
+}
+
+fn read_server(ctx: &mut Ctx<'_>, node: &Node) -> Option<Server> {
+    let f = ctx.fields(node, "a server", SERVER_KEYS)?;
+    let name = f.required(ctx, "name", "a server")?;
+    let command = f.list(ctx, "command");
+    let url = f.get("url").and_then(|n| ctx.string(n, "url"));
+    if command.is_empty() == url.is_none() {
+        ctx.error(
+            f.pos,
+            format!("server `{name}` needs exactly one of `command` (stdio) or `url` (HTTP)"),
+            None,
+        );
+    }
+    let mut env = BTreeMap::new();
+    if let Some(n) = f.get("env") {
+        if let Value::Map(entries) = &n.value {
+            for (k, v) in entries {
+                if let Some(v) = ctx.string(v, "env") {
+                    env.insert(yaml::key_text(k), v);
+                }
+            }
+        } else {
+            ctx.error(n.pos, format!("`env` of server `{name}` must be a mapping"), None);
+        }
+    }
+    Some(Server {
+        command,
+        url,
+        env,
+        at: ctx.loc(node.pos),
+        name,
+    })
+}
+
+fn read_lexicon(ctx: &mut Ctx<'_>, node: &Node, lexicon: &mut Lexicon) {
+    let Some(f) = ctx.fields(node, "`lexicon`", LEXICON_KEYS) else {
+        return;
+    };
+    for (key, value) in f.entries {
+        let target = match yaml::key_text(key).as_str() {
+            "intents" => &mut lexicon.intents,
+            "entities" => &mut lexicon.entities,
+            _ => continue,
+        };
+        let Value::Map(concepts) = &value.value else {
+            ctx.error(value.pos, "lexicon sections map a concept name to its phrases".into(), None);
+            continue;
+        };
+        for (name, phrases) in concepts {
+            let phrases = ctx.strings(phrases, "lexicon phrases");
+            target
+                .entry(yaml::key_text(name))
+                .or_default()
+                .extend(phrases.into_iter().map(|(s, _)| s));
+        }
+    }
+}
+
+fn read_evidence(ctx: &mut Ctx<'_>, node: &Node) -> Option<EvidenceRule> {
+    let f = ctx.fields(node, "an evidence rule", EVIDENCE_KEYS)?;
+    let intent = f.required(ctx, "intent", "an evidence rule")?;
+    let entity = f.get("entity").and_then(|n| ctx.string(n, "entity"));
+    let needs = f.list(ctx, "needs");
+    if needs.is_empty() {
+        ctx.error(
+            f.pos,
+            format!("evidence rule for `{intent}` needs nothing"),
+            Some("list the evidence classes under `needs:`".into()),
+        );
+    }
+    Some(EvidenceRule {
+        intent,
+        entity,
+        needs,
+        at: ctx.loc(node.pos),
+    })
+}
+
+/// Merges the parts, reporting duplicates, dangling references and pipeline cycles.
+fn assemble(parts: Parts, diags: &mut Vec<Diagnostic>, sources: &[Source]) -> Catalog {
+    let texts: HashMap<&str, &str> = sources.iter().map(|s| (s.name.as_str(), s.text.as_str())).collect();
+    let mut report = |severity, at: &Location, message: String, hint: Option<String>, related: Option<Location>| {
+        let source_line = texts.get(at.file.as_str()).and_then(|t| line_of(t, at.line));
+        diags.push(Diagnostic {
+            severity,
+            at: at.clone(),
+            message,
+            hint,
+            related,
+            source_line,
+        });
+    };
+
+    // Tools and pipelines share one namespace: a plan step names either.
+    let mut names: HashMap<String, Location> = HashMap::new();
+    let mut tools = Vec::with_capacity(parts.tools.len());
+    for tool in parts.tools {
+        if let Some(first) = names.get(&tool.name) {
+            report(
+                Severity::Error,
+                &tool.at,
+                format!("duplicate tool `{}`", tool.name),
+                Some("rename or remove one of the two definitions".into()),
+                Some(first.clone()),
+            );
+            continue;
+        }
+        names.insert(tool.name.clone(), tool.at.clone());
+        tools.push(tool);
+    }
+    let mut pipelines = Vec::with_capacity(parts.pipelines.len());
+    for pipeline in parts.pipelines {
+        if let Some(first) = names.get(&pipeline.id) {
+            report(
+                Severity::Error,
+                &pipeline.at,
+                format!("duplicate id `{}` (a tool or pipeline has it already)", pipeline.id),
+                Some("tools and pipelines share one namespace; rename one".into()),
+                Some(first.clone()),
+            );
+            continue;
+        }
+        names.insert(pipeline.id.clone(), pipeline.at.clone());
+        pipelines.push(pipeline);
+    }
+    let mut specialist_ids: HashMap<String, Location> = HashMap::new();
+    let mut specialists = Vec::new();
+    for s in parts.specialists {
+        if let Some(first) = specialist_ids.get(&s.id) {
+            report(
+                Severity::Error,
+                &s.at,
+                format!("duplicate specialist `{}`", s.id),
+                Some("rename or remove one of the two definitions".into()),
+                Some(first.clone()),
+            );
+            continue;
+        }
+        specialist_ids.insert(s.id.clone(), s.at.clone());
+        specialists.push(s);
+    }
+    let mut server_names: HashMap<String, Location> = HashMap::new();
+    let mut servers = Vec::new();
+    for s in parts.servers {
+        if let Some(first) = server_names.get(&s.name) {
+            report(
+                Severity::Error,
+                &s.at,
+                format!("duplicate server `{}`", s.name),
+                Some("rename or remove one of the two definitions".into()),
+                Some(first.clone()),
+            );
+            continue;
+        }
+        server_names.insert(s.name.clone(), s.at.clone());
+        servers.push(s);
+    }
+
+    let tool_names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let pipeline_ids: Vec<&str> = pipelines.iter().map(|p| p.id.as_str()).collect();
+    for r in &parts.refs {
+        if let Some(server) = r.name.strip_prefix("server:") {
+            if !server_names.contains_key(server) {
+                report(
+                    Severity::Error,
+                    &r.at,
+                    format!("unknown MCP server `{server}`"),
+                    Some("declare it under `servers:`".into()),
+                    None,
+                );
+            }
+            continue;
+        }
+        let known = tool_names.contains(&r.name.as_str())
+            || (r.allow_pipeline && pipeline_ids.contains(&r.name.as_str()));
+        if !known {
+            let mut pool = tool_names.clone();
+            if r.allow_pipeline {
+                pool.extend(&pipeline_ids);
+            }
+            let hint = closest(&r.name, &pool).map_or_else(
+                || "define the tool under `tools:` or fix the name".to_string(),
+                |s| format!("did you mean `{s}`?"),
+            );
+            report(
+                Severity::Error,
+                &r.at,
+                format!("{} names unknown tool `{}`", r.what, r.name),
+                Some(hint),
+                None,
+            );
+        }
+    }
+
+    for cycle in pipeline_cycles(&pipelines) {
+        let first = &pipelines[cycle[0]];
+        let path: Vec<&str> = cycle.iter().map(|&i| pipelines[i].id.as_str()).chain([first.id.as_str()]).collect();
+        report(
+            Severity::Error,
+            &first.at,
+            format!("pipeline cycle: {}", path.join(" → ")),
+            Some("a pipeline may not run itself, directly or through others".into()),
+            None,
+        );
+    }
+
+    let produced: Vec<&str> = tools.iter().flat_map(|t| t.produces.iter().map(String::as_str)).collect();
+    for rule in &parts.evidence {
+        for need in &rule.needs {
+            if !produced.contains(&need.as_str()) {
+                report(
+                    Severity::Warning,
+                    &rule.at,
+                    format!("no tool produces evidence `{need}`"),
+                    Some("add it to some tool's `produces:` or the rule can never be met".into()),
+                    None,
+                );
+            }
+        }
+    }
+
+    Catalog::new(tools, pipelines, specialists, servers, parts.lexicon, parts.evidence)
+}
+
+/// Every cycle among pipelines that name other pipelines as steps, each reported once.
+fn pipeline_cycles(pipelines: &[Pipeline]) -> Vec<Vec<usize>> {
+    let index: HashMap<&str, usize> = pipelines.iter().enumerate().map(|(i, p)| (p.id.as_str(), i)).collect();
+    let edges: Vec<Vec<usize>> = pipelines
+        .iter()
+        .map(|p| p.steps.iter().filter_map(|s| index.get(s.as_str()).copied()).collect())
+        .collect();
+    // 0 = unvisited, 1 = on the stack, 2 = done
+    let mut state = vec![0u8; pipelines.len()];
+    let mut cycles = Vec::new();
+    for start in 0..pipelines.len() {
+        if state[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        state[start] = 1;
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            if let Some(&to) = edges[node].get(*next) {
+                *next += 1;
+                match state[to] {
+                    0 => {
+                        state[to] = 1;
+                        stack.push((to, 0));
+                    }
+                    1 => {
+                        let from = stack.iter().position(|&(n, _)| n == to).unwrap_or(0);
+                        cycles.push(stack[from..].iter().map(|&(n, _)| n).collect());
+                    }
+                    _ => {}
+                }
+            } else {
+                state[node] = 2;
+                stack.pop();
+            }
+        }
+    }
+    cycles
+}
+
+/// The allowed word nearest to a misspelling, if it is near enough to suggest.
+fn closest<'a>(word: &str, pool: &[&'a str]) -> Option<&'a str> {
+    pool.iter()
+        .map(|c| (edit_distance(word, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 4) && *d < c.len())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_near_misses_only() {
+        assert_eq!(closest("produce", TOOL_KEYS), Some("produces"));
+        assert_eq!(closest("xyzzy", TOOL_KEYS), None);
+    }
+}

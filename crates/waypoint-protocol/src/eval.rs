@@ -1,0 +1,91 @@
+//! Evaluation cases and the report they score into (DESIGN §4).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One value or a list of acceptable values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn accepts(&self, value: Option<&str>) -> bool {
+        match (self, value) {
+            (Self::One(want), Some(got)) => want == got,
+            (Self::Many(wants), Some(got)) => wants.iter().any(|w| w == got),
+            _ => false,
+        }
+    }
+}
+
+/// Expected intent and entity of the first clause's goal.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoalExpect {
+    pub intent: Option<OneOrMany>,
+    pub entity: Option<OneOrMany>,
+}
+
+/// What a case expects; every key is optional and scored only where present.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    pub goal: Option<GoalExpect>,
+    pub tools: Option<Vec<String>>,
+    pub tool_set: Option<Vec<String>>,
+    pub links: Option<Vec<(String, String)>>,
+    pub complexity: Option<String>,
+    pub unknown: Option<bool>,
+    pub ready_to_formalize: Option<bool>,
+    pub extracted: Option<BTreeMap<String, Vec<String>>>,
+}
+
+/// One line of a cases file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvalCase {
+    pub id: String,
+    pub request: String,
+    #[serde(default)]
+    pub context: Option<serde_json::Value>,
+    #[serde(default)]
+    pub expect: Expect,
+}
+
+/// Planning latency percentiles in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Latency {
+    pub p50: u64,
+    pub p99: u64,
+}
+
+/// One expectation a case did not meet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EvalFailure {
+    pub id: String,
+    pub field: String,
+    pub expected: serde_json::Value,
+    pub got: serde_json::Value,
+}
+
+/// The scores of a run; a metric is `null` when no case carries it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct EvalReport {
+    pub cases: usize,
+    pub goal_accuracy: Option<f64>,
+    pub sequence_accuracy: Option<f64>,
+    pub set_accuracy: Option<f64>,
+    pub node_f1: Option<f64>,
+    pub edge_f1: Option<f64>,
+    pub complexity_accuracy: Option<f64>,
+    pub unknown_accuracy: Option<f64>,
+    pub ready_accuracy: Option<f64>,
+    pub extracted_recall: Option<f64>,
+    pub latency_us: Latency,
+    pub failures: Vec<EvalFailure>,
+}

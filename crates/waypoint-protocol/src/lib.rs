@@ -1,0 +1,32 @@
+//! Wire types of Waypoint — the shapes that cross a process boundary.
+//!
+//! Every other crate speaks these types: the planner produces a [`Plan`], the CLI and the
+//! servers print it, the evaluation harness reads [`EvalCase`]s and writes an
+//! [`EvalReport`]. The JSON they serialise to is the contract of `docs/contracts.md`
+//! (DESIGN §3 and §4); `docs/plan.schema.json` is generated from these types.
+//!
+//! Facts that can be derived are derived, never stored on their own: a plan's
+//! `complexity` and `rewritten_prompt` come from its steps, a clarity's
+//! `ready_to_formalize` from its score and questions.
+
+mod eval;
+mod plan;
+mod route;
+mod understanding;
+
+pub use eval::{EvalCase, EvalFailure, EvalReport, Expect, GoalExpect, Latency, OneOrMany};
+pub use plan::{
+    Compaction, Complexity, Plan, PlanParts, PlannerKind, SCHEMA_VERSION, Step, StepKind,
+    UNKNOWN_TOOL,
+};
+pub use route::{Candidate, CandidateKind, RouteReport};
+pub use understanding::{
+    Ambiguity, Clarity, Clause, ClauseRole, Extracted, ExtractedKind, Goal, TextSpan,
+    Understanding,
+};
+
+/// The JSON Schema of [`Plan`], as checked in under `docs/plan.schema.json`.
+#[must_use]
+pub fn plan_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Plan)).unwrap_or_default()
+}
