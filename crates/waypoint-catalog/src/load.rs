@@ -418,6 +418,13 @@ fn read_tool(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<Tool> 
         }
     };
     let run = f.get("run").and_then(|n| read_run(ctx, n, &name, parts));
+    if f.get("description").is_none() && f.get("keywords").is_none() {
+        ctx.warn(
+            f.pos,
+            format!("tool `{name}` has neither `description` nor `keywords`"),
+            Some("routing has only the name to go on; describe what the tool does".into()),
+        );
+    }
     Some(Tool {
         description: f.text(ctx, "description"),
         keywords: f.list(ctx, "keywords"),

@@ -1,1 +1,26 @@
-fn main(){}
+//! `waypoint`: a thin binary over the library crates. It parses arguments, loads the
+//! catalog, calls the engine and renders the answer for a person or a script.
+
+mod cli;
+mod commands;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match cli.global.color {
+        cli::ColorChoice::Always => anstream::ColorChoice::Always.write_global(),
+        cli::ColorChoice::Never => anstream::ColorChoice::Never.write_global(),
+        cli::ColorChoice::Auto => {}
+    }
+    match commands::run(&cli) {
+        Ok(code) => code,
+        Err(err) => {
+            report::error(&err);
+            ExitCode::from(1)
+        }
+    }
+}

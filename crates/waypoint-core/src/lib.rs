@@ -1,1 +1,23 @@
+//! The deterministic heart of Waypoint: understand → route → plan → validate → render.
+//!
+//! An [`Engine`] is built once per catalog: it compiles the vocabulary
+//! ([`lexicon`]), the value extractor ([`extract`]) and the routing index ([`route`]).
+//! Each request then flows through [`understand`] (clauses, goals, extracted values),
+//! [`route`] (ranked candidates per clause), [`plan`] (steps, dependencies, args),
+//! [`validate`] (guards) and [`render`] (text, Mermaid, DOT).
 
+mod args;
+mod engine;
+mod error;
+pub mod extract;
+pub mod lexicon;
+pub mod plan;
+pub mod render;
+pub mod route;
+pub mod segment;
+pub mod text;
+pub mod understand;
+pub mod validate;
+
+pub use engine::{Engine, Options};
+pub use error::CoreError;

@@ -1,1 +1,101 @@
+//! Scores plans against evaluation cases (DESIGN §4).
+//!
+//! [`read_cases`] parses a JSONL file strictly (a bad line is an error naming it),
+//! [`train`] teaches the catalog from labelled requests the way `waypoint learn` does,
+//! and [`evaluate`] plans every case with an [`Engine`] and computes each metric over
+//! the cases that carry its key.
 
+mod metrics;
+
+use std::time::Instant;
+
+use waypoint_catalog::Catalog;
+use waypoint_core::Engine;
+use waypoint_protocol::{EvalCase, EvalReport};
+
+pub use metrics::Scorer;
+
+/// Why a cases file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// A line is not a valid case; nothing is skipped silently.
+    #[error("{source_name}:{line}: {message}")]
+    Malformed {
+        source_name: String,
+        line: usize,
+        message: String,
+    },
+    /// The file holds no case at all.
+    #[error("{0}: no cases (one JSON object per line expected)")]
+    Empty(String),
+}
+
+/// Parses one case per non-blank line.
+pub fn read_cases(text: &str, source_name: &str) -> Result<Vec<EvalCase>, EvalError> {
+    let mut cases = Vec::new();
+    let mut ids = std::collections::HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let malformed = |message: String| EvalError::Malformed {
+            source_name: source_name.to_string(),
+            line: i + 1,
+            message,
+        };
+        let case: EvalCase = serde_json::from_str(line).map_err(|e| malformed(e.to_string()))?;
+        if let Some(first) = ids.insert(case.id.clone(), i + 1) {
+            return Err(malformed(format!("duplicate case id `{}` (first on line {first})", case.id)));
+        }
+        cases.push(case);
+    }
+    if cases.is_empty() {
+        return Err(EvalError::Empty(source_name.to_string()));
+    }
+    Ok(cases)
+}
+
+/// What training added.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TrainReport {
+    pub examples: usize,
+    /// Labels that name nothing in the catalog (ignored).
+    pub unknown_labels: Vec<String>,
+}
+
+/// Adds each training request as an example of the tools it is labelled with.
+pub fn train(catalog: &mut Catalog, cases: &[EvalCase]) -> TrainReport {
+    let mut report = TrainReport::default();
+    for case in cases {
+        let labels = case.expect.tools.iter().chain(case.expect.tool_set.iter()).flatten();
+        for label in labels {
+            if label == waypoint_protocol::UNKNOWN_TOOL {
+                continue;
+            }
+            if catalog.add_examples(label, [case.request.clone()]) {
+                report.examples += 1;
+            } else if !report.unknown_labels.contains(label) {
+                report.unknown_labels.push(label.clone());
+            }
+        }
+    }
+    report
+}
+
+/// Plans every case and scores the plans.
+pub fn evaluate(engine: &Engine, cases: &[EvalCase]) -> EvalReport {
+    evaluate_with_progress(engine, cases, |_| {})
+}
+
+/// [`evaluate`], calling `progress` with the number of cases done.
+pub fn evaluate_with_progress(engine: &Engine, cases: &[EvalCase], mut progress: impl FnMut(usize)) -> EvalReport {
+    let mut scorer = Scorer::default();
+    for (i, case) in cases.iter().enumerate() {
+        let started = Instant::now();
+        let plan = engine.plan(&case.request, case.context.as_ref());
+        let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        scorer.score(case, plan.as_ref().map_err(ToString::to_string), micros);
+        progress(i + 1);
+    }
+    scorer.finish()
+}

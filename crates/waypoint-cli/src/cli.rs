@@ -1,0 +1,128 @@
+//! The command line, as clap types. Logic lives in the library crates; this file only
+//! says what a person can type.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "waypoint",
+    version,
+    about = "Turn what a person asks an agent into a validated, ordered plan over a catalog of tools.",
+    long_about = "Waypoint splits a request into clauses, understands each, routes it to the tools, \
+pipelines and plans of a catalog, and returns a validated plan with dependencies, arguments and \
+gaps. It works offline and deterministically; with no --catalog it uses a built-in catalog.",
+    after_help = "Examples:\n  waypoint plan \"remember this launch, write a blog about it, then make an illustration\"\n  waypoint route \"summarize https://example.com/report.pdf\" --json\n  waypoint eval cases.jsonl --catalog ./catalog --json\n  waypoint catalog check --catalog ./catalog"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// A catalog file or directory of *.yaml files; repeat to merge several. Default: the built-in catalog.
+    #[arg(long, short = 'c', global = true, value_name = "PATH")]
+    pub catalog: Vec<PathBuf>,
+    /// When to colour output.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Route score (0–1) below which a clause is reported as a gap.
+    #[arg(long, global = true, value_name = "SCORE", value_parser = parse_unit)]
+    pub threshold: Option<f64>,
+}
+
+fn parse_unit(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("`{s}` is outside 0..=1"))
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Plan a request: ordered steps with tools, args, dependencies and gaps.
+    #[command(after_help = "Examples:\n  waypoint plan \"fetch https://blog.rust-lang.org/ and translate it into Spanish\"\n  waypoint plan \"turn it into a blog post\" --context '{\"paste\": \"Our launch…\"}'\n  echo \"review my changes\" | waypoint plan - --format mermaid\n  waypoint plan \"build the project\" --json | jq .steps")]
+    Plan(PlanArgs),
+    /// Rank the catalog's tools and pipelines for each clause of a request.
+    #[command(after_help = "Examples:\n  waypoint route \"summarize this PDF: https://example.com/report.pdf\"\n  waypoint route \"order me a pizza\" --json   # a gap: no recommendation, a gap_warning")]
+    Route(RequestArgs),
+    /// Show how a request is understood: clauses, goals, extracted values.
+    #[command(after_help = "Examples:\n  waypoint understand \"what changed and then run the tests\"\n  waypoint understand \"email ana@example.com every Friday at 9\" --json")]
+    Understand(RequestArgs),
+    /// Plan every case of a JSONL file and score the plans (DESIGN §4).
+    #[command(after_help = "Examples:\n  waypoint eval ../shared/eval/cases.jsonl --catalog ../shared/eval/catalog\n  waypoint eval cases.jsonl --catalog ./catalog --train train.jsonl --json")]
+    Eval(EvalArgs),
+    /// Check or list a catalog.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct RequestArgs {
+    /// The request in the user's words; `-` reads it from standard input.
+    pub request: String,
+    /// Extra context: inline JSON, or @FILE to read JSON from a file.
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub context: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub request: RequestArgs,
+    /// Output format; `--json` is the same as `--format json`.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Mermaid,
+    Dot,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Cases file: one JSON object per line.
+    pub cases: PathBuf,
+    /// Labelled requests (same format) added as examples of their tools first.
+    #[arg(long, value_name = "TRAIN.jsonl")]
+    pub train: Option<PathBuf>,
+    /// Print the DESIGN §4 JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Validate a catalog and report every problem with file:line; exits 1 on any error.
+    #[command(after_help = "Examples:\n  waypoint catalog check --catalog ./catalog\n  waypoint catalog check --catalog a.yaml --catalog b.yaml --json")]
+    Check {
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the tools, pipelines and specialists that are loaded.
+    #[command(after_help = "Examples:\n  waypoint catalog show\n  waypoint catalog show --catalog ./catalog --json")]
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+}

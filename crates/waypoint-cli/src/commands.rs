@@ -1,0 +1,304 @@
+//! One function per command.
+
+use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result, bail};
+use waypoint_catalog::{Catalog, CatalogError, Loaded};
+use waypoint_core::{Engine, Options, render};
+use waypoint_protocol::{EvalReport, Understanding};
+
+use crate::cli::{CatalogCommand, Cli, Command, EvalArgs, Format, Global, PlanArgs, RequestArgs};
+use crate::report;
+
+pub fn run(cli: &Cli) -> Result<ExitCode> {
+    match &cli.command {
+        Command::Plan(args) => plan(&cli.global, args),
+        Command::Route(args) => route(&cli.global, args),
+        Command::Understand(args) => understand(&cli.global, args),
+        Command::Eval(args) => eval(&cli.global, args),
+        Command::Catalog(CatalogCommand::Check { json }) => check(&cli.global, *json),
+        Command::Catalog(CatalogCommand::Show { json }) => show(&cli.global, *json),
+    }
+}
+
+fn load_catalog(global: &Global) -> Result<Catalog> {
+    let Loaded { catalog, warnings } = Catalog::from_paths(&global.catalog)?;
+    for w in &warnings {
+        report::diagnostic(w);
+    }
+    Ok(catalog)
+}
+
+fn options(global: &Global) -> Options {
+    let mut o = Options::default();
+    if let Some(t) = global.threshold {
+        o.threshold = t;
+    }
+    o
+}
+
+fn engine(global: &Global) -> Result<Engine> {
+    Ok(Engine::new(load_catalog(global)?, options(global))?)
+}
+
+fn request_text(raw: &str) -> Result<String> {
+    if raw == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("cannot read the request from standard input")?;
+        return Ok(s.trim().to_string());
+    }
+    Ok(raw.to_string())
+}
+
+fn context(raw: Option<&str>) -> Result<Option<serde_json::Value>> {
+    let Some(raw) = raw else { return Ok(None) };
+    let (text, origin) = match raw.strip_prefix('@') {
+        Some(path) => (
+            std::fs::read_to_string(path).with_context(|| format!("cannot read context file `{path}`"))?,
+            format!("context file `{path}`"),
+        ),
+        None => (raw.to_string(), "`--context`".to_string()),
+    };
+    let value = serde_json::from_str(&text)
+        .with_context(|| format!("{origin} is not valid JSON; pass an object such as '{{\"paste\": \"…\"}}' or @FILE"))?;
+    Ok(Some(value))
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn color_wanted() -> bool {
+    // anstream strips styles when stdout is not a terminal or NO_COLOR is set.
+    true
+}
+
+fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
+    let engine = engine(global)?;
+    let request = request_text(&args.request.request)?;
+    let ctx = context(args.request.context.as_deref())?;
+    let plan = engine.plan(&request, ctx.as_ref())?;
+    let format = match (args.format, args.request.json) {
+        (Some(f), _) => f,
+        (None, true) => Format::Json,
+        (None, false) => Format::Text,
+    };
+    match format {
+        Format::Json => print_json(&plan)?,
+        Format::Text => {
+            let mut out = anstream::stdout();
+            write!(out, "{}", render::text(&plan, color_wanted()))?;
+        }
+        Format::Mermaid => print!("{}", render::mermaid(&plan)),
+        Format::Dot => print!("{}", render::dot(&plan)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn route(global: &Global, args: &RequestArgs) -> Result<ExitCode> {
+    let engine = engine(global)?;
+    let request = request_text(&args.request)?;
+    let ctx = context(args.context.as_deref())?;
+    let reports = engine.route(&request, ctx.as_ref())?;
+    if args.json {
+        print_json(&reports)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = anstream::stdout();
+    for r in &reports {
+        writeln!(out, "\x1b[1m“{}”\x1b[0m", r.clause)?;
+        match &r.recommendation {
+            Some(c) => writeln!(out, "  → \x1b[36m{}\x1b[0m ({:?}, score {:.2}) — {}", c.id, c.kind, c.score, c.why.join(", "))?,
+            None => writeln!(out, "  \x1b[31m✗ gap\x1b[0m: {}", r.gap_warning.as_deref().unwrap_or_default())?,
+        }
+        if !r.suggested_args.is_empty() {
+            writeln!(out, "    args {}", serde_json::Value::Object(r.suggested_args.clone()))?;
+        }
+        for a in &r.alternatives {
+            writeln!(out, "    \x1b[2m{:.2}  {} ({:?})\x1b[0m", a.score, a.id, a.kind)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn understand(global: &Global, args: &RequestArgs) -> Result<ExitCode> {
+    let engine = engine(global)?;
+    let request = request_text(&args.request)?;
+    let ctx = context(args.context.as_deref())?;
+    let u = engine.understand(&request, ctx.as_ref())?;
+    if args.json {
+        print_json(&u)?;
+    } else {
+        print_understanding(&u)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_understanding(u: &Understanding) -> Result<()> {
+    let mut out = anstream::stdout();
+    let mut goals = u.goals.iter();
+    for c in &u.clauses {
+        writeln!(out, "\x1b[1m{}. “{}”\x1b[0m  [{}..{}]", c.index + 1, c.text, c.span.start, c.span.end)?;
+        if c.role == waypoint_protocol::ClauseRole::Context {
+            writeln!(out, "   context (material for the other clauses)")?;
+            continue;
+        }
+        if let Some(g) = goals.next() {
+            writeln!(
+                out,
+                "   intent \x1b[36m{}\x1b[0m · entity {} · artifact {} · scope {} · confidence {:.2}",
+                g.intent,
+                g.entity.as_deref().unwrap_or("-"),
+                g.artifact.as_deref().unwrap_or("-"),
+                g.scope.as_deref().unwrap_or("-"),
+                g.confidence
+            )?;
+            writeln!(out, "   \x1b[2m{}\x1b[0m", g.explanation)?;
+            for a in &g.ambiguities {
+                writeln!(out, "   \x1b[2mor {} / {} ({:.2})\x1b[0m", a.intent, a.entity.as_deref().unwrap_or("-"), a.confidence)?;
+            }
+        }
+    }
+    let ex = &u.extracted;
+    for kind in waypoint_protocol::ExtractedKind::ALL {
+        let values = ex.get(kind);
+        if !values.is_empty() {
+            writeln!(out, "{:>9}: {}", kind.as_str(), values.join(", "))?;
+        }
+    }
+    Ok(())
+}
+
+fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
+    let name = args.cases.display().to_string();
+    let text = std::fs::read_to_string(&args.cases).with_context(|| format!("cannot read cases file `{name}`"))?;
+    let cases = waypoint_eval::read_cases(&text, &name)?;
+    let mut catalog = load_catalog(global)?;
+    if let Some(train) = &args.train {
+        let tname = train.display().to_string();
+        let text = std::fs::read_to_string(train).with_context(|| format!("cannot read training file `{tname}`"))?;
+        let train_cases = waypoint_eval::read_cases(&text, &tname)?;
+        let r = waypoint_eval::train(&mut catalog, &train_cases);
+        eprintln!("trained: {} examples from {} requests", r.examples, train_cases.len());
+        if !r.unknown_labels.is_empty() {
+            eprintln!("warning: labels not in the catalog were ignored: {}", r.unknown_labels.join(", "));
+        }
+    }
+    let engine = Engine::new(catalog, options(global))?;
+    let show_progress = !args.json && std::io::stderr().is_terminal() && cases.len() >= 500;
+    let total = cases.len();
+    let report = waypoint_eval::evaluate_with_progress(&engine, &cases, |done| {
+        if show_progress && (done % 250 == 0 || done == total) {
+            eprint!("\rplanned {done}/{total}");
+            if done == total {
+                eprintln!();
+            }
+        }
+    });
+    if args.json {
+        print_json(&report)?;
+    } else {
+        print_table(&report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(r: &EvalReport) -> Result<()> {
+    let mut out = anstream::stdout();
+    writeln!(out, "\x1b[1mcases\x1b[0m {}", r.cases)?;
+    let rows = [
+        ("goal_accuracy", r.goal_accuracy),
+        ("sequence_accuracy", r.sequence_accuracy),
+        ("set_accuracy", r.set_accuracy),
+        ("node_f1", r.node_f1),
+        ("edge_f1", r.edge_f1),
+        ("complexity_accuracy", r.complexity_accuracy),
+        ("unknown_accuracy", r.unknown_accuracy),
+        ("ready_accuracy", r.ready_accuracy),
+        ("extracted_recall", r.extracted_recall),
+    ];
+    for (name, value) in rows {
+        match value {
+            Some(v) => writeln!(out, "  {name:<20} {v:>6.3}")?,
+            None => writeln!(out, "  {name:<20} {:>6}", "-")?,
+        }
+    }
+    writeln!(out, "  {:<20} p50 {} µs · p99 {} µs", "latency", r.latency_us.p50, r.latency_us.p99)?;
+    if !r.failures.is_empty() {
+        writeln!(out, "\n\x1b[1mfailures\x1b[0m ({})", r.failures.len())?;
+        for f in &r.failures {
+            writeln!(out, "  {:<14} {:<20} expected {}  got {}", f.id, f.field, f.expected, f.got)?;
+        }
+    }
+    Ok(())
+}
+
+fn check(global: &Global, json: bool) -> Result<ExitCode> {
+    let (diagnostics, ok, summary) = match Catalog::from_paths(&global.catalog) {
+        Ok(Loaded { catalog, warnings }) => {
+            let summary = format!(
+                "catalog ok: {} tools, {} pipelines, {} specialists, {} servers, {} evidence rules",
+                catalog.tools().len(),
+                catalog.pipelines().len(),
+                catalog.specialists().len(),
+                catalog.servers().len(),
+                catalog.evidence().len()
+            );
+            (warnings, true, summary)
+        }
+        Err(CatalogError::Invalid { diagnostics }) => {
+            let n = diagnostics.iter().filter(|d| d.is_error()).count();
+            (diagnostics, false, format!("{n} error{} found", if n == 1 { "" } else { "s" }))
+        }
+        Err(other) => bail!(other),
+    };
+    if json {
+        print_json(&serde_json::json!({"ok": ok, "diagnostics": diagnostics}))?;
+    } else {
+        for d in &diagnostics {
+            report::diagnostic(d);
+        }
+        let mut err = anstream::stderr();
+        if ok {
+            writeln!(err, "\x1b[32m{summary}\x1b[0m")?;
+        } else {
+            writeln!(err, "\x1b[31m{summary}\x1b[0m; fix them and run `waypoint catalog check` again")?;
+        }
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn show(global: &Global, json: bool) -> Result<ExitCode> {
+    let catalog = load_catalog(global)?;
+    if json {
+        print_json(&serde_json::json!({
+            "tools": catalog.tools(),
+            "pipelines": catalog.pipelines(),
+            "specialists": catalog.specialists(),
+            "servers": catalog.servers(),
+            "evidence": catalog.evidence(),
+            "lexicon": catalog.lexicon(),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = anstream::stdout();
+    writeln!(out, "\x1b[1mtools\x1b[0m ({})", catalog.tools().len())?;
+    for t in catalog.tools() {
+        writeln!(out, "  \x1b[36m{:<24}\x1b[0m {:<11} {}", t.name, format!("{:?}", t.effects).to_lowercase(), t.description)?;
+    }
+    writeln!(out, "\x1b[1mpipelines\x1b[0m ({})", catalog.pipelines().len())?;
+    for p in catalog.pipelines() {
+        writeln!(out, "  \x1b[36m{:<30}\x1b[0m {} — {}", p.id, p.steps.join(" → "), p.description)?;
+    }
+    if !catalog.specialists().is_empty() {
+        writeln!(out, "\x1b[1mspecialists\x1b[0m ({})", catalog.specialists().len())?;
+        for s in catalog.specialists() {
+            writeln!(out, "  \x1b[36m{:<16}\x1b[0m {} [{}]", s.id, s.description, s.tools.join(", "))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

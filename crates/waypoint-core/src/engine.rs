@@ -1,0 +1,291 @@
+//! The engine: one catalog's compiled indexes and the request flow over them.
+
+use std::collections::HashSet;
+
+use waypoint_catalog::Catalog;
+use waypoint_protocol::{
+    Clarity, Plan, PlanParts, PlannerKind, RouteReport, Step, StepKind, Understanding,
+};
+
+use crate::error::CoreError;
+use crate::extract::Extractor;
+use crate::lexicon::Lexicon;
+use crate::plan::{Drafted, Planner};
+use crate::route::RouteIndex;
+use crate::understand::{Analysis, understand};
+use crate::validate::{Guards, Validators, validate};
+
+/// Knobs of the deterministic planner; every one has a bounded default.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Route score at or above which a candidate is taken; below it a clause is a gap.
+    pub threshold: f64,
+    /// Most steps a plan may have.
+    pub max_steps: usize,
+    /// When set, only these tools and pipelines may appear in a plan.
+    pub allowlist: Option<HashSet<String>>,
+    /// Largest request accepted, in bytes.
+    pub max_request_bytes: usize,
+    /// How many alternatives `route` reports.
+    pub alternatives: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            threshold: 0.35,
+            max_steps: 32,
+            allowlist: None,
+            max_request_bytes: 64 * 1024,
+            alternatives: 5,
+        }
+    }
+}
+
+/// A catalog compiled for planning. Build once, plan many times (it is `Sync`).
+pub struct Engine {
+    catalog: Catalog,
+    lexicon: Lexicon,
+    extractor: Extractor,
+    index: RouteIndex,
+    validators: Validators,
+    options: Options,
+}
+
+impl Engine {
+    pub fn new(catalog: Catalog, options: Options) -> Result<Self, CoreError> {
+        let lexicon = Lexicon::for_catalog(&catalog)?;
+        let extractor = Extractor::new(&lexicon)?;
+        let index = RouteIndex::build(&catalog, &lexicon);
+        let validators = Validators::new(&catalog);
+        Ok(Self {
+            catalog,
+            lexicon,
+            extractor,
+            index,
+            validators,
+            options,
+        })
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    fn analyse(&self, request: &str, context: Option<&serde_json::Value>) -> Result<Analysis, CoreError> {
+        if request.trim().is_empty() {
+            return Err(CoreError::EmptyRequest);
+        }
+        if request.len() > self.options.max_request_bytes {
+            return Err(CoreError::RequestTooLarge {
+                len: request.len(),
+                max: self.options.max_request_bytes,
+            });
+        }
+        Ok(understand(request, context, &self.lexicon, &self.extractor, self.catalog.evidence()))
+    }
+
+    /// Clauses, goals and extracted values of a request.
+    pub fn understand(&self, request: &str, context: Option<&serde_json::Value>) -> Result<Understanding, CoreError> {
+        Ok(self.analyse(request, context)?.understanding)
+    }
+
+    fn planner(&self) -> Planner<'_> {
+        Planner {
+            catalog: &self.catalog,
+            lex: &self.lexicon,
+            index: &self.index,
+            threshold: self.options.threshold,
+        }
+    }
+
+    /// Ranked candidates for each action clause of the request.
+    pub fn route(&self, request: &str, context: Option<&serde_json::Value>) -> Result<Vec<RouteReport>, CoreError> {
+        let analysis = self.analyse(request, context)?;
+        let planner = self.planner();
+        let mut reports = Vec::new();
+        for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
+            let ranking = self.index.rank(clause.tokens(), clause.head_verb, &self.lexicon);
+            let recommendation = ranking.first().filter(|c| c.score >= self.options.threshold).cloned();
+            let gap_warning = recommendation.is_none().then(|| {
+                format!(
+                    "no catalog entry can “{}”; add a tool whose description or keywords cover it{}",
+                    clause.segment.clause.text,
+                    ranking.first().map_or(String::new(), |c| format!(" (closest: `{}` at {:.2})", c.id, c.score))
+                )
+            });
+            let suggested_args = recommendation
+                .as_ref()
+                .and_then(|r| planner.schema_tool(&r.id))
+                .map(|tool| {
+                    let inputs = crate::args::Inputs {
+                        request,
+                        clause,
+                        payload: context,
+                        from_step: None,
+                        vague: clause.vague_object.is_some(),
+                    };
+                    crate::args::fill(tool, &inputs, &self.lexicon).args
+                })
+                .unwrap_or_default();
+            reports.push(RouteReport {
+                clause: clause.segment.clause.text.clone(),
+                alternatives: ranking.into_iter().skip(usize::from(recommendation.is_some())).take(self.options.alternatives).collect(),
+                recommendation,
+                threshold: self.options.threshold,
+                gap_warning,
+                suggested_args,
+            });
+        }
+        Ok(reports)
+    }
+
+    /// Plans a request deterministically.
+    pub fn plan(&self, request: &str, context: Option<&serde_json::Value>) -> Result<Plan, CoreError> {
+        let analysis = self.analyse(request, context)?;
+        let planner = self.planner();
+        let mut drafted = planner.draft(&analysis);
+        planner.fill_args(request, &analysis, context, &mut drafted);
+        let mut steps = to_steps(&drafted);
+        let verdict = validate(
+            &mut steps,
+            &Guards {
+                catalog: &self.catalog,
+                validators: &self.validators,
+                allowlist: self.options.allowlist.as_ref(),
+                max_steps: self.options.max_steps,
+            },
+        );
+        let mut questions = drafted.questions.clone();
+        questions.extend(verdict.questions);
+        let clarity = clarity(&analysis, &drafted, questions, self.options.threshold);
+        let reasoning = reasoning(&analysis, &steps, &drafted);
+        Ok(Plan::new(PlanParts {
+            plan_id: plan_id(request, context, &self.catalog),
+            request: request.to_string(),
+            steps,
+            reasoning,
+            understanding: analysis.understanding,
+            clarity,
+            planner: PlannerKind::Deterministic,
+            model: None,
+            compaction: None,
+            warnings: verdict.warnings,
+        }))
+    }
+}
+
+fn to_steps(drafted: &Drafted) -> Vec<Step> {
+    drafted
+        .drafts
+        .iter()
+        .enumerate()
+        .map(|(i, d)| Step {
+            id: format!("s{}", i + 1),
+            order: u32::try_from(i + 1).unwrap_or(u32::MAX),
+            kind: d.kind,
+            tool: d.tool.clone(),
+            args: d.args.clone(),
+            input_refs: d.inputs.iter().map(|r| format!("s{}", r + 1)).collect(),
+            group: 0,
+            rationale: d.rationale.clone(),
+        })
+        .collect()
+}
+
+/// Seed 003's clarity: how sure we are of each clause, and what must be asked.
+fn clarity(analysis: &Analysis, drafted: &Drafted, mut questions: Vec<String>, threshold: f64) -> Clarity {
+    let mut score: f64 = 0.0;
+    let mut goals = analysis.understanding.goals.iter();
+    for (i, clause) in analysis.clauses.iter().enumerate() {
+        if !clause.is_action() {
+            continue;
+        }
+        let goal_conf = goals.next().map_or(0.0, |g| g.confidence);
+        let route = drafted.clause_scores.get(i).copied().unwrap_or(0.0);
+        let mut a = 0.5 * (1.0 - goal_conf.max(route.min(1.0)));
+        if goal_conf == 0.0 && route < threshold {
+            a = a.max(0.5);
+        }
+        if let Some(word) = &clause.vague_object {
+            a += 0.4;
+            questions.push(format!(
+                "What does “{word}” refer to in “{}”? Name the file, text or item to act on.",
+                clause.segment.clause.text
+            ));
+        }
+        if let Some(phrase) = &clause.back_reference {
+            a += 0.4;
+            questions.push(format!(
+                "Which earlier request or result is “{phrase}”? Waypoint cannot see past conversations; describe or paste it."
+            ));
+        }
+        score = score.max(a);
+    }
+    let mut seen = HashSet::new();
+    questions.retain(|q| seen.insert(q.clone()));
+    Clarity::new(score, questions)
+}
+
+fn reasoning(analysis: &Analysis, steps: &[Step], drafted: &Drafted) -> String {
+    let actions = analysis.clauses.iter().filter(|c| c.is_action()).count();
+    let known = steps.iter().filter(|s| s.is_known()).count();
+    let gaps = steps.len() - known;
+    let mut s = format!(
+        "{actions} action clause{} → {} step{}",
+        if actions == 1 { "" } else { "s" },
+        steps.len(),
+        if steps.len() == 1 { "" } else { "s" }
+    );
+    if gaps > 0 {
+        s.push_str(&format!(" ({gaps} gap{})", if gaps == 1 { "" } else { "s" }));
+    }
+    s.push('.');
+    for note in &drafted.notes {
+        s.push_str(&format!(" {note}."));
+    }
+    if steps.iter().any(|s| s.kind == StepKind::Pipeline) && drafted.notes.is_empty() {
+        s.push_str(" A pipeline covers part of the request, so its chain is not re-derived.");
+    }
+    s
+}
+
+/// A stable id: the same request, context and catalog give the same id.
+fn plan_id(request: &str, context: Option<&serde_json::Value>, catalog: &Catalog) -> String {
+    let mut h = Fnv::default();
+    h.write(request.as_bytes());
+    if let Some(c) = context {
+        h.write(c.to_string().as_bytes());
+    }
+    for t in catalog.tools() {
+        h.write(t.name.as_bytes());
+    }
+    for p in catalog.pipelines() {
+        h.write(p.id.as_bytes());
+    }
+    format!("pl_{:016x}", h.0)
+}
+
+/// FNV-1a, 64 bits: stable across platforms and releases, unlike `DefaultHasher`.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 ^= 0xff;
+        self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+    }
+}

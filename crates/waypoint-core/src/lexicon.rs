@@ -1,0 +1,335 @@
+//! The understanding vocabulary, compiled once from `data/lexicon.yaml` and a catalog's
+//! `lexicon:` section into phrase matchers over normalised tokens.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Deserialize;
+use waypoint_catalog::{Catalog, yaml};
+
+use crate::error::CoreError;
+use crate::text::{Synonyms, Token, stem, tokenize};
+
+const BUILTIN: &str = include_str!("../data/lexicon.yaml");
+
+/// One word of a phrase: a stem key, or an exact form (written `=word`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Term {
+    Key(String),
+    Form(String),
+}
+
+/// A short multi-word pattern matched on consecutive tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phrase {
+    terms: Vec<Term>,
+    pub text: String,
+}
+
+impl Phrase {
+    fn compile(text: &str, synonyms: &Synonyms) -> Option<Self> {
+        let terms: Vec<Term> = text
+            .split_whitespace()
+            .flat_map(|w| {
+                if let Some(form) = w.strip_prefix('=') {
+                    vec![Term::Form(form.to_lowercase())]
+                } else {
+                    tokenize(w, &[], synonyms)
+                        .into_iter()
+                        .map(|t| Term::Key(t.key))
+                        .collect()
+                }
+            })
+            .collect();
+        (!terms.is_empty()).then(|| Self {
+            terms,
+            text: text.trim_start_matches('=').to_string(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// Whether the phrase matches the tokens starting at `at`.
+    pub fn matches_at(&self, tokens: &[Token], at: usize) -> bool {
+        at + self.terms.len() <= tokens.len()
+            && self
+                .terms
+                .iter()
+                .zip(&tokens[at..])
+                .all(|(term, tok)| !tok.value && term_matches(term, tok))
+    }
+
+    /// Every start position where the phrase matches.
+    pub fn find_all<'a>(&'a self, tokens: &'a [Token]) -> impl Iterator<Item = usize> + 'a {
+        (0..tokens.len()).filter(move |&i| self.matches_at(tokens, i))
+    }
+}
+
+fn term_matches(term: &Term, tok: &Token) -> bool {
+    match term {
+        Term::Key(k) => *k == tok.key,
+        Term::Form(f) => *f == tok.form,
+    }
+}
+
+/// An intent or entity with the phrases that signal it.
+#[derive(Debug, Clone)]
+pub struct Concept {
+    pub name: String,
+    pub phrases: Vec<Phrase>,
+    pub artifact: Option<String>,
+    pub default_entity: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PastQuestion {
+    pub auxiliaries: HashSet<String>,
+    pub subjects: HashSet<String>,
+    /// (intent whose verbs are re-read, intent they count for)
+    pub reinterpret: Vec<(String, String)>,
+}
+
+/// The compiled vocabulary.
+#[derive(Debug, Clone)]
+pub struct Lexicon {
+    pub synonyms: Synonyms,
+    pub stopwords: HashSet<String>,
+    pub verbs: HashSet<String>,
+    pub sequencers: Vec<Phrase>,
+    pub relative_markers: HashSet<String>,
+    pub presentational: Vec<Phrase>,
+    pub topic_markers: Vec<Phrase>,
+    pub vague_objects: HashSet<String>,
+    pub back_references: Vec<Phrase>,
+    pub vague_verbs: HashSet<String>,
+    pub anaphora: HashSet<String>,
+    pub languages: Vec<String>,
+    pub intents: Vec<Concept>,
+    pub entities: Vec<Concept>,
+    pub past_question: PastQuestion,
+    pub identifier_entity: Option<String>,
+    pub calendar: Calendar,
+    pub url_tlds: Vec<String>,
+    /// Scope name → phrases.
+    pub scopes: Vec<(String, Vec<Phrase>)>,
+    /// Value kind (`urls`, `text`…) → argument names that take it, in file order of kinds.
+    pub arg_names: Vec<(String, Vec<String>)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    stopwords: Vec<String>,
+    verbs: Vec<String>,
+    sequencers: Vec<String>,
+    relative_markers: Vec<String>,
+    presentational: Vec<String>,
+    topic_markers: Vec<String>,
+    vague_objects: Vec<String>,
+    back_references: Vec<String>,
+    vague_verbs: Vec<String>,
+    anaphora: Vec<String>,
+    languages: Vec<String>,
+    synonyms: BTreeMap<String, Vec<String>>,
+    past_question: RawPast,
+    identifier_entity: Option<String>,
+    calendar: Calendar,
+    url_tlds: Vec<String>,
+    scopes: BTreeMap<String, Vec<String>>,
+    arg_names: BTreeMap<String, Vec<String>>,
+    intents: BTreeMap<String, RawIntent>,
+    entities: BTreeMap<String, Vec<String>>,
+}
+
+/// Calendar words for the extractor.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calendar {
+    pub weekdays: Vec<String>,
+    pub months: Vec<String>,
+    pub relative_days: Vec<String>,
+    pub day_parts: Vec<String>,
+    pub frequencies: Vec<String>,
+    pub number_words: BTreeMap<String, u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPast {
+    auxiliaries: Vec<String>,
+    subjects: Vec<String>,
+    reinterpret: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIntent {
+    phrases: Vec<String>,
+    artifact: Option<String>,
+    default_entity: Option<String>,
+}
+
+impl Lexicon {
+    /// The built-in vocabulary extended by the catalog's `lexicon:` section.
+    pub fn for_catalog(catalog: &Catalog) -> Result<Self, CoreError> {
+        let node = yaml::parse(BUILTIN, yaml::Limits::default())
+            .map_err(|e| CoreError::Lexicon(format!("line {}: {}", e.pos.line, e.message)))?;
+        let raw: Raw = serde_json::from_value(yaml::to_json(&node))
+            .map_err(|e| CoreError::Lexicon(e.to_string()))?;
+        let groups: Vec<(String, Vec<String>)> = raw.synonyms.into_iter().collect();
+        let synonyms = Synonyms::new(&groups);
+        let phrases = |list: &[String]| -> Vec<Phrase> {
+            list.iter()
+                .filter_map(|p| Phrase::compile(p, &synonyms))
+                .collect()
+        };
+        let keys = |list: &[String]| -> HashSet<String> {
+            list.iter().map(|w| synonyms.key(&w.to_lowercase())).collect()
+        };
+        let forms = |list: &[String]| -> HashSet<String> {
+            list.iter().map(|w| w.to_lowercase()).collect()
+        };
+
+        let mut intents: Vec<Concept> = raw
+            .intents
+            .iter()
+            .map(|(name, i)| Concept {
+                name: name.clone(),
+                phrases: phrases(&i.phrases),
+                artifact: i.artifact.clone(),
+                default_entity: i.default_entity.clone(),
+            })
+            .collect();
+        let mut entities: Vec<Concept> = raw
+            .entities
+            .iter()
+            .map(|(name, p)| Concept {
+                name: name.clone(),
+                phrases: phrases(p),
+                artifact: None,
+                default_entity: None,
+            })
+            .collect();
+        extend(&mut intents, &catalog.lexicon().intents, &synonyms);
+        extend(&mut entities, &catalog.lexicon().entities, &synonyms);
+
+        Ok(Self {
+            stopwords: keys(&raw.stopwords),
+            verbs: raw.verbs.iter().map(|v| stem(&v.to_lowercase())).collect(),
+            sequencers: phrases(&raw.sequencers),
+            relative_markers: forms(&raw.relative_markers),
+            presentational: phrases(&raw.presentational),
+            topic_markers: phrases(&raw.topic_markers),
+            vague_objects: forms(&raw.vague_objects),
+            back_references: phrases(&raw.back_references),
+            vague_verbs: keys(&raw.vague_verbs),
+            anaphora: forms(&raw.anaphora),
+            languages: raw.languages,
+            intents,
+            entities,
+            past_question: PastQuestion {
+                auxiliaries: forms(&raw.past_question.auxiliaries),
+                subjects: forms(&raw.past_question.subjects),
+                reinterpret: raw.past_question.reinterpret.into_iter().collect(),
+            },
+            identifier_entity: raw.identifier_entity,
+            calendar: raw.calendar,
+            url_tlds: raw.url_tlds,
+            scopes: raw
+                .scopes
+                .iter()
+                .map(|(name, list)| (name.clone(), phrases(list)))
+                .collect(),
+            arg_names: raw.arg_names.into_iter().collect(),
+            synonyms,
+        })
+    }
+
+    pub fn tokenize(&self, text: &str, values: &[(usize, usize)]) -> Vec<Token> {
+        tokenize(text, values, &self.synonyms)
+    }
+
+    /// Whether a token can head an action.
+    pub fn is_verb(&self, tok: &Token) -> bool {
+        !tok.value && self.verbs.contains(&stem(&tok.form))
+    }
+
+    /// Whether a token carries routing signal.
+    pub fn is_content(&self, tok: &Token) -> bool {
+        !tok.value && !self.stopwords.contains(&tok.key) && !tok.key.is_empty()
+    }
+
+    pub fn intent(&self, name: &str) -> Option<&Concept> {
+        self.intents.iter().find(|c| c.name == name)
+    }
+
+    /// The language named in the tokens, in its usual capitalisation.
+    pub fn language_in(&self, tokens: &[Token]) -> Option<String> {
+        tokens.iter().find_map(|t| {
+            self.languages.iter().find(|l| **l == t.form).map(|l| {
+                let mut c = l.chars();
+                c.next()
+                    .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                    .unwrap_or_default()
+            })
+        })
+    }
+}
+
+fn extend(concepts: &mut Vec<Concept>, extra: &BTreeMap<String, Vec<String>>, synonyms: &Synonyms) {
+    let index: HashMap<String, usize> = concepts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.clone(), i))
+        .collect();
+    for (name, list) in extra {
+        let compiled: Vec<Phrase> = list
+            .iter()
+            .filter_map(|p| Phrase::compile(p, synonyms))
+            .collect();
+        match index.get(name) {
+            Some(&i) => concepts[i].phrases.extend(compiled),
+            None => concepts.push(Concept {
+                name: name.clone(),
+                phrases: compiled,
+                artifact: None,
+                default_entity: None,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lexicon() -> Lexicon {
+        Lexicon::for_catalog(&Catalog::default()).unwrap()
+    }
+
+    #[test]
+    fn builtin_vocabulary_compiles() {
+        let lex = lexicon();
+        assert!(lex.intent("status").is_some());
+        assert!(lex.verbs.contains(&stem("translate")));
+    }
+
+    #[test]
+    fn exact_forms_do_not_match_other_inflections() {
+        let lex = lexicon();
+        let p = Phrase::compile("=changed", &lex.synonyms).unwrap();
+        assert!(p.matches_at(&lex.tokenize("changed", &[]), 0));
+        assert!(!p.matches_at(&lex.tokenize("change", &[]), 0));
+        let q = Phrase::compile("change", &lex.synonyms).unwrap();
+        assert!(q.matches_at(&lex.tokenize("changing", &[]), 0));
+    }
+}
+
+impl Phrase {
+    /// A phrase from already-normalised tokens (catalog keywords and examples).
+    pub fn from_tokens(tokens: &[Token], text: &str) -> Option<Self> {
+        let terms: Vec<Term> = tokens.iter().filter(|t| !t.value).map(|t| Term::Key(t.key.clone())).collect();
+        (!terms.is_empty()).then(|| Self { terms, text: text.to_string() })
+    }
+}

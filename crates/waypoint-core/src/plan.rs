@@ -1,0 +1,358 @@
+//! The deterministic planner: clauses → steps.
+//!
+//! Per clause, in this order of trust:
+//! 1. evidence (seed 002): the goal's (intent, entity) rule names the evidence classes a
+//!    complete answer needs; each becomes the best-ranked tool that produces it;
+//! 2. routing: the best candidate at or above the threshold, preferring a pipeline whose
+//!    `accepts` takes what the clause supplies and whose `produces` is what was asked;
+//! 3. a gap: an `unknown` step that says what is missing.
+//!
+//! Then across clauses: a run of steps that a pipeline covers collapses into that
+//! pipeline (seed 000), later steps that refer back ("translate it") take the output
+//! of the step that produced what they accept, and values the steps left unused look
+//! for a consumer (a schedule asks for the tool that runs things on one).
+
+use std::collections::HashSet;
+
+use waypoint_catalog::{Catalog, Entry, Tool};
+use waypoint_protocol::{Candidate, ExtractedKind, StepKind};
+
+use crate::args::{self, Inputs};
+use crate::lexicon::Lexicon;
+use crate::route::RouteIndex;
+use crate::understand::{Analysis, ClauseAnalysis};
+
+/// A step before ids, groups and validation.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    pub tool: String,
+    pub kind: StepKind,
+    pub clause: usize,
+    pub rationale: String,
+    /// Indices of earlier drafts this one consumes.
+    pub inputs: Vec<usize>,
+    pub args: serde_json::Map<String, serde_json::Value>,
+    /// Route score of the choice, for clarity and reasoning.
+    pub score: f64,
+}
+
+/// The planner's output before validation.
+#[derive(Debug, Default)]
+pub struct Drafted {
+    pub drafts: Vec<Draft>,
+    pub questions: Vec<String>,
+    pub notes: Vec<String>,
+    /// Best route score per clause (0 when nothing matched).
+    pub clause_scores: Vec<f64>,
+}
+
+pub struct Planner<'a> {
+    pub catalog: &'a Catalog,
+    pub lex: &'a Lexicon,
+    pub index: &'a RouteIndex,
+    pub threshold: f64,
+}
+
+impl Planner<'_> {
+    pub fn draft(&self, analysis: &Analysis) -> Drafted {
+        let mut out = Drafted::default();
+        let mut goal_iter = analysis.understanding.goals.iter();
+        for clause in &analysis.clauses {
+            if !clause.is_action() {
+                out.clause_scores.push(1.0);
+                continue;
+            }
+            let goal = goal_iter.next();
+            let ranking = self.index.rank(clause.tokens(), clause.head_verb, self.lex);
+            out.clause_scores.push(ranking.first().map_or(0.0, |c| c.score));
+            let first = out.drafts.len();
+            if let Some(chosen) = goal.and_then(|g| self.by_evidence(g, &ranking)) {
+                for (tool, score, why) in chosen {
+                    out.drafts.push(self.new_draft(&tool, clause.segment.clause.index, score, why));
+                }
+                // Within one clause, evidence flows in order: link producer → consumer.
+                for j in first + 1..out.drafts.len() {
+                    if let Some(i) = (first..j).rev().find(|&i| self.feeds(&out.drafts[i].tool, &out.drafts[j].tool)) {
+                        out.drafts[j].inputs.push(i);
+                    }
+                }
+            } else if let Some(top) = ranking.first().filter(|c| c.score >= self.threshold) {
+                let pick = self.prefer_pipeline(top, clause).unwrap_or_else(|| top.clone());
+                let why = format!("best match ({:.2}: {})", pick.score, pick.why.iter().take(4).cloned().collect::<Vec<_>>().join(", "));
+                out.drafts.push(self.new_draft(&pick.id, clause.segment.clause.index, pick.score, why));
+            } else {
+                out.drafts.push(gap(clause, ranking.first()));
+            }
+            self.consume_leftovers(clause, first, &mut out);
+        }
+        self.collapse_pipelines(&mut out);
+        self.link_references(analysis, &mut out);
+        out
+    }
+
+    fn new_draft(&self, id: &str, clause: usize, score: f64, rationale: String) -> Draft {
+        let kind = match self.catalog.entry(id) {
+            Some(Entry::Pipeline(_)) => StepKind::Pipeline,
+            _ => StepKind::Tool,
+        };
+        Draft { tool: id.to_string(), kind, clause, rationale, inputs: Vec::new(), args: serde_json::Map::new(), score }
+    }
+
+    /// Tools for the evidence the goal needs, or `None` to fall back to routing.
+    fn by_evidence(&self, goal: &waypoint_protocol::Goal, ranking: &[Candidate]) -> Option<Vec<(String, f64, String)>> {
+        if goal.confidence < 0.3 {
+            return None;
+        }
+        let rules = self.catalog.evidence();
+        let exact = rules.iter().find(|r| r.intent == goal.intent && r.entity.is_some() && r.entity == goal.entity);
+        let rule = exact.or_else(|| rules.iter().find(|r| r.intent == goal.intent && r.entity.is_none()))?;
+        let score_of = |id: &str| ranking.iter().find(|c| c.id == id).map_or(0.0, |c| c.score);
+        let mut chosen: Vec<(String, f64, String)> = Vec::new();
+        for need in &rule.needs {
+            let producers = self.catalog.tools().iter().filter(|t| t.produces.contains(need));
+            // Deterministic tools before broad ones: the best-ranked producer, then one that runs
+            // without a model, then catalog order.
+            let best = producers
+                .enumerate()
+                .max_by(|(ia, a), (ib, b)| {
+                    score_of(&a.name)
+                        .total_cmp(&score_of(&b.name))
+                        .then_with(|| deterministic(a).cmp(&deterministic(b)))
+                        .then_with(|| ib.cmp(ia))
+                })
+                .map(|(_, t)| t)?;
+            if !chosen.iter().any(|(n, ..)| *n == best.name) {
+                let what = match &rule.entity {
+                    Some(e) => format!("`{}` on `{e}` needs evidence `{need}`", rule.intent),
+                    None => format!("`{}` needs evidence `{need}`", rule.intent),
+                };
+                chosen.push((best.name.clone(), score_of(&best.name), what));
+            }
+        }
+        let best_chosen = chosen.iter().map(|(_, s, _)| *s).fold(0.0, f64::max);
+        if exact.is_none() {
+            // A rule for any entity is a weak prior: a clearly better direct match wins,
+            // and a rule whose tools share no word with the clause does not apply.
+            let top = ranking.first();
+            let beaten = top.is_some_and(|t| t.score >= self.threshold && t.score > best_chosen && !chosen.iter().any(|(n, ..)| *n == t.id));
+            if beaten || best_chosen == 0.0 {
+                return None;
+            }
+        }
+        Some(chosen)
+    }
+
+    /// A pipeline that takes what the clause supplies and makes what its top tool makes.
+    fn prefer_pipeline(&self, top: &Candidate, clause: &ClauseAnalysis) -> Option<Candidate> {
+        let Some(Entry::Tool(tool)) = self.catalog.entry(&top.id) else {
+            return None;
+        };
+        let supplied = supplied_kinds(clause);
+        if supplied.is_empty() || tool.accepts.iter().any(|a| supplied.contains(a.as_str())) {
+            return None;
+        }
+        self.catalog
+            .pipelines()
+            .iter()
+            .find(|p| {
+                p.produces.iter().any(|k| tool.produces.contains(k))
+                    && p.accepts.iter().any(|a| supplied.contains(a.as_str()))
+            })
+            .map(|p| Candidate {
+                id: p.id.clone(),
+                kind: waypoint_protocol::CandidateKind::Pipeline,
+                score: top.score,
+                why: vec![format!("takes the {} given and produces what `{}` would", supplied.iter().copied().collect::<Vec<_>>().join(", "), tool.name)],
+            })
+    }
+
+    /// A schedule (or another value) no chosen step consumes asks for a tool that takes
+    /// it and accepts what the clause's last step produces.
+    fn consume_leftovers(&self, clause: &ClauseAnalysis, first: usize, out: &mut Drafted) {
+        let Some(last) = out.drafts.len().checked_sub(1).filter(|&l| l >= first) else {
+            return;
+        };
+        if out.drafts[last].kind == StepKind::Unknown {
+            return;
+        }
+        for value_kind in [ExtractedKind::Schedules] {
+            if !clause.values.iter().any(|v| v.kind == value_kind) {
+                continue;
+            }
+            let arg_names: &[String] = self.lex.arg_names.iter().find(|(k, _)| k == value_kind.as_str()).map_or(&[], |(_, n)| n);
+            let takes = |t: &Tool| t.properties().any(|(p, _)| arg_names.iter().any(|n| n == p));
+            let consumed = out.drafts[first..].iter().any(|d| self.catalog.tool(&d.tool).is_some_and(takes));
+            if consumed {
+                continue;
+            }
+            let produced = self.produces(&out.drafts[last].tool);
+            if let Some(tool) = self.catalog.tools().iter().find(|t| takes(t) && t.accepts.iter().any(|a| produced.contains(a))) {
+                let mut d = self.new_draft(&tool.name, clause.segment.clause.index, out.drafts[last].score, format!("the request gives a {} and `{}` runs what `{}` makes on it", value_kind.as_str().trim_end_matches('s'), tool.name, out.drafts[last].tool));
+                d.inputs.push(last);
+                out.drafts.push(d);
+            }
+        }
+    }
+
+    /// Replaces runs of steps that a pipeline covers with the pipeline (seed 000).
+    fn collapse_pipelines(&self, out: &mut Drafted) {
+        let mut i = 0;
+        while i < out.drafts.len() {
+            let mut best: Option<(usize, &waypoint_catalog::Pipeline)> = None;
+            for p in self.catalog.pipelines() {
+                let member = |d: &Draft| d.tool == p.id || p.steps.contains(&d.tool) || p.supersedes.contains(&d.tool);
+                let len = out.drafts[i..].iter().take_while(|d| d.kind != StepKind::Unknown && member(d)).count();
+                if len < 2 {
+                    continue;
+                }
+                let run = &out.drafts[i..i + len];
+                let makes_it = run.iter().any(|d| d.tool == p.id) || run.last().is_some_and(|d| self.produces(&d.tool).iter().any(|k| p.produces.contains(k)));
+                if makes_it && best.is_none_or(|(l, _)| len > l) {
+                    best = Some((len, p));
+                }
+            }
+            if let Some((len, p)) = best {
+                let run: Vec<String> = out.drafts[i..i + len].iter().map(|d| d.tool.clone()).collect();
+                let score = out.drafts[i..i + len].iter().map(|d| d.score).fold(0.0, f64::max);
+                let mut d = self.new_draft(&p.id, out.drafts[i].clause, score, format!("pipeline supersedes the chain {}", run.join(" → ")));
+                d.inputs = out.drafts[i].inputs.clone();
+                out.drafts.splice(i..i + len, [d]);
+                for later in &mut out.drafts[i + 1..] {
+                    for r in &mut later.inputs {
+                        if *r >= i + len {
+                            *r -= len - 1;
+                        } else if *r >= i {
+                            *r = i;
+                        }
+                    }
+                    later.inputs.dedup();
+                }
+                out.notes.push(format!("`{}` covers {}", p.id, run.join(", ")));
+            }
+            i += 1;
+        }
+    }
+
+    /// A clause that refers back ("translate it", "email them the summary") takes the
+    /// output of the latest earlier step that produces something it accepts.
+    fn link_references(&self, analysis: &Analysis, out: &mut Drafted) {
+        for j in 0..out.drafts.len() {
+            let d = &out.drafts[j];
+            if d.kind == StepKind::Unknown || !d.inputs.is_empty() {
+                continue;
+            }
+            let Some(clause) = analysis.clauses.iter().find(|c| c.segment.clause.index == d.clause) else {
+                continue;
+            };
+            let accepts = self.accepts(&d.tool);
+            let refers_back = clause.tokens().iter().skip(clause.head_verb.map_or(0, |h| h + 1)).any(|t| {
+                self.lex.anaphora.contains(&t.form)
+                    || out.drafts[..j].iter().any(|e| self.produces(&e.tool).iter().any(|k| crate::text::stem(k) == t.key))
+            });
+            if !refers_back {
+                continue;
+            }
+            if let Some(i) = (0..j).rev().find(|&i| {
+                let e = &out.drafts[i];
+                e.clause != d.clause && e.kind != StepKind::Unknown && self.produces(&e.tool).iter().any(|k| accepts.contains(k))
+            }) {
+                out.drafts[j].inputs.push(i);
+            }
+        }
+    }
+
+    fn feeds(&self, from: &str, to: &str) -> bool {
+        let accepts = self.accepts(to);
+        self.produces(from).iter().any(|k| accepts.contains(k))
+    }
+
+    pub fn produces(&self, id: &str) -> Vec<String> {
+        match self.catalog.entry(id) {
+            Some(Entry::Tool(t)) => t.produces.clone(),
+            Some(Entry::Pipeline(p)) => p.produces.clone(),
+            None => Vec::new(),
+        }
+    }
+
+    pub fn accepts(&self, id: &str) -> Vec<String> {
+        match self.catalog.entry(id) {
+            Some(Entry::Tool(t)) => t.accepts.clone(),
+            Some(Entry::Pipeline(p)) => p.accepts.clone(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The tool whose input schema a step's args follow (a pipeline's first tool).
+    pub fn schema_tool(&self, id: &str) -> Option<&Tool> {
+        match self.catalog.entry(id)? {
+            Entry::Tool(t) => Some(t),
+            Entry::Pipeline(p) => p.steps.first().and_then(|s| self.schema_tool(s)),
+        }
+    }
+
+    /// Fills every draft's args; returns the questions raised by what is missing.
+    pub fn fill_args(&self, request: &str, analysis: &Analysis, payload: Option<&serde_json::Value>, out: &mut Drafted) {
+        for j in 0..out.drafts.len() {
+            let d = &out.drafts[j];
+            if d.kind == StepKind::Unknown {
+                continue;
+            }
+            let Some(tool) = self.schema_tool(&d.tool) else { continue };
+            let Some(clause) = analysis.clauses.iter().find(|c| c.segment.clause.index == d.clause) else { continue };
+            let from = d.inputs.last().map(|i| format!("s{}", i + 1));
+            let inputs = Inputs { request, clause, payload, from_step: from.as_deref(), vague: clause.vague_object.is_some() };
+            let filled = args::fill(tool, &inputs, self.lex);
+            if clause.vague_object.is_none() {
+                out.questions.extend(filled.questions);
+            }
+            out.drafts[j].args = filled.args;
+        }
+    }
+}
+
+fn deterministic(t: &Tool) -> bool {
+    t.run.as_ref().is_some_and(waypoint_catalog::RunSpec::is_deterministic)
+}
+
+/// Artifact kinds the clause itself supplies (a URL, a PDF path, quoted text…).
+fn supplied_kinds(clause: &ClauseAnalysis) -> HashSet<&'static str> {
+    let mut kinds = HashSet::new();
+    for v in &clause.values {
+        match v.kind {
+            ExtractedKind::Urls => {
+                kinds.insert("url");
+                if v.value.to_ascii_lowercase().ends_with(".pdf") {
+                    kinds.insert("pdf");
+                }
+            }
+            ExtractedKind::Paths => {
+                kinds.insert("file");
+                if v.value.to_ascii_lowercase().ends_with(".pdf") {
+                    kinds.insert("pdf");
+                }
+            }
+            ExtractedKind::Quoted => {
+                kinds.insert("text");
+            }
+            _ => {}
+        }
+    }
+    kinds
+}
+
+fn gap(clause: &ClauseAnalysis, closest: Option<&Candidate>) -> Draft {
+    let text = &clause.segment.clause.text;
+    let rationale = match closest {
+        Some(c) => format!("gap: no catalog tool can “{text}” (closest: `{}` at {:.2}, below the threshold)", c.id, c.score),
+        None => format!("gap: no catalog tool can “{text}”"),
+    };
+    Draft {
+        tool: waypoint_protocol::UNKNOWN_TOOL.to_string(),
+        kind: StepKind::Unknown,
+        clause: clause.segment.clause.index,
+        rationale,
+        inputs: Vec::new(),
+        args: serde_json::Map::new(),
+        score: closest.map_or(0.0, |c| c.score),
+    }
+}

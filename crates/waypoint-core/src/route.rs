@@ -1,0 +1,212 @@
+//! clause → ranked candidates (tools and pipelines) with calibrated scores.
+//!
+//! The index is built once per catalog from everything the catalog says about an entry
+//! (name, keywords, description, examples, produced and accepted kinds), each field with
+//! its own weight. A clause's score is the idf-weighted overlap of its words with an
+//! entry, plus a bonus for whole multi-word keywords, scaled by how much of the clause
+//! the entry explains. IDF is normalised by the catalog's size and the raw score is
+//! squashed into [0, 1], so one threshold means the same on 30 tools and on 10,000.
+
+use std::collections::HashMap;
+
+use waypoint_catalog::Catalog;
+use waypoint_protocol::{Candidate, CandidateKind};
+
+use crate::lexicon::{Lexicon, Phrase};
+use crate::text::Token;
+
+/// Field weights: how strongly a word in each part of an entry speaks for it.
+const W_KEYWORD: f64 = 3.0;
+const W_NAME: f64 = 2.0;
+const W_EXAMPLE: f64 = 1.5;
+const W_DESCRIPTION: f64 = 1.0;
+const W_PRODUCES: f64 = 1.0;
+const W_ACCEPTS: f64 = 0.5;
+/// Bonus per word of a whole multi-word keyword found in the clause.
+const W_PHRASE: f64 = 1.0;
+/// Raw score at which a candidate reaches 1 − 1/e.
+const SCALE: f64 = 3.0;
+/// Weights of clause words by role.
+const HEAD_VERB: f64 = 1.5;
+const DESCRIBING: f64 = 0.5;
+const TOPIC: f64 = 0.3;
+
+#[derive(Debug, Clone)]
+struct Doc {
+    id: String,
+    kind: CandidateKind,
+}
+
+/// The routing index of one catalog.
+#[derive(Debug, Clone, Default)]
+pub struct RouteIndex {
+    docs: Vec<Doc>,
+    /// key → (doc, field weight), one entry per doc holding the best field's weight.
+    postings: HashMap<String, Vec<(u32, f64)>>,
+    /// first key of a multi-word phrase → (doc, phrase)
+    phrases: HashMap<String, Vec<(u32, Phrase)>>,
+    /// key → idf normalised to (0, 1]
+    idf: HashMap<String, f64>,
+}
+
+/// A weighted clause word.
+struct Word<'a> {
+    tok: &'a Token,
+    weight: f64,
+}
+
+impl RouteIndex {
+    pub fn build(catalog: &Catalog, lex: &Lexicon) -> Self {
+        let mut index = Self::default();
+        for tool in catalog.tools() {
+            let mut fields: Vec<(f64, String)> = vec![(W_NAME, tool.name.replace(['_', '.', '-'], " "))];
+            fields.push((W_DESCRIPTION, tool.description.clone()));
+            fields.extend(tool.keywords.iter().map(|k| (W_KEYWORD, k.clone())));
+            fields.extend(tool.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
+            fields.extend(tool.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
+            fields.extend(tool.accepts.iter().map(|k| (W_ACCEPTS, k.replace('_', " "))));
+            let phrases: Vec<&String> = tool.keywords.iter().chain(&tool.examples).collect();
+            index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
+        }
+        for p in catalog.pipelines() {
+            let short = p.id.rsplit('.').next().unwrap_or(&p.id).replace(['_', '-'], " ");
+            let mut fields: Vec<(f64, String)> = vec![(W_NAME, short), (W_DESCRIPTION, p.description.clone())];
+            fields.extend(p.intent_keywords.iter().map(|k| (W_KEYWORD, k.clone())));
+            fields.extend(p.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
+            fields.extend(p.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
+            let phrases: Vec<&String> = p.intent_keywords.iter().chain(&p.examples).collect();
+            index.add(&p.id, CandidateKind::Pipeline, &fields, &phrases, lex);
+        }
+        let n = index.docs.len().max(1) as f64;
+        let norm = (1.0 + n).ln();
+        index.idf = index
+            .postings
+            .iter()
+            .map(|(k, list)| (k.clone(), ((1.0 + n / list.len() as f64).ln() / norm).min(1.0)))
+            .collect();
+        index
+    }
+
+    fn add(&mut self, id: &str, kind: CandidateKind, fields: &[(f64, String)], phrases: &[&String], lex: &Lexicon) {
+        let doc = u32::try_from(self.docs.len()).unwrap_or(u32::MAX);
+        self.docs.push(Doc { id: id.to_string(), kind });
+        let mut best: HashMap<String, f64> = HashMap::new();
+        for (w, text) in fields {
+            for tok in lex.tokenize(text, &[]) {
+                if lex.is_content(&tok) {
+                    let e = best.entry(tok.key).or_insert(0.0);
+                    *e = e.max(*w);
+                }
+            }
+        }
+        for (key, w) in best {
+            self.postings.entry(key).or_default().push((doc, w));
+        }
+        for text in phrases {
+            let toks = lex.tokenize(text, &[]);
+            if toks.iter().filter(|t| lex.is_content(t)).count() >= 1 && toks.len() >= 2
+                && let Some(p) = crate::lexicon::Phrase::from_tokens(&toks, text)
+            {
+                self.phrases.entry(toks[0].key.clone()).or_default().push((doc, p));
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Ranks every entry that shares a word with the clause, best first.
+    pub fn rank(&self, tokens: &[Token], head_verb: Option<usize>, lex: &Lexicon) -> Vec<Candidate> {
+        let words = weigh(tokens, head_verb, lex);
+        let mut raw: HashMap<u32, f64> = HashMap::new();
+        let mut why: HashMap<u32, Vec<(f64, String)>> = HashMap::new();
+        // How much of the clause each doc explains, by idf-weighted clause words.
+        let mut covered: HashMap<u32, Vec<usize>> = HashMap::new();
+        let mut total = 0.0;
+        let mut seen: Vec<&str> = Vec::new();
+        for (wi, word) in words.iter().enumerate() {
+            let key = word.tok.key.as_str();
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let idf = self.idf.get(key).copied().unwrap_or(1.0);
+            total += word.weight * idf;
+            for &(doc, w) in self.postings.get(key).into_iter().flatten() {
+                let gain = word.weight * w * idf;
+                *raw.entry(doc).or_default() += gain;
+                why.entry(doc).or_default().push((gain, word.tok.form.clone()));
+                covered.entry(doc).or_default().push(wi);
+            }
+        }
+        for (i, tok) in tokens.iter().enumerate() {
+            for (doc, phrase) in self.phrases.get(&tok.key).into_iter().flatten() {
+                if phrase.matches_at(tokens, i) {
+                    let gain = W_PHRASE * phrase.len() as f64;
+                    *raw.entry(*doc).or_default() += gain;
+                    why.entry(*doc).or_default().push((gain, format!("“{}”", phrase.text)));
+                }
+            }
+        }
+        let mut out: Vec<Candidate> = raw
+            .into_iter()
+            .filter_map(|(doc, r)| {
+                let d = self.docs.get(doc as usize)?;
+                let explained: f64 = covered
+                    .get(&doc)
+                    .into_iter()
+                    .flatten()
+                    .map(|&wi| words[wi].weight * self.idf.get(&words[wi].tok.key).copied().unwrap_or(1.0))
+                    .sum();
+                let coverage = if total > 0.0 { (explained / total).min(1.0) } else { 1.0 };
+                let adjusted = r * (0.5 + 0.5 * coverage);
+                let score = crate::understand::round2(1.0 - (-adjusted / SCALE).exp());
+                let mut reasons = why.remove(&doc).unwrap_or_default();
+                reasons.sort_by(|a, b| b.0.total_cmp(&a.0));
+                let mut words: Vec<String> = Vec::new();
+                for (_, w) in reasons {
+                    if !words.contains(&w) {
+                        words.push(w);
+                    }
+                }
+                Some(Candidate { id: d.id.clone(), kind: d.kind, score, why: words })
+            })
+            .collect();
+        out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        out
+    }
+}
+
+/// Content words of a clause with their role weights.
+fn weigh<'a>(tokens: &'a [Token], head_verb: Option<usize>, lex: &Lexicon) -> Vec<Word<'a>> {
+    let topic_from = lex
+        .topic_markers
+        .iter()
+        .filter_map(|p| p.find_all(tokens).next())
+        .min()
+        .unwrap_or(usize::MAX);
+    let mut describing = false;
+    let mut out = Vec::new();
+    for (i, tok) in tokens.iter().enumerate() {
+        if i > 0 && lex.relative_markers.contains(&tok.form) && head_verb.is_some_and(|h| h < i) {
+            describing = true;
+        }
+        if !lex.is_content(tok) {
+            continue;
+        }
+        let mut weight = if head_verb == Some(i) { HEAD_VERB } else { 1.0 };
+        if describing {
+            weight *= DESCRIBING;
+        }
+        if i > topic_from || tok.identifier {
+            weight *= TOPIC;
+        }
+        out.push(Word { tok, weight });
+    }
+    out
+}

@@ -1,0 +1,134 @@
+//! Splits a request into clauses: at sentence ends, semicolons and list lines, at
+//! sequencers ("then", "after that", "finally"), and at "and"/commas that join two verb
+//! phrases — but never inside a noun phrase ("terms and conditions") or inside a
+//! relative clause that describes something ("an agent that checks X and emails me").
+
+use waypoint_protocol::{Clause, ClauseRole, TextSpan};
+
+use crate::lexicon::Lexicon;
+use crate::text::Token;
+
+/// A clause with its tokens (indices into the request's token list).
+#[derive(Debug, Clone)]
+pub struct Segment {
+    pub clause: Clause,
+    pub tokens: Vec<Token>,
+}
+
+/// Splits the request's tokens into clauses. `text` is the original request.
+pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
+    let mut segments: Vec<Vec<Token>> = Vec::new();
+    for run in hard_runs(text, tokens) {
+        split_run(text, run, lex, &mut segments);
+    }
+    segments
+        .into_iter()
+        .filter(|toks| !toks.is_empty())
+        .enumerate()
+        .map(|(index, toks)| {
+            let start = toks.first().map_or(0, |t| t.start);
+            let end = toks.last().map_or(0, |t| t.end);
+            let role = if lex.presentational.iter().any(|p| p.matches_at(&toks, 0)) {
+                ClauseRole::Context
+            } else {
+                ClauseRole::Action
+            };
+            Segment {
+                clause: Clause {
+                    index,
+                    text: text.get(start..end).unwrap_or_default().to_string(),
+                    span: TextSpan { start, end },
+                    role,
+                },
+                tokens: toks,
+            }
+        })
+        .collect()
+}
+
+/// Groups tokens between hard breaks: `;`, line breaks, and `.`/`!`/`?` that end a
+/// sentence (followed by white space or the end). Values (URLs…) are tokens already, so
+/// their dots never count.
+fn hard_runs<'t>(text: &str, tokens: &'t [Token]) -> Vec<&'t [Token]> {
+    let mut runs = Vec::new();
+    let mut from = 0;
+    for i in 1..tokens.len() {
+        let gap = text.get(tokens[i - 1].end..tokens[i].start).unwrap_or_default();
+        let breaks = gap.contains(';')
+            || gap.contains('\n')
+            || gap
+                .trim_end()
+                .ends_with(['.', '!', '?'])
+                && gap.chars().last().is_some_and(char::is_whitespace);
+        if breaks {
+            runs.push(&tokens[from..i]);
+            from = i;
+        }
+    }
+    if from < tokens.len() {
+        runs.push(&tokens[from..]);
+    }
+    runs
+}
+
+fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>) {
+    let mut current: Vec<Token> = Vec::new();
+    let mut head_verb: Option<usize> = None; // index in `current`
+    let mut in_relative = false;
+    let mut i = 0;
+    while i < run.len() {
+        // A sequencer starts a new clause and is dropped from it.
+        if let Some(seq) = lex.sequencers.iter().filter(|p| p.matches_at(run, i)).max_by_key(|p| p.len())
+            && starts_action(run, i + seq.len(), lex)
+        {
+            flush(&mut current, out);
+            head_verb = None;
+            in_relative = false;
+            i += seq.len();
+            continue;
+        }
+        let tok = &run[i];
+        let joiner = tok.form == "and" || tok.form == "or" || comma_before(text, run, i);
+        if joiner && head_verb.is_some() && !in_relative {
+            let next = if tok.form == "and" || tok.form == "or" { i + 1 } else { i };
+            if starts_action(run, next, lex) {
+                flush(&mut current, out);
+                head_verb = None;
+                in_relative = false;
+                i = next;
+                continue;
+            }
+        }
+        if head_verb.is_none() && lex.is_verb(tok) {
+            head_verb = Some(current.len());
+        } else if head_verb.is_some()
+            && lex.relative_markers.contains(&tok.form)
+            && current.last().is_some_and(|prev| lex.is_content(prev) && !lex.is_verb(prev))
+        {
+            in_relative = true;
+        }
+        current.push(tok.clone());
+        i += 1;
+    }
+    flush(&mut current, out);
+}
+
+/// Whether a comma separates `run[i]` from the token before it.
+fn comma_before(text: &str, run: &[Token], i: usize) -> bool {
+    i > 0 && text.get(run[i - 1].end..run[i].start).is_some_and(|gap| gap.contains(','))
+}
+
+/// Whether an action starts at `at`: a verb, optionally after "please".
+fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
+    let mut at = at;
+    while run.get(at).is_some_and(|t| t.form == "please" || t.form == "also" || t.form == "and") {
+        at += 1;
+    }
+    run.get(at).is_some_and(|t| lex.is_verb(t))
+}
+
+fn flush(current: &mut Vec<Token>, out: &mut Vec<Vec<Token>>) {
+    if !current.is_empty() {
+        out.push(std::mem::take(current));
+    }
+}

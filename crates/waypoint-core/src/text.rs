@@ -1,0 +1,255 @@
+//! Normalised tokens: the common ground on which requests, catalog text and vocabulary
+//! phrases are compared.
+//!
+//! A token keeps its span in the original text, its lower-case form, and a `key` — the
+//! stem of its canonical synonym — so that "pictures", "illustration" and "image" meet.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// One word of a text (or one extracted value standing in for several).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    /// Lower-case surface form, contractions expanded.
+    pub form: String,
+    /// Stem of the canonical synonym; what matching compares.
+    pub key: String,
+    /// Byte range in the original text.
+    pub start: usize,
+    pub end: usize,
+    /// Looks like a code identifier (`CommandRouter`, `token_manager`).
+    pub identifier: bool,
+    /// Set when the token is an extracted value (URL, e-mail, path…), not a word.
+    pub value: bool,
+}
+
+fn stemmer() -> &'static Stemmer {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+/// The stem of a lower-case word.
+pub fn stem(word: &str) -> String {
+    stemmer().stem(word).into_owned()
+}
+
+/// Maps word stems to the stem of their canonical synonym.
+#[derive(Debug, Clone, Default)]
+pub struct Synonyms {
+    map: HashMap<String, String>,
+}
+
+impl Synonyms {
+    pub fn new(groups: &[(String, Vec<String>)]) -> Self {
+        let mut map = HashMap::new();
+        for (canonical, variants) in groups {
+            let target = stem(canonical);
+            for v in variants {
+                map.insert(stem(&v.to_lowercase()), target.clone());
+            }
+        }
+        Self { map }
+    }
+
+    pub fn key(&self, form: &str) -> String {
+        let s = stem(form);
+        self.map.get(&s).cloned().unwrap_or(s)
+    }
+}
+
+/// Expansions of contracted forms; the apostrophe has been normalised to `'`.
+fn expand(word: &str) -> Option<&'static [&'static str]> {
+    Some(match word {
+        "what's" => &["what", "is"],
+        "that's" => &["that", "is"],
+        "it's" => &["it", "is"],
+        "here's" => &["here", "is"],
+        "there's" => &["there", "is"],
+        "who's" => &["who", "is"],
+        "where's" => &["where", "is"],
+        "how's" => &["how", "is"],
+        "let's" => &["let", "us"],
+        "i'm" => &["i", "am"],
+        "can't" => &["can", "not"],
+        "won't" => &["will", "not"],
+        "don't" => &["do", "not"],
+        "doesn't" => &["does", "not"],
+        "didn't" => &["did", "not"],
+        "isn't" => &["is", "not"],
+        "aren't" => &["are", "not"],
+        "wasn't" => &["was", "not"],
+        "haven't" => &["have", "not"],
+        "hasn't" => &["has", "not"],
+        _ => return None,
+    })
+}
+
+fn suffix_expansion(word: &str) -> Option<(&str, &'static str)> {
+    for (suffix, full) in [
+        ("'ll", "will"),
+        ("'ve", "have"),
+        ("'re", "are"),
+        ("'d", "would"),
+        ("n't", "not"),
+        ("'s", ""),
+    ] {
+        if let Some(base) = word.strip_suffix(suffix)
+            && !base.is_empty()
+        {
+            return Some((base, full));
+        }
+    }
+    None
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Splits `text` into tokens. Byte ranges in `values` (extracted URLs, paths…) become
+/// single tokens flagged `value`, so their dots and slashes never split a clause.
+pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < text.len() {
+        if let Some(&(s, e)) = values.iter().find(|(s, e)| *s <= i && i < *e) {
+            let raw = &text[s..e];
+            tokens.push(Token {
+                form: raw.to_lowercase(),
+                key: String::new(),
+                start: s,
+                end: e,
+                identifier: false,
+                value: true,
+            });
+            i = e;
+            continue;
+        }
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
+        if !is_word_char(c) {
+            i += c.len_utf8();
+            continue;
+        }
+        // A word: word characters, joined by inner apostrophes or hyphens.
+        let start = i;
+        let mut end = i;
+        let mut chars = text[i..].char_indices().peekable();
+        while let Some((off, ch)) = chars.next() {
+            let at = i + off;
+            if values.iter().any(|(s, _)| *s == at) && at > start {
+                break;
+            }
+            if is_word_char(ch) {
+                end = at + ch.len_utf8();
+            } else if matches!(ch, '\'' | '’' | '-')
+                && chars.peek().is_some_and(|(_, n)| is_word_char(*n))
+                && end == at
+            {
+                continue;
+            } else {
+                break;
+            }
+        }
+        if end <= start {
+            i = start + c.len_utf8();
+            continue;
+        }
+        let raw = &text[start..end];
+        let lower = raw.to_lowercase().replace('’', "'");
+        let identifier = looks_like_identifier(raw, start == 0 || sentence_start(bytes, start));
+        let mut push = |form: &str| {
+            if form.is_empty() {
+                return;
+            }
+            tokens.push(Token {
+                key: synonyms.key(form),
+                form: form.to_string(),
+                start,
+                end,
+                identifier,
+                value: false,
+            });
+        };
+        if let Some(parts) = expand(&lower) {
+            for p in parts {
+                push(p);
+            }
+        } else if let Some((base, full)) = suffix_expansion(&lower) {
+            push(base);
+            push(full);
+        } else {
+            push(&lower);
+        }
+        i = end;
+    }
+    tokens
+}
+
+fn sentence_start(bytes: &[u8], at: usize) -> bool {
+    let before = bytes[..at].iter().rev().find(|b| !b.is_ascii_whitespace());
+    matches!(before, None | Some(b'.' | b'!' | b'?' | b'\n' | b':' | b';'))
+}
+
+/// CamelCase, snake_case, or a capitalised word that does not start a sentence.
+fn looks_like_identifier(raw: &str, at_sentence_start: bool) -> bool {
+    let mut chars = raw.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    let rest: Vec<char> = chars.collect();
+    let inner_upper = rest.iter().any(|c| c.is_uppercase()) && rest.iter().any(|c| c.is_lowercase());
+    if raw.contains('_') && raw.chars().any(char::is_alphabetic) {
+        return true;
+    }
+    if first.is_uppercase() && inner_upper {
+        return true;
+    }
+    first.is_uppercase() && !at_sentence_start && rest.iter().all(|c| c.is_lowercase()) && rest.len() >= 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forms(text: &str) -> Vec<String> {
+        tokenize(text, &[], &Synonyms::default())
+            .into_iter()
+            .map(|t| t.form)
+            .collect()
+    }
+
+    #[test]
+    fn expands_contractions() {
+        assert_eq!(forms("what's unstaged"), ["what", "is", "unstaged"]);
+        assert_eq!(forms("Here’s a brief"), ["here", "is", "a", "brief"]);
+        assert_eq!(forms("we'll see"), ["we", "will", "see"]);
+    }
+
+    #[test]
+    fn values_stay_whole() {
+        let text = "fetch https://x.io/a.b and go";
+        let toks = tokenize(text, &[(6, 22)], &Synonyms::default());
+        assert_eq!(toks[1].form, "https://x.io/a.b");
+        assert!(toks[1].value);
+        assert_eq!(toks.len(), 4);
+    }
+
+    #[test]
+    fn stems_and_synonyms_meet() {
+        let syn = Synonyms::new(&[("image".into(), vec!["picture".into()])]);
+        let toks = tokenize("Pictures of images", &[], &syn);
+        assert_eq!(toks[0].key, toks[2].key);
+    }
+
+    #[test]
+    fn spots_identifiers() {
+        let toks = tokenize("Find CommandRouter and token_manager", &[], &Synonyms::default());
+        let ids: Vec<_> = toks.iter().filter(|t| t.identifier).map(|t| t.form.as_str()).collect();
+        assert_eq!(ids, ["commandrouter", "token_manager"]);
+    }
+}

@@ -1,0 +1,293 @@
+//! text → [`Understanding`]: clauses, a goal per clause, extracted values (seed 002).
+//!
+//! Goals come from phrase evidence, not from a verdict per phrase: every intent and
+//! entity phrase that matches adds weight, the clause's head verb counts extra, and the
+//! catalog's evidence rules act as a prior over (intent, entity) pairs, so that "how is
+//! this agent designed" reads as an architecture question in a catalog that can answer
+//! one. The runner-up readings are kept as ambiguities.
+
+use waypoint_catalog::EvidenceRule;
+use waypoint_protocol::{Ambiguity, ClauseRole, Extracted, Goal, Understanding};
+
+use crate::extract::{self, Extractor, Found};
+use crate::lexicon::{Concept, Lexicon};
+use crate::segment::{Segment, segment};
+use crate::text::Token;
+
+/// A clause with what the later stages need beyond the wire types.
+#[derive(Debug, Clone)]
+pub struct ClauseAnalysis {
+    pub segment: Segment,
+    /// Index in `segment.tokens` of the verb that heads the clause.
+    pub head_verb: Option<usize>,
+    /// The object is a bare pronoun or "the thing" with nothing it could refer to here.
+    pub vague_object: Option<String>,
+    /// The clause points at an earlier conversation ("from before").
+    pub back_reference: Option<String>,
+    /// Values found inside this clause.
+    pub values: Vec<Found>,
+}
+
+impl ClauseAnalysis {
+    pub fn tokens(&self) -> &[Token] {
+        &self.segment.tokens
+    }
+
+    pub fn is_action(&self) -> bool {
+        self.segment.clause.role == ClauseRole::Action
+    }
+
+    /// The clause text after its head verb: what the verb acts on.
+    pub fn object_text(&self, request: &str) -> Option<String> {
+        let toks = self.tokens();
+        let from = self.head_verb.map_or(0, |h| h + 1);
+        let first = toks.get(from)?;
+        let last = toks.last()?;
+        let text = request.get(first.start..last.end)?.trim();
+        (!text.is_empty()).then(|| text.to_string())
+    }
+}
+
+/// The result of understanding one request.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub understanding: Understanding,
+    pub clauses: Vec<ClauseAnalysis>,
+}
+
+/// Understands `request`; `context` is the caller's optional payload.
+pub fn understand(
+    request: &str,
+    context: Option<&serde_json::Value>,
+    lex: &Lexicon,
+    extractor: &Extractor,
+    evidence: &[EvidenceRule],
+) -> Analysis {
+    let found = extractor.find(request);
+    let mut extracted = Extracted::default();
+    extract::collect(&found, &mut extracted);
+    if let Some(ctx) = context {
+        for text in strings_in(ctx) {
+            extract::collect(&extractor.find(text), &mut extracted);
+        }
+        extracted.payload = Some(ctx.clone());
+    }
+    let masked: Vec<(usize, usize)> = found
+        .iter()
+        .filter(|f| extract::masks(f.kind))
+        .map(|f| (f.start, f.end))
+        .collect();
+    let tokens = lex.tokenize(request, &masked);
+    let segments = segment(request, &tokens, lex);
+
+    let mut clauses = Vec::with_capacity(segments.len());
+    let mut goals = Vec::new();
+    let has_payload = context.is_some();
+    for (n, seg) in segments.into_iter().enumerate() {
+        let values: Vec<Found> = found
+            .iter()
+            .filter(|f| f.start >= seg.clause.span.start && f.end <= seg.clause.span.end)
+            .cloned()
+            .collect();
+        let head_verb = seg.tokens.iter().position(|t| lex.is_verb(t));
+        let mut analysis = ClauseAnalysis {
+            head_verb,
+            vague_object: None,
+            back_reference: None,
+            values,
+            segment: seg,
+        };
+        analysis.back_reference = lex
+            .back_references
+            .iter()
+            .find(|p| p.find_all(analysis.tokens()).next().is_some())
+            .map(|p| p.text.clone());
+        let has_antecedent = n > 0 || has_payload || !analysis.values.is_empty();
+        if !has_antecedent {
+            analysis.vague_object = vague_object(&analysis, lex);
+        }
+        if analysis.is_action() {
+            goals.push(goal_for(&analysis, lex, evidence));
+        }
+        clauses.push(analysis);
+    }
+    Analysis {
+        understanding: Understanding {
+            clauses: clauses.iter().map(|c| c.segment.clause.clone()).collect(),
+            goals,
+            extracted,
+        },
+        clauses,
+    }
+}
+
+/// String leaves of a JSON value, so URLs in a pasted context are extracted too.
+fn strings_in(v: &serde_json::Value) -> Vec<&str> {
+    match v {
+        serde_json::Value::String(s) => vec![s.as_str()],
+        serde_json::Value::Array(a) => a.iter().flat_map(strings_in).collect(),
+        serde_json::Value::Object(o) => o.values().flat_map(strings_in).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The object of the clause when it is only a pronoun or a placeholder noun.
+fn vague_object(c: &ClauseAnalysis, lex: &Lexicon) -> Option<String> {
+    let toks = c.tokens();
+    let start = c.head_verb.map_or(0, |h| h + 1);
+    let rest: Vec<&Token> = toks[start..].iter().filter(|t| !matches!(t.form.as_str(), "the" | "a" | "an")).collect();
+    let first = rest.first()?;
+    if !lex.vague_objects.contains(&first.form) {
+        return None;
+    }
+    // "this PDF" names its object; "this" alone does not.
+    let names_something = rest
+        .get(1)
+        .is_some_and(|next| lex.is_content(next) && !lex.vague_objects.contains(&next.form) && !matches!(first.form.as_str(), "it" | "them"));
+    (!names_something).then(|| first.form.clone())
+}
+
+/// Scores of every concept with the phrases that matched.
+fn score_concepts<'l>(concepts: &'l [Concept], toks: &[Token], head: Option<usize>) -> Vec<(&'l Concept, f64, Vec<String>)> {
+    concepts
+        .iter()
+        .filter_map(|c| {
+            let mut score = 0.0;
+            let mut words = Vec::new();
+            for p in &c.phrases {
+                if let Some(at) = p.find_all(toks).next() {
+                    let mut w = p.len() as f64;
+                    if head == Some(at) {
+                        w += 0.5;
+                    }
+                    score += w;
+                    words.push(p.text.clone());
+                }
+            }
+            (score > 0.0).then_some((c, score, words))
+        })
+        .collect()
+}
+
+fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goal {
+    let toks = c.tokens();
+    let mut intents = score_concepts(&lex.intents, toks, c.head_verb);
+    let mut entities = score_concepts(&lex.entities, toks, None);
+
+    // "did I edit …": the verbs of one intent count for another after a past question.
+    let pq = &lex.past_question;
+    let past = toks.windows(2).any(|w| pq.auxiliaries.contains(&w[0].form) && pq.subjects.contains(&w[1].form));
+    if past {
+        for (from, to) in &pq.reinterpret {
+            let moved: f64 = intents.iter().filter(|(c, ..)| &c.name == from).map(|(_, s, _)| *s).sum();
+            if moved > 0.0 {
+                intents.retain(|(c, ..)| &c.name != from);
+                if let Some(entry) = intents.iter_mut().find(|(c, ..)| &c.name == to) {
+                    entry.1 += moved;
+                } else if let Some(concept) = lex.intent(to) {
+                    intents.push((concept, moved, vec![format!("a question about what was done ({from})")]));
+                }
+            }
+        }
+    }
+    if let Some(name) = &lex.identifier_entity
+        && let Some(id) = toks.iter().find(|t| t.identifier)
+    {
+        let raw = id.form.clone();
+        if let Some(entry) = entities.iter_mut().find(|(c, ..)| &c.name == name) {
+            entry.1 += 1.0;
+            entry.2.push(raw);
+        } else if let Some(concept) = lex.entities.iter().find(|c| &c.name == name) {
+            entities.push((concept, 1.0, vec![raw]));
+        }
+    }
+
+    // Every (intent, entity) reading with its weight; the catalog's rules are a prior.
+    let mut readings: Vec<(String, Option<String>, f64, String)> = Vec::new();
+    for (intent, is, iwords) in &intents {
+        let mut options: Vec<(Option<String>, f64, Vec<String>)> = entities
+            .iter()
+            .map(|(e, s, w)| (Some(e.name.clone()), *s, w.clone()))
+            .collect();
+        if let Some(d) = &intent.default_entity
+            && !options.iter().any(|(e, ..)| e.as_deref() == Some(d))
+        {
+            options.push((Some(d.clone()), 0.5, vec![]));
+        }
+        options.push((None, 0.0, vec![]));
+        for (entity, es, ewords) in options {
+            let prior = evidence
+                .iter()
+                .map(|r| match (&r.entity, &entity) {
+                    (Some(re), Some(e)) if r.intent == intent.name && re == e => 1.0,
+                    (None, _) if r.intent == intent.name => 0.3,
+                    _ => 0.0,
+                })
+                .fold(0.0, f64::max);
+            let why = explain(&intent.name, iwords, entity.as_deref(), &ewords);
+            readings.push((intent.name.clone(), entity, is + es + prior, why));
+        }
+    }
+    readings.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let scope = lex
+        .scopes
+        .iter()
+        .find(|(_, ps)| ps.iter().any(|p| p.find_all(toks).next().is_some()))
+        .map(|(name, _)| name.clone());
+
+    let Some((intent, entity, best, why)) = readings.first().cloned() else {
+        return Goal {
+            clause: c.segment.clause.index,
+            intent: "unknown".into(),
+            confidence: 0.0,
+            explanation: "no intent phrase matched".into(),
+            scope,
+            ..Goal::default()
+        };
+    };
+    let second = readings
+        .iter()
+        .find(|r| r.0 != intent || r.1 != entity)
+        .map_or(0.0, |r| r.2);
+    let strength = (best / 2.0).min(1.0);
+    let margin = if best > 0.0 { (best - second) / best } else { 0.0 };
+    let confidence = round2(strength * (0.6 + 0.4 * margin));
+    let total: f64 = readings.iter().take(4).map(|r| r.2).sum();
+    let ambiguities = readings
+        .iter()
+        .skip(1)
+        .filter(|r| r.0 != intent || r.1 != entity)
+        .take(3)
+        .map(|r| Ambiguity {
+            intent: r.0.clone(),
+            entity: r.1.clone(),
+            confidence: round2(if total > 0.0 { r.2 / total } else { 0.0 }),
+        })
+        .collect();
+    let artifact = lex.intent(&intent).and_then(|c| c.artifact.clone());
+    Goal {
+        clause: c.segment.clause.index,
+        intent,
+        entity,
+        artifact,
+        scope,
+        confidence,
+        ambiguities,
+        explanation: why,
+    }
+}
+
+fn explain(intent: &str, iwords: &[String], entity: Option<&str>, ewords: &[String]) -> String {
+    let quote = |w: &[String]| w.iter().map(|x| format!("“{x}”")).collect::<Vec<_>>().join(", ");
+    let mut s = format!("intent `{intent}` from {}", quote(iwords));
+    match (entity, ewords.is_empty()) {
+        (Some(e), false) => s.push_str(&format!("; entity `{e}` from {}", quote(ewords))),
+        (Some(e), true) => s.push_str(&format!("; entity `{e}` assumed for this intent")),
+        (None, _) => {}
+    }
+    s
+}
+
+pub(crate) fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}

@@ -1,0 +1,234 @@
+//! The metrics of DESIGN §4, accumulated case by case.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use waypoint_protocol::{EvalCase, EvalFailure, EvalReport, ExtractedKind, Latency, Plan, UNKNOWN_TOOL};
+
+/// Hits over cases for one accuracy metric.
+#[derive(Debug, Default, Clone, Copy)]
+struct Ratio {
+    hit: usize,
+    of: usize,
+}
+
+impl Ratio {
+    fn add(&mut self, ok: bool) {
+        self.of += 1;
+        self.hit += usize::from(ok);
+    }
+    fn value(self) -> Option<f64> {
+        (self.of > 0).then(|| round4(self.hit as f64 / self.of as f64))
+    }
+}
+
+/// Micro-averaged true positives, false positives and false negatives.
+#[derive(Debug, Default, Clone, Copy)]
+struct Micro {
+    tp: usize,
+    fp: usize,
+    fn_: usize,
+    cases: usize,
+}
+
+impl Micro {
+    fn add<T: Eq + std::hash::Hash + Clone>(&mut self, expected: &[T], got: &[T]) {
+        let mut want: HashMap<T, usize> = HashMap::new();
+        for e in expected {
+            *want.entry(e.clone()).or_default() += 1;
+        }
+        let mut tp = 0;
+        for g in got {
+            if let Some(n) = want.get_mut(g).filter(|n| **n > 0) {
+                *n -= 1;
+                tp += 1;
+            }
+        }
+        self.tp += tp;
+        self.fp += got.len() - tp;
+        self.fn_ += expected.len() - tp;
+        self.cases += 1;
+    }
+    fn f1(self) -> Option<f64> {
+        if self.cases == 0 {
+            return None;
+        }
+        let denom = 2 * self.tp + self.fp + self.fn_;
+        Some(if denom == 0 { 1.0 } else { round4(2.0 * self.tp as f64 / denom as f64) })
+    }
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// Accumulates scores over cases.
+#[derive(Debug, Default)]
+pub struct Scorer {
+    cases: usize,
+    goal: Ratio,
+    sequence: Ratio,
+    set: Ratio,
+    complexity: Ratio,
+    unknown: Ratio,
+    ready: Ratio,
+    nodes: Micro,
+    edges: Micro,
+    extracted_found: usize,
+    extracted_expected: usize,
+    latencies: Vec<u64>,
+    failures: Vec<EvalFailure>,
+}
+
+impl Scorer {
+    fn fail(&mut self, id: &str, field: &str, expected: Value, got: Value) {
+        self.failures.push(EvalFailure { id: id.to_string(), field: field.to_string(), expected, got });
+    }
+
+    /// Scores one case; a planning error fails every expectation the case carries.
+    pub fn score(&mut self, case: &EvalCase, plan: Result<&Plan, String>, micros: u64) {
+        self.cases += 1;
+        self.latencies.push(micros);
+        let id = case.id.as_str();
+        let e = &case.expect;
+        let plan = match plan {
+            Ok(p) => p,
+            Err(err) => {
+                self.fail(id, "plan", Value::Null, json!(err));
+                let fields = [e.goal.is_some(), e.tools.is_some(), e.tool_set.is_some(), e.complexity.is_some(), e.unknown.is_some(), e.ready_to_formalize.is_some()];
+                let metrics = [&mut self.goal, &mut self.sequence, &mut self.set, &mut self.complexity, &mut self.unknown, &mut self.ready];
+                for (has, m) in fields.into_iter().zip(metrics) {
+                    if has {
+                        m.add(false);
+                    }
+                }
+                if let Some(expected) = e.tools.as_ref().or(e.tool_set.as_ref()) {
+                    let known: Vec<&String> = expected.iter().filter(|t| *t != UNKNOWN_TOOL).collect();
+                    self.nodes.add(&known, &[]);
+                }
+                if let Some(links) = &e.links {
+                    self.edges.add(links, &[]);
+                }
+                if let Some(ex) = &e.extracted {
+                    self.extracted_expected += ex.values().map(Vec::len).sum::<usize>();
+                }
+                return;
+            }
+        };
+        let tools: Vec<String> = plan.steps().iter().map(|s| s.tool.clone()).collect();
+        let known: Vec<String> = plan.steps().iter().filter(|s| s.is_known()).map(|s| s.tool.clone()).collect();
+
+        if let Some(g) = &e.goal {
+            let first = plan.understanding().goals.first();
+            let intent_ok = g.intent.as_ref().is_none_or(|want| want.accepts(first.map(|f| f.intent.as_str())));
+            let entity_ok = g.entity.as_ref().is_none_or(|want| want.accepts(first.and_then(|f| f.entity.as_deref())));
+            self.goal.add(intent_ok && entity_ok);
+            if !(intent_ok && entity_ok) {
+                let got = first.map_or(Value::Null, |f| json!({"intent": f.intent, "entity": f.entity}));
+                self.fail(id, "goal", serde_json::to_value(g).unwrap_or_default(), got);
+            }
+        }
+        if let Some(want) = &e.tools {
+            let ok = *want == tools;
+            self.sequence.add(ok);
+            if !ok {
+                self.fail(id, "tools", json!(want), json!(tools));
+            }
+        }
+        if let Some(want) = &e.tool_set {
+            let mut a: Vec<&String> = want.iter().filter(|t| *t != UNKNOWN_TOOL).collect();
+            let mut b: Vec<&String> = known.iter().collect();
+            a.sort();
+            a.dedup();
+            b.sort();
+            b.dedup();
+            let ok = a == b;
+            self.set.add(ok);
+            if !ok {
+                self.fail(id, "tool_set", json!(want), json!(known));
+            }
+        }
+        if let Some(expected) = e.tools.as_ref().or(e.tool_set.as_ref()) {
+            let want: Vec<String> = expected.iter().filter(|t| *t != UNKNOWN_TOOL).cloned().collect();
+            self.nodes.add(&want, &known);
+        }
+        if let Some(links) = &e.links {
+            let got: Vec<(String, String)> = plan
+                .steps()
+                .iter()
+                .flat_map(|s| {
+                    s.input_refs.iter().filter_map(|r| {
+                        plan.steps().iter().find(|p| &p.id == r).map(|from| (from.tool.clone(), s.tool.clone()))
+                    })
+                })
+                .collect();
+            self.edges.add(links, &got);
+            let mut want_sorted = links.clone();
+            let mut got_sorted = got.clone();
+            want_sorted.sort();
+            got_sorted.sort();
+            if want_sorted != got_sorted {
+                self.fail(id, "links", json!(links), json!(got));
+            }
+        }
+        if let Some(want) = &e.complexity {
+            let got = plan.complexity().as_str();
+            self.complexity.add(want == got);
+            if want != got {
+                self.fail(id, "complexity", json!(want), json!(got));
+            }
+        }
+        if let Some(want) = e.unknown {
+            let got = plan.has_unknown();
+            self.unknown.add(want == got);
+            if want != got {
+                self.fail(id, "unknown", json!(want), json!(got));
+            }
+        }
+        if let Some(want) = e.ready_to_formalize {
+            let got = plan.clarity().ready_to_formalize();
+            self.ready.add(want == got);
+            if want != got {
+                self.fail(id, "ready_to_formalize", json!(want), json!(got));
+            }
+        }
+        if let Some(ex) = &e.extracted {
+            for (kind, values) in ex {
+                let have = ExtractedKind::parse(kind).map(|k| plan.understanding().extracted.get(k)).unwrap_or_default();
+                for v in values {
+                    self.extracted_expected += 1;
+                    if have.contains(v) {
+                        self.extracted_found += 1;
+                    } else {
+                        self.fail(id, &format!("extracted.{kind}"), json!(v), json!(have));
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> EvalReport {
+        self.latencies.sort_unstable();
+        let pct = |p: f64| -> u64 {
+            if self.latencies.is_empty() {
+                return 0;
+            }
+            let rank = ((p * self.latencies.len() as f64).ceil() as usize).clamp(1, self.latencies.len());
+            self.latencies[rank - 1]
+        };
+        EvalReport {
+            cases: self.cases,
+            goal_accuracy: self.goal.value(),
+            sequence_accuracy: self.sequence.value(),
+            set_accuracy: self.set.value(),
+            node_f1: self.nodes.f1(),
+            edge_f1: self.edges.f1(),
+            complexity_accuracy: self.complexity.value(),
+            unknown_accuracy: self.unknown.value(),
+            ready_accuracy: self.ready.value(),
+            extracted_recall: (self.extracted_expected > 0).then(|| round4(self.extracted_found as f64 / self.extracted_expected as f64)),
+            latency_us: Latency { p50: pct(0.5), p99: pct(0.99) },
+            failures: self.failures,
+        }
+    }
+}
