@@ -46,8 +46,18 @@ impl Phrase {
         })
     }
 
+    /// A phrase that matches exact word forms only (sequencers: "lastly" is not "last").
+    fn compile_exact(text: &str) -> Option<Self> {
+        let terms: Vec<Term> = text.split_whitespace().map(|w| Term::Form(w.to_lowercase())).collect();
+        (!terms.is_empty()).then(|| Self { terms, text: text.to_string() })
+    }
+
     pub fn len(&self) -> usize {
         self.terms.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
     }
 
     /// Whether the phrase matches the tokens starting at `at`.
@@ -100,6 +110,7 @@ pub struct Lexicon {
     pub relative_markers: HashSet<String>,
     pub presentational: Vec<Phrase>,
     pub topic_markers: Vec<Phrase>,
+    pub target_markers: Vec<Phrase>,
     pub vague_objects: HashSet<String>,
     pub back_references: Vec<Phrase>,
     pub vague_verbs: HashSet<String>,
@@ -126,6 +137,7 @@ struct Raw {
     relative_markers: Vec<String>,
     presentational: Vec<String>,
     topic_markers: Vec<String>,
+    target_markers: Vec<String>,
     vague_objects: Vec<String>,
     back_references: Vec<String>,
     vague_verbs: Vec<String>,
@@ -180,10 +192,16 @@ impl Lexicon {
         let groups: Vec<(String, Vec<String>)> = raw.synonyms.into_iter().collect();
         let synonyms = Synonyms::new(&groups);
         let phrases = |list: &[String]| -> Vec<Phrase> {
-            list.iter()
-                .filter_map(|p| Phrase::compile(p, &synonyms))
-                .collect()
+            let mut out: Vec<Phrase> = Vec::new();
+            for p in list.iter().filter_map(|p| Phrase::compile(p, &synonyms)) {
+                // Synonyms can make two phrases one; count it once.
+                if !out.iter().any(|q| q.terms == p.terms) {
+                    out.push(p);
+                }
+            }
+            out
         };
+        let exact = |list: &[String]| -> Vec<Phrase> { list.iter().filter_map(|p| Phrase::compile_exact(p)).collect() };
         let keys = |list: &[String]| -> HashSet<String> {
             list.iter().map(|w| synonyms.key(&w.to_lowercase())).collect()
         };
@@ -217,10 +235,11 @@ impl Lexicon {
         Ok(Self {
             stopwords: keys(&raw.stopwords),
             verbs: raw.verbs.iter().map(|v| stem(&v.to_lowercase())).collect(),
-            sequencers: phrases(&raw.sequencers),
+            sequencers: exact(&raw.sequencers),
             relative_markers: forms(&raw.relative_markers),
-            presentational: phrases(&raw.presentational),
-            topic_markers: phrases(&raw.topic_markers),
+            presentational: exact(&raw.presentational),
+            topic_markers: exact(&raw.topic_markers),
+            target_markers: exact(&raw.target_markers),
             vague_objects: forms(&raw.vague_objects),
             back_references: phrases(&raw.back_references),
             vague_verbs: keys(&raw.vague_verbs),

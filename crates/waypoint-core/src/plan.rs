@@ -76,7 +76,7 @@ impl Planner<'_> {
                         out.drafts[j].inputs.push(i);
                     }
                 }
-            } else if let Some(top) = ranking.first().filter(|c| c.score >= self.threshold) {
+            } else if let Some(top) = self.first_fitting(&ranking, clause, &out.drafts) {
                 let pick = self.prefer_pipeline(top, clause).unwrap_or_else(|| top.clone());
                 let why = format!("best match ({:.2}: {})", pick.score, pick.why.iter().take(4).cloned().collect::<Vec<_>>().join(", "));
                 out.drafts.push(self.new_draft(&pick.id, clause.segment.clause.index, pick.score, why));
@@ -140,6 +140,21 @@ impl Planner<'_> {
             }
         }
         Some(chosen)
+    }
+
+    /// The best candidate at or above the threshold whose input the request can supply:
+    /// a pipeline that accepts only specific kinds (a URL, a PDF) is passed over when the
+    /// clause gives none of them and no earlier step makes one.
+    fn first_fitting<'r>(&self, ranking: &'r [Candidate], clause: &ClauseAnalysis, earlier: &[Draft]) -> Option<&'r Candidate> {
+        let supplied = supplied_kinds(clause);
+        ranking.iter().take_while(|c| c.score >= self.threshold).find(|c| {
+            let Some(Entry::Pipeline(p)) = self.catalog.entry(&c.id) else {
+                return true;
+            };
+            p.accepts.is_empty()
+                || p.accepts.iter().any(|a| a == "text" || supplied.contains(a.as_str()))
+                || earlier.iter().any(|d| self.produces(&d.tool).iter().any(|k| p.accepts.contains(k)))
+        })
     }
 
     /// A pipeline that takes what the clause supplies and makes what its top tool makes.

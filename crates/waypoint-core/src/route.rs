@@ -17,6 +17,12 @@ use crate::text::Token;
 
 /// Field weights: how strongly a word in each part of an entry speaks for it.
 const W_KEYWORD: f64 = 3.0;
+/// Each word of a multi-word keyword; the whole phrase earns `W_PHRASE` on top.
+const W_KEYWORD_PART: f64 = 1.5;
+/// Bonus for producing the result a clause names after "into", "as a"…
+const W_TARGET: f64 = 2.0;
+/// Factor for an entry that consumes, rather than produces, the named result.
+const CONSUMES_TARGET: f64 = 0.5;
 const W_NAME: f64 = 2.0;
 const W_EXAMPLE: f64 = 1.5;
 const W_DESCRIPTION: f64 = 1.0;
@@ -35,6 +41,9 @@ const TOPIC: f64 = 0.3;
 struct Doc {
     id: String,
     kind: CandidateKind,
+    /// Keys of the artifact kinds it produces and accepts.
+    produces: Vec<String>,
+    accepts: Vec<String>,
 }
 
 /// The routing index of one catalog.
@@ -61,21 +70,23 @@ impl RouteIndex {
         for tool in catalog.tools() {
             let mut fields: Vec<(f64, String)> = vec![(W_NAME, tool.name.replace(['_', '.', '-'], " "))];
             fields.push((W_DESCRIPTION, tool.description.clone()));
-            fields.extend(tool.keywords.iter().map(|k| (W_KEYWORD, k.clone())));
+            fields.extend(tool.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
             fields.extend(tool.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
             fields.extend(tool.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
             fields.extend(tool.accepts.iter().map(|k| (W_ACCEPTS, k.replace('_', " "))));
             let phrases: Vec<&String> = tool.keywords.iter().chain(&tool.examples).collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
+            index.set_kinds(&tool.produces, &tool.accepts, lex);
         }
         for p in catalog.pipelines() {
             let short = p.id.rsplit('.').next().unwrap_or(&p.id).replace(['_', '-'], " ");
             let mut fields: Vec<(f64, String)> = vec![(W_NAME, short), (W_DESCRIPTION, p.description.clone())];
-            fields.extend(p.intent_keywords.iter().map(|k| (W_KEYWORD, k.clone())));
+            fields.extend(p.intent_keywords.iter().map(|k| (keyword_weight(k), k.clone())));
             fields.extend(p.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
             fields.extend(p.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
             let phrases: Vec<&String> = p.intent_keywords.iter().chain(&p.examples).collect();
             index.add(&p.id, CandidateKind::Pipeline, &fields, &phrases, lex);
+            index.set_kinds(&p.produces, &p.accepts, lex);
         }
         let n = index.docs.len().max(1) as f64;
         let norm = (1.0 + n).ln();
@@ -89,7 +100,7 @@ impl RouteIndex {
 
     fn add(&mut self, id: &str, kind: CandidateKind, fields: &[(f64, String)], phrases: &[&String], lex: &Lexicon) {
         let doc = u32::try_from(self.docs.len()).unwrap_or(u32::MAX);
-        self.docs.push(Doc { id: id.to_string(), kind });
+        self.docs.push(Doc { id: id.to_string(), kind, produces: Vec::new(), accepts: Vec::new() });
         let mut best: HashMap<String, f64> = HashMap::new();
         for (w, text) in fields {
             for tok in lex.tokenize(text, &[]) {
@@ -109,6 +120,18 @@ impl RouteIndex {
             {
                 self.phrases.entry(toks[0].key.clone()).or_default().push((doc, p));
             }
+        }
+    }
+
+    fn set_kinds(&mut self, produces: &[String], accepts: &[String], lex: &Lexicon) {
+        let keys = |list: &[String]| -> Vec<String> {
+            list.iter()
+                .filter_map(|k| lex.tokenize(&k.replace('_', " "), &[]).into_iter().last().map(|t| t.key))
+                .collect()
+        };
+        if let Some(doc) = self.docs.last_mut() {
+            doc.produces = keys(produces);
+            doc.accepts = keys(accepts);
         }
     }
 
@@ -153,6 +176,20 @@ impl RouteIndex {
                 }
             }
         }
+        // Direction: the result named after "into" favours its producers over its consumers.
+        let target_from = lex.target_markers.iter().filter_map(|p| p.find_all(tokens).next().map(|at| at + p.len())).min();
+        if let Some(from) = target_from {
+            let target: Vec<&str> = tokens[from..].iter().filter(|t| lex.is_content(t)).map(|t| t.key.as_str()).collect();
+            for (doc, r) in &mut raw {
+                let Some(d) = self.docs.get(*doc as usize) else { continue };
+                if let Some(k) = d.produces.iter().find(|k| target.contains(&k.as_str())) {
+                    *r += W_TARGET * self.idf.get(k).copied().unwrap_or(1.0);
+                    why.entry(*doc).or_default().push((W_TARGET, format!("produces {k}")));
+                } else if d.accepts.iter().any(|k| target.contains(&k.as_str())) {
+                    *r *= CONSUMES_TARGET;
+                }
+            }
+        }
         let mut out: Vec<Candidate> = raw
             .into_iter()
             .filter_map(|(doc, r)| {
@@ -180,6 +217,10 @@ impl RouteIndex {
         out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         out
     }
+}
+
+fn keyword_weight(keyword: &str) -> f64 {
+    if keyword.split_whitespace().count() > 1 { W_KEYWORD_PART } else { W_KEYWORD }
 }
 
 /// Content words of a clause with their role weights.

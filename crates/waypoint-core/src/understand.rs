@@ -154,8 +154,11 @@ fn score_concepts<'l>(concepts: &'l [Concept], toks: &[Token], head: Option<usiz
         .filter_map(|c| {
             let mut score = 0.0;
             let mut words = Vec::new();
+            let mut covered = vec![false; toks.len()];
             for p in &c.phrases {
-                if let Some(at) = p.find_all(toks).next() {
+                // A token speaks for a concept once, however many of its phrases cover it.
+                if let Some(at) = p.find_all(toks).find(|&at| covered[at..at + p.len()].iter().any(|c| !c)) {
+                    covered[at..at + p.len()].iter_mut().for_each(|c| *c = true);
                     let mut w = p.len() as f64;
                     if head == Some(at) {
                         w += 0.5;
