@@ -7,8 +7,14 @@ use crate::load::{Loaded, Source, load};
 /// The built-in files as (name, text).
 pub const BUILTIN_SOURCES: [(&str, &str); 3] = [
     ("builtin:code.yaml", include_str!("../builtin/code.yaml")),
-    ("builtin:content.yaml", include_str!("../builtin/content.yaml")),
-    ("builtin:studio.yaml", include_str!("../builtin/studio.yaml")),
+    (
+        "builtin:content.yaml",
+        include_str!("../builtin/content.yaml"),
+    ),
+    (
+        "builtin:studio.yaml",
+        include_str!("../builtin/studio.yaml"),
+    ),
 ];
 
 pub fn builtin_sources() -> Vec<Source> {

@@ -19,8 +19,7 @@ pub use builtin::{BUILTIN_SOURCES, builtin, builtin_sources};
 pub use diagnostic::{CatalogError, Diagnostic, Severity};
 pub use load::{Loaded, Source, load, read_paths};
 pub use model::{
-    BUILTINS, Effects, EvidenceRule, Lexicon, Location, Pipeline, RunSpec, Server, Specialist,
-    Tool,
+    BUILTINS, Effects, EvidenceRule, Lexicon, Location, Pipeline, RunSpec, Server, Specialist, Tool,
 };
 
 /// A catalog entry a plan step may name.
@@ -135,4 +134,3 @@ impl Catalog {
         true
     }
 }
-

@@ -3,13 +3,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use crate::Catalog;
 use crate::diagnostic::{CatalogError, Diagnostic, Severity};
 use crate::model::{
-    BUILTINS, Effects, EvidenceRule, Lexicon, Location, Pipeline, RunSpec, Server, Specialist,
-    Tool,
+    BUILTINS, Effects, EvidenceRule, Lexicon, Location, Pipeline, RunSpec, Server, Specialist, Tool,
 };
 use crate::yaml::{self, Limits, Node, Pos, Value};
-use crate::Catalog;
 
 /// One catalog file's text and the name it is reported under.
 #[derive(Debug, Clone)]
@@ -76,11 +75,7 @@ pub fn read_paths(paths: &[impl AsRef<Path>]) -> Result<Vec<Source>, CatalogErro
                 .map_err(io)?
                 .filter_map(Result::ok)
                 .map(|e| e.path())
-                .filter(|p| {
-                    p.is_file()
-                        && p.extension()
-                            .is_some_and(|e| e == "yaml" || e == "yml")
-                })
+                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
                 .collect();
             files.sort();
             if files.is_empty() {
@@ -191,12 +186,7 @@ impl Ctx<'_> {
     }
 
     /// The entries of a mapping, reporting keys outside `allowed`.
-    fn fields<'n>(
-        &mut self,
-        node: &'n Node,
-        what: &str,
-        allowed: &[&str],
-    ) -> Option<Fields<'n>> {
+    fn fields<'n>(&mut self, node: &'n Node, what: &str, allowed: &[&str]) -> Option<Fields<'n>> {
         let Value::Map(entries) = &node.value else {
             self.error(
                 node.pos,
@@ -252,7 +242,10 @@ impl Ctx<'_> {
             other => {
                 self.error(
                     node.pos,
-                    format!("`{field}` must be a list of strings, found {}", other.kind()),
+                    format!(
+                        "`{field}` must be a list of strings, found {}",
+                        other.kind()
+                    ),
                     None,
                 );
                 Vec::new()
@@ -275,16 +268,15 @@ impl<'n> Fields<'n> {
     }
 
     fn required(&self, ctx: &mut Ctx<'_>, key: &str, what: &str) -> Option<String> {
-        match self.get(key) {
-            Some(node) => ctx.string(node, key),
-            None => {
-                ctx.error(
-                    self.pos,
-                    format!("{what} has no `{key}`"),
-                    Some(format!("add `{key}: …` to this entry")),
-                );
-                None
-            }
+        if let Some(node) = self.get(key) {
+            ctx.string(node, key)
+        } else {
+            ctx.error(
+                self.pos,
+                format!("{what} has no `{key}`"),
+                Some(format!("add `{key}: …` to this entry")),
+            );
+            None
         }
     }
 
@@ -369,9 +361,9 @@ fn read_file(ctx: &mut Ctx<'_>, root: &Node, parts: &mut Parts) {
 
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'.' | b'-'))
+        && name.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'.' | b'-')
+        })
 }
 
 fn read_tool(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<Tool> {
@@ -485,7 +477,10 @@ fn read_run(ctx: &mut Ctx<'_>, node: &Node, tool: &str, parts: &mut Parts) -> Op
     if f.entries.len() != 1 {
         ctx.error(
             node.pos,
-            format!("`run` of tool `{tool}` must have exactly one of {}", RUN_KEYS.join(", ")),
+            format!(
+                "`run` of tool `{tool}` must have exactly one of {}",
+                RUN_KEYS.join(", ")
+            ),
             None,
         );
         return None;
@@ -504,9 +499,17 @@ fn read_run(ctx: &mut Ctx<'_>, node: &Node, tool: &str, parts: &mut Parts) -> Op
             Some(RunSpec::Builtin(name))
         }
         "command" => {
-            let argv: Vec<String> = ctx.strings(value, "command").into_iter().map(|(s, _)| s).collect();
+            let argv: Vec<String> = ctx
+                .strings(value, "command")
+                .into_iter()
+                .map(|(s, _)| s)
+                .collect();
             if argv.is_empty() {
-                ctx.error(value.pos, format!("`run.command` of tool `{tool}` is empty"), None);
+                ctx.error(
+                    value.pos,
+                    format!("`run.command` of tool `{tool}` is empty"),
+                    None,
+                );
                 return None;
             }
             Some(RunSpec::Command(argv))
@@ -514,13 +517,22 @@ fn read_run(ctx: &mut Ctx<'_>, node: &Node, tool: &str, parts: &mut Parts) -> Op
         "http" => {
             let f = ctx.fields(value, "a `run.http` spec", &["url", "method"])?;
             let url = f.required(ctx, "url", "`run.http`")?;
-            let method = f.get("method").and_then(|n| ctx.string(n, "method")).unwrap_or_else(|| "GET".into());
-            Some(RunSpec::Http { url, method: method.to_ascii_uppercase() })
+            let method = f
+                .get("method")
+                .and_then(|n| ctx.string(n, "method"))
+                .unwrap_or_else(|| "GET".into());
+            Some(RunSpec::Http {
+                url,
+                method: method.to_ascii_uppercase(),
+            })
         }
         "mcp" => {
             let f = ctx.fields(value, "a `run.mcp` spec", &["server", "tool"])?;
             let server = f.required(ctx, "server", "`run.mcp`")?;
-            let name = f.get("tool").and_then(|n| ctx.string(n, "tool")).unwrap_or_else(|| tool.to_string());
+            let name = f
+                .get("tool")
+                .and_then(|n| ctx.string(n, "tool"))
+                .unwrap_or_else(|| tool.to_string());
             parts.refs.push(Reference {
                 name: format!("server:{server}"),
                 at: ctx.loc(value.pos),
@@ -538,7 +550,13 @@ fn read_run(ctx: &mut Ctx<'_>, node: &Node, tool: &str, parts: &mut Parts) -> Op
     }
 }
 
-fn push_refs(ctx: &Ctx<'_>, parts: &mut Parts, names: &[(String, Pos)], what: &'static str, allow_pipeline: bool) {
+fn push_refs(
+    ctx: &Ctx<'_>,
+    parts: &mut Parts,
+    names: &[(String, Pos)],
+    what: &'static str,
+    allow_pipeline: bool,
+) {
     for (name, pos) in names {
         parts.refs.push(Reference {
             name: name.clone(),
@@ -552,7 +570,10 @@ fn push_refs(ctx: &Ctx<'_>, parts: &mut Parts, names: &[(String, Pos)], what: &'
 fn read_pipeline(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<Pipeline> {
     let f = ctx.fields(node, "a pipeline", PIPELINE_KEYS)?;
     let id = f.required(ctx, "id", "a pipeline")?;
-    let steps = f.get("steps").map(|n| ctx.strings(n, "steps")).unwrap_or_default();
+    let steps = f
+        .get("steps")
+        .map(|n| ctx.strings(n, "steps"))
+        .unwrap_or_default();
     if steps.is_empty() {
         ctx.error(
             f.pos,
@@ -560,7 +581,10 @@ fn read_pipeline(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<Pi
             Some("list the tool names it runs under `steps:`".into()),
         );
     }
-    let supersedes = f.get("supersedes").map(|n| ctx.strings(n, "supersedes")).unwrap_or_default();
+    let supersedes = f
+        .get("supersedes")
+        .map(|n| ctx.strings(n, "supersedes"))
+        .unwrap_or_default();
     push_refs(ctx, parts, &steps, "pipeline step", true);
     push_refs(ctx, parts, &supersedes, "`supersedes` entry", false);
     Some(Pipeline {
@@ -579,7 +603,10 @@ fn read_pipeline(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<Pi
 fn read_specialist(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<Specialist> {
     let f = ctx.fields(node, "a specialist", SPECIALIST_KEYS)?;
     let id = f.required(ctx, "id", "a specialist")?;
-    let tools = f.get("tools").map(|n| ctx.strings(n, "tools")).unwrap_or_default();
+    let tools = f
+        .get("tools")
+        .map(|n| ctx.strings(n, "tools"))
+        .unwrap_or_default();
     push_refs(ctx, parts, &tools, "specialist tool", false);
     Some(Specialist {
         description: f.text(ctx, "description"),
@@ -610,7 +637,11 @@ fn read_server(ctx: &mut Ctx<'_>, node: &Node) -> Option<Server> {
                 }
             }
         } else {
-            ctx.error(n.pos, format!("`env` of server `{name}` must be a mapping"), None);
+            ctx.error(
+                n.pos,
+                format!("`env` of server `{name}` must be a mapping"),
+                None,
+            );
         }
     }
     Some(Server {
@@ -633,7 +664,11 @@ fn read_lexicon(ctx: &mut Ctx<'_>, node: &Node, lexicon: &mut Lexicon) {
             _ => continue,
         };
         let Value::Map(concepts) = &value.value else {
-            ctx.error(value.pos, "lexicon sections map a concept name to its phrases".into(), None);
+            ctx.error(
+                value.pos,
+                "lexicon sections map a concept name to its phrases".into(),
+                None,
+            );
             continue;
         };
         for (name, phrases) in concepts {
@@ -666,12 +701,26 @@ fn read_evidence(ctx: &mut Ctx<'_>, node: &Node) -> Option<EvidenceRule> {
     })
 }
 
-/// Merges the parts, reporting duplicates, dangling references and pipeline cycles.
-fn assemble(parts: Parts, diags: &mut Vec<Diagnostic>, sources: &[Source]) -> Catalog {
-    let texts: HashMap<&str, &str> = sources.iter().map(|s| (s.name.as_str(), s.text.as_str())).collect();
-    let mut report = |severity, at: &Location, message: String, hint: Option<String>, related: Option<Location>| {
-        let source_line = texts.get(at.file.as_str()).and_then(|t| line_of(t, at.line));
-        diags.push(Diagnostic {
+/// Collects diagnostics found after parsing, with the source line of each.
+struct Reporter<'a> {
+    texts: HashMap<&'a str, &'a str>,
+    diags: &'a mut Vec<Diagnostic>,
+}
+
+impl Reporter<'_> {
+    fn report(
+        &mut self,
+        severity: Severity,
+        at: &Location,
+        message: String,
+        hint: Option<String>,
+        related: Option<Location>,
+    ) {
+        let source_line = self
+            .texts
+            .get(at.file.as_str())
+            .and_then(|t| line_of(t, at.line));
+        self.diags.push(Diagnostic {
             severity,
             at: at.clone(),
             message,
@@ -679,113 +728,69 @@ fn assemble(parts: Parts, diags: &mut Vec<Diagnostic>, sources: &[Source]) -> Ca
             related,
             source_line,
         });
-    };
-
-    // Tools and pipelines share one namespace: a plan step names either.
-    let mut names: HashMap<String, Location> = HashMap::new();
-    let mut tools = Vec::with_capacity(parts.tools.len());
-    for tool in parts.tools {
-        if let Some(first) = names.get(&tool.name) {
-            report(
-                Severity::Error,
-                &tool.at,
-                format!("duplicate tool `{}`", tool.name),
-                Some("rename or remove one of the two definitions".into()),
-                Some(first.clone()),
-            );
-            continue;
-        }
-        names.insert(tool.name.clone(), tool.at.clone());
-        tools.push(tool);
-    }
-    let mut pipelines = Vec::with_capacity(parts.pipelines.len());
-    for pipeline in parts.pipelines {
-        if let Some(first) = names.get(&pipeline.id) {
-            report(
-                Severity::Error,
-                &pipeline.at,
-                format!("duplicate id `{}` (a tool or pipeline has it already)", pipeline.id),
-                Some("tools and pipelines share one namespace; rename one".into()),
-                Some(first.clone()),
-            );
-            continue;
-        }
-        names.insert(pipeline.id.clone(), pipeline.at.clone());
-        pipelines.push(pipeline);
-    }
-    let mut specialist_ids: HashMap<String, Location> = HashMap::new();
-    let mut specialists = Vec::new();
-    for s in parts.specialists {
-        if let Some(first) = specialist_ids.get(&s.id) {
-            report(
-                Severity::Error,
-                &s.at,
-                format!("duplicate specialist `{}`", s.id),
-                Some("rename or remove one of the two definitions".into()),
-                Some(first.clone()),
-            );
-            continue;
-        }
-        specialist_ids.insert(s.id.clone(), s.at.clone());
-        specialists.push(s);
-    }
-    let mut server_names: HashMap<String, Location> = HashMap::new();
-    let mut servers = Vec::new();
-    for s in parts.servers {
-        if let Some(first) = server_names.get(&s.name) {
-            report(
-                Severity::Error,
-                &s.at,
-                format!("duplicate server `{}`", s.name),
-                Some("rename or remove one of the two definitions".into()),
-                Some(first.clone()),
-            );
-            continue;
-        }
-        server_names.insert(s.name.clone(), s.at.clone());
-        servers.push(s);
     }
 
-    let tool_names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    let pipeline_ids: Vec<&str> = pipelines.iter().map(|p| p.id.as_str()).collect();
-    for r in &parts.refs {
-        if let Some(server) = r.name.strip_prefix("server:") {
-            if !server_names.contains_key(server) {
-                report(
+    /// Keeps the first of each name; every later one is an error naming both places.
+    fn dedupe<T>(
+        &mut self,
+        items: Vec<T>,
+        seen: &mut HashMap<String, Location>,
+        what: &str,
+        key: impl Fn(&T) -> (&str, &Location),
+    ) -> Vec<T> {
+        let mut kept = Vec::with_capacity(items.len());
+        for item in items {
+            let (name, at) = key(&item);
+            if let Some(first) = seen.get(name) {
+                let (message, related) = (format!("duplicate {what} `{name}`"), first.clone());
+                let at = at.clone();
+                self.report(
                     Severity::Error,
-                    &r.at,
-                    format!("unknown MCP server `{server}`"),
-                    Some("declare it under `servers:`".into()),
-                    None,
+                    &at,
+                    message,
+                    Some("rename or remove one of the two definitions".into()),
+                    Some(related),
                 );
+                continue;
             }
-            continue;
+            seen.insert(name.to_string(), at.clone());
+            kept.push(item);
         }
-        let known = tool_names.contains(&r.name.as_str())
-            || (r.allow_pipeline && pipeline_ids.contains(&r.name.as_str()));
-        if !known {
-            let mut pool = tool_names.clone();
-            if r.allow_pipeline {
-                pool.extend(&pipeline_ids);
-            }
-            let hint = closest(&r.name, &pool).map_or_else(
-                || "define the tool under `tools:` or fix the name".to_string(),
-                |s| format!("did you mean `{s}`?"),
-            );
-            report(
-                Severity::Error,
-                &r.at,
-                format!("{} names unknown tool `{}`", r.what, r.name),
-                Some(hint),
-                None,
-            );
-        }
+        kept
     }
+}
 
+/// Merges the parts, reporting duplicates, dangling references and pipeline cycles.
+fn assemble(parts: Parts, diags: &mut Vec<Diagnostic>, sources: &[Source]) -> Catalog {
+    let mut r = Reporter {
+        texts: sources
+            .iter()
+            .map(|s| (s.name.as_str(), s.text.as_str()))
+            .collect(),
+        diags,
+    };
+    // Tools and pipelines share one namespace: a plan step names either.
+    let mut names = HashMap::new();
+    let tools = r.dedupe(parts.tools, &mut names, "tool", |t| (&t.name, &t.at));
+    let pipelines = r.dedupe(parts.pipelines, &mut names, "tool or pipeline id", |p| {
+        (&p.id, &p.at)
+    });
+    let specialists = r.dedupe(parts.specialists, &mut HashMap::new(), "specialist", |s| {
+        (&s.id, &s.at)
+    });
+    let mut server_names = HashMap::new();
+    let servers = r.dedupe(parts.servers, &mut server_names, "server", |s| {
+        (&s.name, &s.at)
+    });
+    check_refs(&mut r, &parts.refs, &tools, &pipelines, &server_names);
     for cycle in pipeline_cycles(&pipelines) {
         let first = &pipelines[cycle[0]];
-        let path: Vec<&str> = cycle.iter().map(|&i| pipelines[i].id.as_str()).chain([first.id.as_str()]).collect();
-        report(
+        let path: Vec<&str> = cycle
+            .iter()
+            .map(|&i| pipelines[i].id.as_str())
+            .chain([first.id.as_str()])
+            .collect();
+        r.report(
             Severity::Error,
             &first.at,
             format!("pipeline cycle: {}", path.join(" → ")),
@@ -793,12 +798,68 @@ fn assemble(parts: Parts, diags: &mut Vec<Diagnostic>, sources: &[Source]) -> Ca
             None,
         );
     }
+    check_evidence(&mut r, &parts.evidence, &tools);
+    Catalog::new(
+        tools,
+        pipelines,
+        specialists,
+        servers,
+        parts.lexicon,
+        parts.evidence,
+    )
+}
 
-    let produced: Vec<&str> = tools.iter().flat_map(|t| t.produces.iter().map(String::as_str)).collect();
-    for rule in &parts.evidence {
+fn check_refs(
+    r: &mut Reporter<'_>,
+    refs: &[Reference],
+    tools: &[Tool],
+    pipelines: &[Pipeline],
+    servers: &HashMap<String, Location>,
+) {
+    let tool_names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let pipeline_ids: Vec<&str> = pipelines.iter().map(|p| p.id.as_str()).collect();
+    for reference in refs {
+        if let Some(server) = reference.name.strip_prefix("server:") {
+            if !servers.contains_key(server) {
+                r.report(
+                    Severity::Error,
+                    &reference.at,
+                    format!("unknown MCP server `{server}`"),
+                    Some("declare it under `servers:`".into()),
+                    None,
+                );
+            }
+            continue;
+        }
+        let name = reference.name.as_str();
+        let known = tool_names.contains(&name)
+            || (reference.allow_pipeline && pipeline_ids.contains(&name));
+        if known {
+            continue;
+        }
+        let mut pool = tool_names.clone();
+        if reference.allow_pipeline {
+            pool.extend(&pipeline_ids);
+        }
+        let hint = closest(name, &pool).map_or_else(
+            || "define the tool under `tools:` or fix the name".to_string(),
+            |s| format!("did you mean `{s}`?"),
+        );
+        r.report(
+            Severity::Error,
+            &reference.at,
+            format!("{} names unknown tool `{name}`", reference.what),
+            Some(hint),
+            None,
+        );
+    }
+}
+
+fn check_evidence(r: &mut Reporter<'_>, rules: &[EvidenceRule], tools: &[Tool]) {
+    for rule in rules {
         for need in &rule.needs {
-            if !produced.contains(&need.as_str()) {
-                report(
+            if !tools.iter().any(|t| t.produces.contains(need)) {
+                r.report(
                     Severity::Warning,
                     &rule.at,
                     format!("no tool produces evidence `{need}`"),
@@ -808,16 +869,23 @@ fn assemble(parts: Parts, diags: &mut Vec<Diagnostic>, sources: &[Source]) -> Ca
             }
         }
     }
-
-    Catalog::new(tools, pipelines, specialists, servers, parts.lexicon, parts.evidence)
 }
 
 /// Every cycle among pipelines that name other pipelines as steps, each reported once.
 fn pipeline_cycles(pipelines: &[Pipeline]) -> Vec<Vec<usize>> {
-    let index: HashMap<&str, usize> = pipelines.iter().enumerate().map(|(i, p)| (p.id.as_str(), i)).collect();
+    let index: HashMap<&str, usize> = pipelines
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.id.as_str(), i))
+        .collect();
     let edges: Vec<Vec<usize>> = pipelines
         .iter()
-        .map(|p| p.steps.iter().filter_map(|s| index.get(s.as_str()).copied()).collect())
+        .map(|p| {
+            p.steps
+                .iter()
+                .filter_map(|s| index.get(s.as_str()).copied())
+                .collect()
+        })
         .collect();
     // 0 = unvisited, 1 = on the stack, 2 = done
     let mut state = vec![0u8; pipelines.len()];

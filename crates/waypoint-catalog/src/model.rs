@@ -50,9 +50,17 @@ pub enum RunSpec {
     Builtin(String),
     /// An argv template; never passed to a shell.
     Command(Vec<String>),
-    Http { url: String, method: String },
-    Mcp { server: String, tool: String },
-    Llm { prompt: String },
+    Http {
+        url: String,
+        method: String,
+    },
+    Mcp {
+        server: String,
+        tool: String,
+    },
+    Llm {
+        prompt: String,
+    },
 }
 
 impl RunSpec {

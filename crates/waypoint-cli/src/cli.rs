@@ -54,16 +54,24 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Plan a request: ordered steps with tools, args, dependencies and gaps.
-    #[command(after_help = "Examples:\n  waypoint plan \"fetch https://blog.rust-lang.org/ and translate it into Spanish\"\n  waypoint plan \"turn it into a blog post\" --context '{\"paste\": \"Our launch…\"}'\n  echo \"review my changes\" | waypoint plan - --format mermaid\n  waypoint plan \"build the project\" --json | jq .steps")]
+    #[command(
+        after_help = "Examples:\n  waypoint plan \"fetch https://blog.rust-lang.org/ and translate it into Spanish\"\n  waypoint plan \"turn it into a blog post\" --context '{\"paste\": \"Our launch…\"}'\n  echo \"review my changes\" | waypoint plan - --format mermaid\n  waypoint plan \"build the project\" --json | jq .steps"
+    )]
     Plan(PlanArgs),
     /// Rank the catalog's tools and pipelines for each clause of a request.
-    #[command(after_help = "Examples:\n  waypoint route \"summarize this PDF: https://example.com/report.pdf\"\n  waypoint route \"order me a pizza\" --json   # a gap: no recommendation, a gap_warning")]
+    #[command(
+        after_help = "Examples:\n  waypoint route \"summarize this PDF: https://example.com/report.pdf\"\n  waypoint route \"order me a pizza\" --json   # a gap: no recommendation, a gap_warning"
+    )]
     Route(RequestArgs),
     /// Show how a request is understood: clauses, goals, extracted values.
-    #[command(after_help = "Examples:\n  waypoint understand \"what changed and then run the tests\"\n  waypoint understand \"email ana@example.com every Friday at 9\" --json")]
+    #[command(
+        after_help = "Examples:\n  waypoint understand \"what changed and then run the tests\"\n  waypoint understand \"email ana@example.com every Friday at 9\" --json"
+    )]
     Understand(RequestArgs),
     /// Plan every case of a JSONL file and score the plans (DESIGN §4).
-    #[command(after_help = "Examples:\n  waypoint eval ../shared/eval/cases.jsonl --catalog ../shared/eval/catalog\n  waypoint eval cases.jsonl --catalog ./catalog --train train.jsonl --json")]
+    #[command(
+        after_help = "Examples:\n  waypoint eval ../shared/eval/cases.jsonl --catalog ../shared/eval/catalog\n  waypoint eval cases.jsonl --catalog ./catalog --train train.jsonl --json"
+    )]
     Eval(EvalArgs),
     /// Check or list a catalog.
     #[command(subcommand)]
@@ -113,14 +121,18 @@ pub struct EvalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogCommand {
-    /// Validate a catalog and report every problem with file:line; exits 1 on any error.
-    #[command(after_help = "Examples:\n  waypoint catalog check --catalog ./catalog\n  waypoint catalog check --catalog a.yaml --catalog b.yaml --json")]
+    /// Validate a catalog and report every problem with <file:line>; exits 1 on any error.
+    #[command(
+        after_help = "Examples:\n  waypoint catalog check --catalog ./catalog\n  waypoint catalog check --catalog a.yaml --catalog b.yaml --json"
+    )]
     Check {
         #[arg(long)]
         json: bool,
     },
     /// List the tools, pipelines and specialists that are loaded.
-    #[command(after_help = "Examples:\n  waypoint catalog show\n  waypoint catalog show --catalog ./catalog --json")]
+    #[command(
+        after_help = "Examples:\n  waypoint catalog show\n  waypoint catalog show --catalog ./catalog --json"
+    )]
     Show {
         #[arg(long)]
         json: bool,

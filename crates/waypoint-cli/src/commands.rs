@@ -45,7 +45,9 @@ fn engine(global: &Global) -> Result<Engine> {
 fn request_text(raw: &str) -> Result<String> {
     if raw == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("cannot read the request from standard input")?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("cannot read the request from standard input")?;
         return Ok(s.trim().to_string());
     }
     Ok(raw.to_string())
@@ -55,21 +57,30 @@ fn context(raw: Option<&str>) -> Result<Option<serde_json::Value>> {
     let Some(raw) = raw else { return Ok(None) };
     let (text, origin) = match raw.strip_prefix('@') {
         Some(path) => (
-            std::fs::read_to_string(path).with_context(|| format!("cannot read context file `{path}`"))?,
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read context file `{path}`"))?,
             format!("context file `{path}`"),
         ),
         None => (raw.to_string(), "`--context`".to_string()),
     };
-    let value = serde_json::from_str(&text)
-        .with_context(|| format!("{origin} is not valid JSON; pass an object such as '{{\"paste\": \"…\"}}' or @FILE"))?;
+    let value = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{origin} is not valid JSON; pass an object such as '{{\"paste\": \"…\"}}' or @FILE"
+        )
+    })?;
     Ok(Some(value))
 }
 
 fn print_json(value: &impl serde::Serialize) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
-    Ok(())
+    let written = serde_json::to_writer_pretty(&mut out, value)
+        .map_err(std::io::Error::from)
+        .and_then(|()| writeln!(out));
+    match written {
+        // A closed pipe (`| head`) is the reader's choice, not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 fn color_wanted() -> bool {
@@ -112,14 +123,33 @@ fn route(global: &Global, args: &RequestArgs) -> Result<ExitCode> {
     for r in &reports {
         writeln!(out, "\x1b[1m“{}”\x1b[0m", r.clause)?;
         match &r.recommendation {
-            Some(c) => writeln!(out, "  → \x1b[36m{}\x1b[0m ({:?}, score {:.2}) — {}", c.id, c.kind, c.score, c.why.join(", "))?,
-            None => writeln!(out, "  \x1b[31m✗ gap\x1b[0m: {}", r.gap_warning.as_deref().unwrap_or_default())?,
+            Some(c) => writeln!(
+                out,
+                "  → \x1b[36m{}\x1b[0m ({:?}, score {:.2}) — {}",
+                c.id,
+                c.kind,
+                c.score,
+                c.why.join(", ")
+            )?,
+            None => writeln!(
+                out,
+                "  \x1b[31m✗ gap\x1b[0m: {}",
+                r.gap_warning.as_deref().unwrap_or_default()
+            )?,
         }
         if !r.suggested_args.is_empty() {
-            writeln!(out, "    args {}", serde_json::Value::Object(r.suggested_args.clone()))?;
+            writeln!(
+                out,
+                "    args {}",
+                serde_json::Value::Object(r.suggested_args.clone())
+            )?;
         }
         for a in &r.alternatives {
-            writeln!(out, "    \x1b[2m{:.2}  {} ({:?})\x1b[0m", a.score, a.id, a.kind)?;
+            writeln!(
+                out,
+                "    \x1b[2m{:.2}  {} ({:?})\x1b[0m",
+                a.score, a.id, a.kind
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -142,7 +172,14 @@ fn print_understanding(u: &Understanding) -> Result<()> {
     let mut out = anstream::stdout();
     let mut goals = u.goals.iter();
     for c in &u.clauses {
-        writeln!(out, "\x1b[1m{}. “{}”\x1b[0m  [{}..{}]", c.index + 1, c.text, c.span.start, c.span.end)?;
+        writeln!(
+            out,
+            "\x1b[1m{}. “{}”\x1b[0m  [{}..{}]",
+            c.index + 1,
+            c.text,
+            c.span.start,
+            c.span.end
+        )?;
         if c.role == waypoint_protocol::ClauseRole::Context {
             writeln!(out, "   context (material for the other clauses)")?;
             continue;
@@ -159,7 +196,13 @@ fn print_understanding(u: &Understanding) -> Result<()> {
             )?;
             writeln!(out, "   \x1b[2m{}\x1b[0m", g.explanation)?;
             for a in &g.ambiguities {
-                writeln!(out, "   \x1b[2mor {} / {} ({:.2})\x1b[0m", a.intent, a.entity.as_deref().unwrap_or("-"), a.confidence)?;
+                writeln!(
+                    out,
+                    "   \x1b[2mor {} / {} ({:.2})\x1b[0m",
+                    a.intent,
+                    a.entity.as_deref().unwrap_or("-"),
+                    a.confidence
+                )?;
             }
         }
     }
@@ -175,17 +218,26 @@ fn print_understanding(u: &Understanding) -> Result<()> {
 
 fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
     let name = args.cases.display().to_string();
-    let text = std::fs::read_to_string(&args.cases).with_context(|| format!("cannot read cases file `{name}`"))?;
+    let text = std::fs::read_to_string(&args.cases)
+        .with_context(|| format!("cannot read cases file `{name}`"))?;
     let cases = waypoint_eval::read_cases(&text, &name)?;
     let mut catalog = load_catalog(global)?;
     if let Some(train) = &args.train {
         let tname = train.display().to_string();
-        let text = std::fs::read_to_string(train).with_context(|| format!("cannot read training file `{tname}`"))?;
+        let text = std::fs::read_to_string(train)
+            .with_context(|| format!("cannot read training file `{tname}`"))?;
         let train_cases = waypoint_eval::read_cases(&text, &tname)?;
         let r = waypoint_eval::train(&mut catalog, &train_cases);
-        eprintln!("trained: {} examples from {} requests", r.examples, train_cases.len());
+        eprintln!(
+            "trained: {} examples from {} requests",
+            r.examples,
+            train_cases.len()
+        );
         if !r.unknown_labels.is_empty() {
-            eprintln!("warning: labels not in the catalog were ignored: {}", r.unknown_labels.join(", "));
+            eprintln!(
+                "warning: labels not in the catalog were ignored: {}",
+                r.unknown_labels.join(", ")
+            );
         }
     }
     let engine = Engine::new(catalog, options(global))?;
@@ -227,11 +279,19 @@ fn print_table(r: &EvalReport) -> Result<()> {
             None => writeln!(out, "  {name:<20} {:>6}", "-")?,
         }
     }
-    writeln!(out, "  {:<20} p50 {} µs · p99 {} µs", "latency", r.latency_us.p50, r.latency_us.p99)?;
+    writeln!(
+        out,
+        "  {:<20} p50 {} µs · p99 {} µs",
+        "latency", r.latency_us.p50, r.latency_us.p99
+    )?;
     if !r.failures.is_empty() {
         writeln!(out, "\n\x1b[1mfailures\x1b[0m ({})", r.failures.len())?;
         for f in &r.failures {
-            writeln!(out, "  {:<14} {:<20} expected {}  got {}", f.id, f.field, f.expected, f.got)?;
+            writeln!(
+                out,
+                "  {:<14} {:<20} expected {}  got {}",
+                f.id, f.field, f.expected, f.got
+            )?;
         }
     }
     Ok(())
@@ -252,7 +312,11 @@ fn check(global: &Global, json: bool) -> Result<ExitCode> {
         }
         Err(CatalogError::Invalid { diagnostics }) => {
             let n = diagnostics.iter().filter(|d| d.is_error()).count();
-            (diagnostics, false, format!("{n} error{} found", if n == 1 { "" } else { "s" }))
+            (
+                diagnostics,
+                false,
+                format!("{n} error{} found", if n == 1 { "" } else { "s" }),
+            )
         }
         Err(other) => bail!(other),
     };
@@ -266,10 +330,17 @@ fn check(global: &Global, json: bool) -> Result<ExitCode> {
         if ok {
             writeln!(err, "\x1b[32m{summary}\x1b[0m")?;
         } else {
-            writeln!(err, "\x1b[31m{summary}\x1b[0m; fix them and run `waypoint catalog check` again")?;
+            writeln!(
+                err,
+                "\x1b[31m{summary}\x1b[0m; fix them and run `waypoint catalog check` again"
+            )?;
         }
     }
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn show(global: &Global, json: bool) -> Result<ExitCode> {
@@ -288,16 +359,42 @@ fn show(global: &Global, json: bool) -> Result<ExitCode> {
     let mut out = anstream::stdout();
     writeln!(out, "\x1b[1mtools\x1b[0m ({})", catalog.tools().len())?;
     for t in catalog.tools() {
-        writeln!(out, "  \x1b[36m{:<24}\x1b[0m {:<11} {}", t.name, format!("{:?}", t.effects).to_lowercase(), t.description)?;
+        writeln!(
+            out,
+            "  \x1b[36m{:<24}\x1b[0m {:<11} {}",
+            t.name,
+            format!("{:?}", t.effects).to_lowercase(),
+            t.description
+        )?;
     }
-    writeln!(out, "\x1b[1mpipelines\x1b[0m ({})", catalog.pipelines().len())?;
+    writeln!(
+        out,
+        "\x1b[1mpipelines\x1b[0m ({})",
+        catalog.pipelines().len()
+    )?;
     for p in catalog.pipelines() {
-        writeln!(out, "  \x1b[36m{:<30}\x1b[0m {} — {}", p.id, p.steps.join(" → "), p.description)?;
+        writeln!(
+            out,
+            "  \x1b[36m{:<30}\x1b[0m {} — {}",
+            p.id,
+            p.steps.join(" → "),
+            p.description
+        )?;
     }
     if !catalog.specialists().is_empty() {
-        writeln!(out, "\x1b[1mspecialists\x1b[0m ({})", catalog.specialists().len())?;
+        writeln!(
+            out,
+            "\x1b[1mspecialists\x1b[0m ({})",
+            catalog.specialists().len()
+        )?;
         for s in catalog.specialists() {
-            writeln!(out, "  \x1b[36m{:<16}\x1b[0m {} [{}]", s.id, s.description, s.tools.join(", "))?;
+            writeln!(
+                out,
+                "  \x1b[36m{:<16}\x1b[0m {} [{}]",
+                s.id,
+                s.description,
+                s.tools.join(", ")
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)

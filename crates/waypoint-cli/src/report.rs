@@ -10,7 +10,11 @@ const WARNING: Style = AnsiColor::Yellow.on_default().bold();
 
 /// Prints one diagnostic with its snippet.
 pub fn diagnostic(d: &Diagnostic) {
-    let style = if d.severity == Severity::Error { ERROR } else { WARNING };
+    let style = if d.severity == Severity::Error {
+        ERROR
+    } else {
+        WARNING
+    };
     let rendered = d.render();
     let mut err = anstream::stderr();
     let (head, rest) = rendered.split_once(':').unwrap_or((&rendered, ""));

@@ -28,7 +28,8 @@ pub fn reference(step_id: &str) -> Value {
 
 /// Whether a value is a placeholder or a reference rather than a concrete argument.
 pub fn is_symbolic(v: &Value) -> bool {
-    v.as_object().is_some_and(|o| o.contains_key("$placeholder") || o.contains_key("$ref"))
+    v.as_object()
+        .is_some_and(|o| o.contains_key("$placeholder") || o.contains_key("$ref"))
 }
 
 pub struct Inputs<'a> {
@@ -81,7 +82,11 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
                 }
                 if is_array {
                     used_values.extend(vals.iter().map(|(i, _)| *i));
-                    Some(Value::Array(vals.iter().map(|(_, v)| Value::String((*v).to_string())).collect()))
+                    Some(Value::Array(
+                        vals.iter()
+                            .map(|(_, v)| Value::String((*v).to_string()))
+                            .collect(),
+                    ))
                 } else {
                     used_values.push(vals[0].0);
                     Some(coerce(vals[0].1, schema))
@@ -98,7 +103,10 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
                     .and_then(Value::as_str)
                     .map_or_else(|| name.replace('_', " "), str::to_string);
                 out.args.insert(name.to_string(), placeholder(&what));
-                out.questions.push(format!("What should `{name}` ({what}) be for `{}`?", tool.name));
+                out.questions.push(format!(
+                    "What should `{name}` ({what}) be for `{}`?",
+                    tool.name
+                ));
             }
             None => {}
         }
@@ -111,14 +119,22 @@ fn kind_of<'l>(name: &str, lex: &'l Lexicon) -> &'l str {
     let lower = name.to_ascii_lowercase();
     lex.arg_names
         .iter()
-        .find(|(_, names)| names.iter().any(|n| *n == lower))
+        .find(|(_, names)| names.contains(&lower))
         .map_or("", |(k, _)| k.as_str())
 }
 
 fn coerce(v: &str, schema: &Value) -> Value {
     match schema.get("type").and_then(Value::as_str) {
-        Some("integer") => v.replace(',', "").parse::<i64>().map_or_else(|_| Value::String(v.into()), Value::from),
-        Some("number") => v.replace(',', "").parse::<f64>().ok().and_then(serde_json::Number::from_f64).map_or_else(|| Value::String(v.into()), Value::Number),
+        Some("integer") => v
+            .replace(',', "")
+            .parse::<i64>()
+            .map_or_else(|_| Value::String(v.into()), Value::from),
+        Some("number") => v
+            .replace(',', "")
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map_or_else(|| Value::String(v.into()), Value::Number),
         _ => Value::String(v.into()),
     }
 }
@@ -130,17 +146,19 @@ fn text_value(name: &str, inputs: &Inputs<'_>, used: &mut Vec<usize>) -> Option<
     }
     let clause = inputs.clause;
     let identifier_like = matches!(name, "name" | "pattern" | "query" | "symbol" | "target");
-    if identifier_like
-        && let Some(tok) = clause.tokens().iter().find(|t| t.identifier)
-    {
-        return inputs.request.get(tok.start..tok.end).map(|s| Value::String(s.into()));
+    if identifier_like && let Some(tok) = clause.tokens().iter().find(|t| t.identifier) {
+        return inputs
+            .request
+            .get(tok.start..tok.end)
+            .map(|s| Value::String(s.into()));
     }
-    if let Some((i, f)) = clause
-        .values
-        .iter()
-        .enumerate()
-        .find(|(i, f)| !used.contains(i) && matches!(f.kind, ExtractedKind::Quoted | ExtractedKind::Urls | ExtractedKind::Paths))
-    {
+    if let Some((i, f)) = clause.values.iter().enumerate().find(|(i, f)| {
+        !used.contains(i)
+            && matches!(
+                f.kind,
+                ExtractedKind::Quoted | ExtractedKind::Urls | ExtractedKind::Paths
+            )
+    }) {
         used.push(i);
         return Some(Value::String(f.value.clone()));
     }

@@ -76,7 +76,11 @@ impl Engine {
         &self.options
     }
 
-    fn analyse(&self, request: &str, context: Option<&serde_json::Value>) -> Result<Analysis, CoreError> {
+    fn analyse(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Analysis, CoreError> {
         if request.trim().is_empty() {
             return Err(CoreError::EmptyRequest);
         }
@@ -86,11 +90,21 @@ impl Engine {
                 max: self.options.max_request_bytes,
             });
         }
-        Ok(understand(request, context, &self.lexicon, &self.extractor, self.catalog.evidence()))
+        Ok(understand(
+            request,
+            context,
+            &self.lexicon,
+            &self.extractor,
+            self.catalog.evidence(),
+        ))
     }
 
     /// Clauses, goals and extracted values of a request.
-    pub fn understand(&self, request: &str, context: Option<&serde_json::Value>) -> Result<Understanding, CoreError> {
+    pub fn understand(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Understanding, CoreError> {
         Ok(self.analyse(request, context)?.understanding)
     }
 
@@ -104,13 +118,22 @@ impl Engine {
     }
 
     /// Ranked candidates for each action clause of the request.
-    pub fn route(&self, request: &str, context: Option<&serde_json::Value>) -> Result<Vec<RouteReport>, CoreError> {
+    pub fn route(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Vec<RouteReport>, CoreError> {
         let analysis = self.analyse(request, context)?;
         let planner = self.planner();
         let mut reports = Vec::new();
         for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
-            let ranking = self.index.rank(clause.tokens(), clause.head_verb, &self.lexicon);
-            let recommendation = ranking.first().filter(|c| c.score >= self.options.threshold).cloned();
+            let ranking = self
+                .index
+                .rank(clause.tokens(), clause.head_verb, &self.lexicon);
+            let recommendation = ranking
+                .first()
+                .filter(|c| c.score >= self.options.threshold)
+                .cloned();
             let gap_warning = recommendation.is_none().then(|| {
                 format!(
                     "no catalog entry can “{}”; add a tool whose description or keywords cover it{}",
@@ -134,7 +157,11 @@ impl Engine {
                 .unwrap_or_default();
             reports.push(RouteReport {
                 clause: clause.segment.clause.text.clone(),
-                alternatives: ranking.into_iter().skip(usize::from(recommendation.is_some())).take(self.options.alternatives).collect(),
+                alternatives: ranking
+                    .into_iter()
+                    .skip(usize::from(recommendation.is_some()))
+                    .take(self.options.alternatives)
+                    .collect(),
                 recommendation,
                 threshold: self.options.threshold,
                 gap_warning,
@@ -145,7 +172,11 @@ impl Engine {
     }
 
     /// Plans a request deterministically.
-    pub fn plan(&self, request: &str, context: Option<&serde_json::Value>) -> Result<Plan, CoreError> {
+    pub fn plan(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Plan, CoreError> {
         let analysis = self.analyse(request, context)?;
         let planner = self.planner();
         let mut drafted = planner.draft(&analysis);
@@ -198,7 +229,12 @@ fn to_steps(drafted: &Drafted) -> Vec<Step> {
 }
 
 /// Seed 003's clarity: how sure we are of each clause, and what must be asked.
-fn clarity(analysis: &Analysis, drafted: &Drafted, mut questions: Vec<String>, threshold: f64) -> Clarity {
+fn clarity(
+    analysis: &Analysis,
+    drafted: &Drafted,
+    mut questions: Vec<String>,
+    threshold: f64,
+) -> Clarity {
     let mut score: f64 = 0.0;
     let mut goals = analysis.understanding.goals.iter();
     for (i, clause) in analysis.clauses.iter().enumerate() {
@@ -242,7 +278,10 @@ fn reasoning(analysis: &Analysis, steps: &[Step], drafted: &Drafted) -> String {
         if steps.len() == 1 { "" } else { "s" }
     );
     if gaps > 0 {
-        s.push_str(&format!(" ({gaps} gap{})", if gaps == 1 { "" } else { "s" }));
+        s.push_str(&format!(
+            " ({gaps} gap{})",
+            if gaps == 1 { "" } else { "s" }
+        ));
     }
     s.push('.');
     for note in &drafted.notes {

@@ -7,7 +7,9 @@ pub enum CoreError {
     #[error("built-in lexicon is invalid: {0}")]
     Lexicon(String),
     /// The request is empty or only white space.
-    #[error("the request is empty; say what you want done, e.g. `waypoint plan \"summarize https://example.com/report.pdf\"`")]
+    #[error(
+        "the request is empty; say what you want done, e.g. `waypoint plan \"summarize https://example.com/report.pdf\"`"
+    )]
     EmptyRequest,
     /// The request is larger than the configured limit.
     #[error("the request is {len} bytes, over the limit of {max} bytes")]

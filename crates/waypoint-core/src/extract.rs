@@ -65,7 +65,10 @@ impl Extractor {
             .iter()
             .map(|(w, n)| (w.clone(), *n))
             .collect();
-        let nwords = alt(&number_words.iter().map(|(w, _)| w.clone()).collect::<Vec<_>>());
+        let nwords = alt(&number_words
+            .iter()
+            .map(|(w, _)| w.clone())
+            .collect::<Vec<_>>());
         Ok(Self {
             url: build(r#"\b(?:https?|ftp)://[^\s<>"'`]+"#)?,
             bare_url: build(&format!(
@@ -78,13 +81,15 @@ impl Extractor {
             id: build(
                 r"(?-i:\b[A-Z][A-Z0-9]+-\d+\b)|#\d+\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[a-z]{2,6}_[A-Za-z0-9]{6,}\b|\b(?:[0-9]+[a-f]|[a-f]+[0-9])[0-9a-f]{5,38}\b",
             )?,
-            quoted: build(r#""([^"\n]{1,2000})"|“([^”\n]{1,2000})”|‘([^’\n]{1,2000})’|`([^`\n]{1,2000})`|(?:^|[\s(:,])'([^'\n]{1,2000})'(?:$|[\s).,;:!?])"#)?,
+            quoted: build(
+                r#""([^"\n]{1,2000})"|“([^”\n]{1,2000})”|‘([^’\n]{1,2000})’|`([^`\n]{1,2000})`|(?:^|[\s(:,])'([^'\n]{1,2000})'(?:$|[\s).,;:!?])"#,
+            )?,
             number: build(r"(?:^|[^\w.:/#-])(\d+(?:[.,]\d+)*)\b")?,
             number_word: build(&format!(r"\b(?:{nwords})\b"))?,
             date: build(&format!(
                 r"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b(?:{months})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{months})\b(?:\s+\d{{4}})?|\b(?:{relative})\b|\b(?:{weekdays})s?\b"
             ))?,
-            time: build(&format!(r"\b{time}|\bat\s+\d{{1,2}}\b"))?,
+            time: build(&format!(r"\b(?:at\s+)?({time})|\bat\s+(\d{{1,2}})\b"))?,
             schedule: build(&format!(
                 r"\b(?:every|each)\s+(?:other\s+)?(?:\d+\s+)?(?:(?:{weekdays}|{parts})s?)(?:\s+and\s+(?:{weekdays})s?)*{at_time}|\b(?:{freqs})(?:\s+on\s+(?:{weekdays})s?)?{at_time}|\bon\s+(?:{weekdays})s\b{at_time}|\b(?:twice|once|three times)\s+a\s+(?:{parts})\b|\bon\s+weekdays\b"
             ))?,
@@ -114,14 +119,20 @@ impl Extractor {
         for m in self.bare_url.find_iter(text) {
             let v = trim_trailing(m.as_str());
             let before = text[..m.start()].chars().next_back();
-            if !taken(&found, m.start(), m.start() + v.len()) && before != Some('@') && before != Some('/') {
+            if !taken(&found, m.start(), m.start() + v.len())
+                && before != Some('@')
+                && before != Some('/')
+            {
                 push(&mut found, ExtractedKind::Urls, v, m.start());
             }
         }
         for m in self.path.find_iter(text) {
             let v = trim_trailing(m.as_str());
             // A lone "a/b" between words is usually "and/or"; a path has a dot or 2+ slashes.
-            let real = v.contains('.') || v.matches('/').count() >= 2 || v.starts_with('/') || v.starts_with('~');
+            let real = v.contains('.')
+                || v.matches('/').count() >= 2
+                || v.starts_with('/')
+                || v.starts_with('~');
             if real && !v.is_empty() && !taken(&found, m.start(), m.start() + v.len()) {
                 push(&mut found, ExtractedKind::Paths, v, m.start());
             }
@@ -148,15 +159,19 @@ impl Extractor {
                 push(&mut found, ExtractedKind::Dates, m.as_str(), m.start());
             }
         }
-        for m in self.time.find_iter(text) {
-            if !taken(&found, m.start(), m.end()) {
+        for c in self.time.captures_iter(text) {
+            if let Some(m) = c.get(1).or_else(|| c.get(2))
+                && !taken(&found, m.start(), m.end())
+            {
                 push(&mut found, ExtractedKind::Times, m.as_str(), m.start());
             }
         }
         let in_date_or_id = |found: &[Found], s: usize, e: usize| {
             found.iter().any(|f| {
-                matches!(f.kind, ExtractedKind::Dates | ExtractedKind::Ids | ExtractedKind::Times)
-                    && s < f.end
+                matches!(
+                    f.kind,
+                    ExtractedKind::Dates | ExtractedKind::Ids | ExtractedKind::Times
+                ) && s < f.end
                     && f.start < e
             })
         };
@@ -234,16 +249,35 @@ mod tests {
     }
 
     fn of(text: &str, kind: ExtractedKind) -> Vec<String> {
-        ex().find(text).into_iter().filter(|f| f.kind == kind).map(|f| f.value).collect()
+        ex().find(text)
+            .into_iter()
+            .filter(|f| f.kind == kind)
+            .map(|f| f.value)
+            .collect()
     }
 
     #[test]
     fn urls_with_and_without_scheme() {
-        assert_eq!(of("summarize https://example.com/report.pdf.", ExtractedKind::Urls), ["https://example.com/report.pdf"]);
-        assert_eq!(of("check example.com/pricing please", ExtractedKind::Urls), ["example.com/pricing"]);
-        assert_eq!(of("see (https://a.io/x)", ExtractedKind::Urls), ["https://a.io/x"]);
         assert_eq!(
-            of("search https://jobs.example.com/search?q=rust every morning", ExtractedKind::Urls),
+            of(
+                "summarize https://example.com/report.pdf.",
+                ExtractedKind::Urls
+            ),
+            ["https://example.com/report.pdf"]
+        );
+        assert_eq!(
+            of("check example.com/pricing please", ExtractedKind::Urls),
+            ["example.com/pricing"]
+        );
+        assert_eq!(
+            of("see (https://a.io/x)", ExtractedKind::Urls),
+            ["https://a.io/x"]
+        );
+        assert_eq!(
+            of(
+                "search https://jobs.example.com/search?q=rust every morning",
+                ExtractedKind::Urls
+            ),
             ["https://jobs.example.com/search?q=rust"]
         );
     }
@@ -257,22 +291,55 @@ mod tests {
 
     #[test]
     fn paths_ids_quotes_numbers() {
-        assert_eq!(of("read file src/main.rs", ExtractedKind::Paths), ["src/main.rs"]);
+        assert_eq!(
+            of("read file src/main.rs", ExtractedKind::Paths),
+            ["src/main.rs"]
+        );
         assert_eq!(of("open README.md", ExtractedKind::Paths), ["README.md"]);
-        assert_eq!(of("close JIRA-123 and #42", ExtractedKind::Ids), ["JIRA-123", "#42"]);
-        assert_eq!(of(r#"post "hello world" now"#, ExtractedKind::Quoted), ["hello world"]);
-        assert_eq!(of("don't split it's", ExtractedKind::Quoted), Vec::<String>::new());
-        assert_eq!(of("the last 3 commits and 2.5 hours", ExtractedKind::Numbers), ["3", "2.5"]);
+        assert_eq!(
+            of("close JIRA-123 and #42", ExtractedKind::Ids),
+            ["JIRA-123", "#42"]
+        );
+        assert_eq!(
+            of(r#"post "hello world" now"#, ExtractedKind::Quoted),
+            ["hello world"]
+        );
+        assert_eq!(
+            of("don't split it's", ExtractedKind::Quoted),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            of("the last 3 commits and 2.5 hours", ExtractedKind::Numbers),
+            ["3", "2.5"]
+        );
         assert_eq!(of("the last two commits", ExtractedKind::Numbers), ["2"]);
     }
 
     #[test]
     fn dates_times_schedules() {
-        assert_eq!(of("every morning at 7 send it", ExtractedKind::Schedules), ["every morning at 7"]);
-        assert_eq!(of("run it weekly on Mondays", ExtractedKind::Schedules), ["weekly on Mondays"]);
-        assert_eq!(of("to every Friday", ExtractedKind::Schedules), ["every Friday"]);
-        assert_eq!(of("due 2026-03-01 or March 3", ExtractedKind::Dates), ["2026-03-01", "March 3"]);
-        assert_eq!(of("meet at 10:30am tomorrow", ExtractedKind::Times), ["10:30am"]);
-        assert_eq!(of("meet at 10:30am tomorrow", ExtractedKind::Dates), ["tomorrow"]);
+        assert_eq!(
+            of("every morning at 7 send it", ExtractedKind::Schedules),
+            ["every morning at 7"]
+        );
+        assert_eq!(
+            of("run it weekly on Mondays", ExtractedKind::Schedules),
+            ["weekly on Mondays"]
+        );
+        assert_eq!(
+            of("to every Friday", ExtractedKind::Schedules),
+            ["every Friday"]
+        );
+        assert_eq!(
+            of("due 2026-03-01 or March 3", ExtractedKind::Dates),
+            ["2026-03-01", "March 3"]
+        );
+        assert_eq!(
+            of("meet at 10:30am tomorrow", ExtractedKind::Times),
+            ["10:30am"]
+        );
+        assert_eq!(
+            of("meet at 10:30am tomorrow", ExtractedKind::Dates),
+            ["tomorrow"]
+        );
     }
 }

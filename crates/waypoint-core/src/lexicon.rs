@@ -48,8 +48,14 @@ impl Phrase {
 
     /// A phrase that matches exact word forms only (sequencers: "lastly" is not "last").
     fn compile_exact(text: &str) -> Option<Self> {
-        let terms: Vec<Term> = text.split_whitespace().map(|w| Term::Form(w.to_lowercase())).collect();
-        (!terms.is_empty()).then(|| Self { terms, text: text.to_string() })
+        let terms: Vec<Term> = text
+            .split_whitespace()
+            .map(|w| Term::Form(w.to_lowercase()))
+            .collect();
+        (!terms.is_empty()).then(|| Self {
+            terms,
+            text: text.to_string(),
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -201,9 +207,15 @@ impl Lexicon {
             }
             out
         };
-        let exact = |list: &[String]| -> Vec<Phrase> { list.iter().filter_map(|p| Phrase::compile_exact(p)).collect() };
+        let exact = |list: &[String]| -> Vec<Phrase> {
+            list.iter()
+                .filter_map(|p| Phrase::compile_exact(p))
+                .collect()
+        };
         let keys = |list: &[String]| -> HashSet<String> {
-            list.iter().map(|w| synonyms.key(&w.to_lowercase())).collect()
+            list.iter()
+                .map(|w| synonyms.key(&w.to_lowercase()))
+                .collect()
         };
         let forms = |list: &[String]| -> HashSet<String> {
             list.iter().map(|w| w.to_lowercase()).collect()
@@ -319,6 +331,21 @@ fn extend(concepts: &mut Vec<Concept>, extra: &BTreeMap<String, Vec<String>>, sy
     }
 }
 
+impl Phrase {
+    /// A phrase from already-normalised tokens (catalog keywords and examples).
+    pub fn from_tokens(tokens: &[Token], text: &str) -> Option<Self> {
+        let terms: Vec<Term> = tokens
+            .iter()
+            .filter(|t| !t.value)
+            .map(|t| Term::Key(t.key.clone()))
+            .collect();
+        (!terms.is_empty()).then(|| Self {
+            terms,
+            text: text.to_string(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,13 +369,5 @@ mod tests {
         assert!(!p.matches_at(&lex.tokenize("change", &[]), 0));
         let q = Phrase::compile("change", &lex.synonyms).unwrap();
         assert!(q.matches_at(&lex.tokenize("changing", &[]), 0));
-    }
-}
-
-impl Phrase {
-    /// A phrase from already-normalised tokens (catalog keywords and examples).
-    pub fn from_tokens(tokens: &[Token], text: &str) -> Option<Self> {
-        let terms: Vec<Term> = tokens.iter().filter(|t| !t.value).map(|t| Term::Key(t.key.clone())).collect();
-        (!terms.is_empty()).then(|| Self { terms, text: text.to_string() })
     }
 }

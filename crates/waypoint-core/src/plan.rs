@@ -64,22 +64,43 @@ impl Planner<'_> {
             }
             let goal = goal_iter.next();
             let ranking = self.index.rank(clause.tokens(), clause.head_verb, self.lex);
-            out.clause_scores.push(ranking.first().map_or(0.0, |c| c.score));
+            out.clause_scores
+                .push(ranking.first().map_or(0.0, |c| c.score));
             let first = out.drafts.len();
             if let Some(chosen) = goal.and_then(|g| self.by_evidence(g, &ranking)) {
                 for (tool, score, why) in chosen {
-                    out.drafts.push(self.new_draft(&tool, clause.segment.clause.index, score, why));
+                    out.drafts
+                        .push(self.new_draft(&tool, clause.segment.clause.index, score, why));
                 }
                 // Within one clause, evidence flows in order: link producer → consumer.
                 for j in first + 1..out.drafts.len() {
-                    if let Some(i) = (first..j).rev().find(|&i| self.feeds(&out.drafts[i].tool, &out.drafts[j].tool)) {
+                    if let Some(i) = (first..j)
+                        .rev()
+                        .find(|&i| self.feeds(&out.drafts[i].tool, &out.drafts[j].tool))
+                    {
                         out.drafts[j].inputs.push(i);
                     }
                 }
             } else if let Some(top) = self.first_fitting(&ranking, clause, &out.drafts) {
-                let pick = self.prefer_pipeline(top, clause).unwrap_or_else(|| top.clone());
-                let why = format!("best match ({:.2}: {})", pick.score, pick.why.iter().take(4).cloned().collect::<Vec<_>>().join(", "));
-                out.drafts.push(self.new_draft(&pick.id, clause.segment.clause.index, pick.score, why));
+                let pick = self
+                    .prefer_pipeline(top, clause)
+                    .unwrap_or_else(|| top.clone());
+                let why = format!(
+                    "best match ({:.2}: {})",
+                    pick.score,
+                    pick.why
+                        .iter()
+                        .take(4)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                out.drafts.push(self.new_draft(
+                    &pick.id,
+                    clause.segment.clause.index,
+                    pick.score,
+                    why,
+                ));
             } else {
                 out.drafts.push(gap(clause, ranking.first()));
             }
@@ -95,21 +116,43 @@ impl Planner<'_> {
             Some(Entry::Pipeline(_)) => StepKind::Pipeline,
             _ => StepKind::Tool,
         };
-        Draft { tool: id.to_string(), kind, clause, rationale, inputs: Vec::new(), args: serde_json::Map::new(), score }
+        Draft {
+            tool: id.to_string(),
+            kind,
+            clause,
+            rationale,
+            inputs: Vec::new(),
+            args: serde_json::Map::new(),
+            score,
+        }
     }
 
     /// Tools for the evidence the goal needs, or `None` to fall back to routing.
-    fn by_evidence(&self, goal: &waypoint_protocol::Goal, ranking: &[Candidate]) -> Option<Vec<(String, f64, String)>> {
+    fn by_evidence(
+        &self,
+        goal: &waypoint_protocol::Goal,
+        ranking: &[Candidate],
+    ) -> Option<Vec<(String, f64, String)>> {
         if goal.confidence < 0.3 {
             return None;
         }
         let rules = self.catalog.evidence();
-        let exact = rules.iter().find(|r| r.intent == goal.intent && r.entity.is_some() && r.entity == goal.entity);
-        let rule = exact.or_else(|| rules.iter().find(|r| r.intent == goal.intent && r.entity.is_none()))?;
+        let exact = rules
+            .iter()
+            .find(|r| r.intent == goal.intent && r.entity.is_some() && r.entity == goal.entity);
+        let rule = exact.or_else(|| {
+            rules
+                .iter()
+                .find(|r| r.intent == goal.intent && r.entity.is_none())
+        })?;
         let score_of = |id: &str| ranking.iter().find(|c| c.id == id).map_or(0.0, |c| c.score);
         let mut chosen: Vec<(String, f64, String)> = Vec::new();
         for need in &rule.needs {
-            let producers = self.catalog.tools().iter().filter(|t| t.produces.contains(need));
+            let producers = self
+                .catalog
+                .tools()
+                .iter()
+                .filter(|t| t.produces.contains(need));
             // Deterministic tools before broad ones: the best-ranked producer, then one that runs
             // without a model, then catalog order.
             let best = producers
@@ -134,7 +177,11 @@ impl Planner<'_> {
             // A rule for any entity is a weak prior: a clearly better direct match wins,
             // and a rule whose tools share no word with the clause does not apply.
             let top = ranking.first();
-            let beaten = top.is_some_and(|t| t.score >= self.threshold && t.score > best_chosen && !chosen.iter().any(|(n, ..)| *n == t.id));
+            let beaten = top.is_some_and(|t| {
+                t.score >= self.threshold
+                    && t.score > best_chosen
+                    && !chosen.iter().any(|(n, ..)| *n == t.id)
+            });
             if beaten || best_chosen == 0.0 {
                 return None;
             }
@@ -145,16 +192,28 @@ impl Planner<'_> {
     /// The best candidate at or above the threshold whose input the request can supply:
     /// a pipeline that accepts only specific kinds (a URL, a PDF) is passed over when the
     /// clause gives none of them and no earlier step makes one.
-    fn first_fitting<'r>(&self, ranking: &'r [Candidate], clause: &ClauseAnalysis, earlier: &[Draft]) -> Option<&'r Candidate> {
+    fn first_fitting<'r>(
+        &self,
+        ranking: &'r [Candidate],
+        clause: &ClauseAnalysis,
+        earlier: &[Draft],
+    ) -> Option<&'r Candidate> {
         let supplied = supplied_kinds(clause);
-        ranking.iter().take_while(|c| c.score >= self.threshold).find(|c| {
-            let Some(Entry::Pipeline(p)) = self.catalog.entry(&c.id) else {
-                return true;
-            };
-            p.accepts.is_empty()
-                || p.accepts.iter().any(|a| a == "text" || supplied.contains(a.as_str()))
-                || earlier.iter().any(|d| self.produces(&d.tool).iter().any(|k| p.accepts.contains(k)))
-        })
+        ranking
+            .iter()
+            .take_while(|c| c.score >= self.threshold)
+            .find(|c| {
+                let Some(Entry::Pipeline(p)) = self.catalog.entry(&c.id) else {
+                    return true;
+                };
+                p.accepts.is_empty()
+                    || p.accepts
+                        .iter()
+                        .any(|a| a == "text" || supplied.contains(a.as_str()))
+                    || earlier
+                        .iter()
+                        .any(|d| self.produces(&d.tool).iter().any(|k| p.accepts.contains(k)))
+            })
     }
 
     /// A pipeline that takes what the clause supplies and makes what its top tool makes.
@@ -177,7 +236,11 @@ impl Planner<'_> {
                 id: p.id.clone(),
                 kind: waypoint_protocol::CandidateKind::Pipeline,
                 score: top.score,
-                why: vec![format!("takes the {} given and produces what `{}` would", supplied.iter().copied().collect::<Vec<_>>().join(", "), tool.name)],
+                why: vec![format!(
+                    "takes the {} given and produces what `{}` would",
+                    supplied.iter().copied().collect::<Vec<_>>().join(", "),
+                    tool.name
+                )],
             })
     }
 
@@ -194,15 +257,40 @@ impl Planner<'_> {
             if !clause.values.iter().any(|v| v.kind == value_kind) {
                 continue;
             }
-            let arg_names: &[String] = self.lex.arg_names.iter().find(|(k, _)| k == value_kind.as_str()).map_or(&[], |(_, n)| n);
-            let takes = |t: &Tool| t.properties().any(|(p, _)| arg_names.iter().any(|n| n == p));
-            let consumed = out.drafts[first..].iter().any(|d| self.catalog.tool(&d.tool).is_some_and(takes));
+            let arg_names: &[String] = self
+                .lex
+                .arg_names
+                .iter()
+                .find(|(k, _)| k == value_kind.as_str())
+                .map_or(&[], |(_, n)| n);
+            let takes = |t: &Tool| {
+                t.properties()
+                    .any(|(p, _)| arg_names.iter().any(|n| n == p))
+            };
+            let consumed = out.drafts[first..]
+                .iter()
+                .any(|d| self.catalog.tool(&d.tool).is_some_and(takes));
             if consumed {
                 continue;
             }
             let produced = self.produces(&out.drafts[last].tool);
-            if let Some(tool) = self.catalog.tools().iter().find(|t| takes(t) && t.accepts.iter().any(|a| produced.contains(a))) {
-                let mut d = self.new_draft(&tool.name, clause.segment.clause.index, out.drafts[last].score, format!("the request gives a {} and `{}` runs what `{}` makes on it", value_kind.as_str().trim_end_matches('s'), tool.name, out.drafts[last].tool));
+            if let Some(tool) = self
+                .catalog
+                .tools()
+                .iter()
+                .find(|t| takes(t) && t.accepts.iter().any(|a| produced.contains(a)))
+            {
+                let mut d = self.new_draft(
+                    &tool.name,
+                    clause.segment.clause.index,
+                    out.drafts[last].score,
+                    format!(
+                        "the request gives a {} and `{}` runs what `{}` makes on it",
+                        value_kind.as_str().trim_end_matches('s'),
+                        tool.name,
+                        out.drafts[last].tool
+                    ),
+                );
                 d.inputs.push(last);
                 out.drafts.push(d);
             }
@@ -215,22 +303,43 @@ impl Planner<'_> {
         while i < out.drafts.len() {
             let mut best: Option<(usize, &waypoint_catalog::Pipeline)> = None;
             for p in self.catalog.pipelines() {
-                let member = |d: &Draft| d.tool == p.id || p.steps.contains(&d.tool) || p.supersedes.contains(&d.tool);
-                let len = out.drafts[i..].iter().take_while(|d| d.kind != StepKind::Unknown && member(d)).count();
+                let member = |d: &Draft| {
+                    d.tool == p.id || p.steps.contains(&d.tool) || p.supersedes.contains(&d.tool)
+                };
+                let len = out.drafts[i..]
+                    .iter()
+                    .take_while(|d| d.kind != StepKind::Unknown && member(d))
+                    .count();
                 if len < 2 {
                     continue;
                 }
                 let run = &out.drafts[i..i + len];
-                let makes_it = run.iter().any(|d| d.tool == p.id) || run.last().is_some_and(|d| self.produces(&d.tool).iter().any(|k| p.produces.contains(k)));
+                let makes_it = run.iter().any(|d| d.tool == p.id)
+                    || run.last().is_some_and(|d| {
+                        self.produces(&d.tool)
+                            .iter()
+                            .any(|k| p.produces.contains(k))
+                    });
                 if makes_it && best.is_none_or(|(l, _)| len > l) {
                     best = Some((len, p));
                 }
             }
             if let Some((len, p)) = best {
-                let run: Vec<String> = out.drafts[i..i + len].iter().map(|d| d.tool.clone()).collect();
-                let score = out.drafts[i..i + len].iter().map(|d| d.score).fold(0.0, f64::max);
-                let mut d = self.new_draft(&p.id, out.drafts[i].clause, score, format!("pipeline supersedes the chain {}", run.join(" → ")));
-                d.inputs = out.drafts[i].inputs.clone();
+                let run: Vec<String> = out.drafts[i..i + len]
+                    .iter()
+                    .map(|d| d.tool.clone())
+                    .collect();
+                let score = out.drafts[i..i + len]
+                    .iter()
+                    .map(|d| d.score)
+                    .fold(0.0, f64::max);
+                let mut d = self.new_draft(
+                    &p.id,
+                    out.drafts[i].clause,
+                    score,
+                    format!("pipeline supersedes the chain {}", run.join(" → ")),
+                );
+                d.inputs.clone_from(&out.drafts[i].inputs);
                 out.drafts.splice(i..i + len, [d]);
                 for later in &mut out.drafts[i + 1..] {
                     for r in &mut later.inputs {
@@ -242,7 +351,8 @@ impl Planner<'_> {
                     }
                     later.inputs.dedup();
                 }
-                out.notes.push(format!("`{}` covers {}", p.id, run.join(", ")));
+                out.notes
+                    .push(format!("`{}` covers {}", p.id, run.join(", ")));
             }
             i += 1;
         }
@@ -256,20 +366,34 @@ impl Planner<'_> {
             if d.kind == StepKind::Unknown || !d.inputs.is_empty() {
                 continue;
             }
-            let Some(clause) = analysis.clauses.iter().find(|c| c.segment.clause.index == d.clause) else {
+            let Some(clause) = analysis
+                .clauses
+                .iter()
+                .find(|c| c.segment.clause.index == d.clause)
+            else {
                 continue;
             };
             let accepts = self.accepts(&d.tool);
-            let refers_back = clause.tokens().iter().skip(clause.head_verb.map_or(0, |h| h + 1)).any(|t| {
-                self.lex.anaphora.contains(&t.form)
-                    || out.drafts[..j].iter().any(|e| self.produces(&e.tool).iter().any(|k| crate::text::stem(k) == t.key))
-            });
+            let refers_back = clause
+                .tokens()
+                .iter()
+                .skip(clause.head_verb.map_or(0, |h| h + 1))
+                .any(|t| {
+                    self.lex.anaphora.contains(&t.form)
+                        || out.drafts[..j].iter().any(|e| {
+                            self.produces(&e.tool)
+                                .iter()
+                                .any(|k| crate::text::stem(k) == t.key)
+                        })
+                });
             if !refers_back {
                 continue;
             }
             if let Some(i) = (0..j).rev().find(|&i| {
                 let e = &out.drafts[i];
-                e.clause != d.clause && e.kind != StepKind::Unknown && self.produces(&e.tool).iter().any(|k| accepts.contains(k))
+                e.clause != d.clause
+                    && e.kind != StepKind::Unknown
+                    && self.produces(&e.tool).iter().any(|k| accepts.contains(k))
             }) {
                 out.drafts[j].inputs.push(i);
             }
@@ -306,16 +430,36 @@ impl Planner<'_> {
     }
 
     /// Fills every draft's args; returns the questions raised by what is missing.
-    pub fn fill_args(&self, request: &str, analysis: &Analysis, payload: Option<&serde_json::Value>, out: &mut Drafted) {
+    pub fn fill_args(
+        &self,
+        request: &str,
+        analysis: &Analysis,
+        payload: Option<&serde_json::Value>,
+        out: &mut Drafted,
+    ) {
         for j in 0..out.drafts.len() {
             let d = &out.drafts[j];
             if d.kind == StepKind::Unknown {
                 continue;
             }
-            let Some(tool) = self.schema_tool(&d.tool) else { continue };
-            let Some(clause) = analysis.clauses.iter().find(|c| c.segment.clause.index == d.clause) else { continue };
+            let Some(tool) = self.schema_tool(&d.tool) else {
+                continue;
+            };
+            let Some(clause) = analysis
+                .clauses
+                .iter()
+                .find(|c| c.segment.clause.index == d.clause)
+            else {
+                continue;
+            };
             let from = d.inputs.last().map(|i| format!("s{}", i + 1));
-            let inputs = Inputs { request, clause, payload, from_step: from.as_deref(), vague: clause.vague_object.is_some() };
+            let inputs = Inputs {
+                request,
+                clause,
+                payload,
+                from_step: from.as_deref(),
+                vague: clause.vague_object.is_some(),
+            };
             let filled = args::fill(tool, &inputs, self.lex);
             if clause.vague_object.is_none() {
                 out.questions.extend(filled.questions);
@@ -326,7 +470,9 @@ impl Planner<'_> {
 }
 
 fn deterministic(t: &Tool) -> bool {
-    t.run.as_ref().is_some_and(waypoint_catalog::RunSpec::is_deterministic)
+    t.run
+        .as_ref()
+        .is_some_and(waypoint_catalog::RunSpec::is_deterministic)
 }
 
 /// Artifact kinds the clause itself supplies (a URL, a PDF path, quoted text…).
@@ -358,7 +504,10 @@ fn supplied_kinds(clause: &ClauseAnalysis) -> HashSet<&'static str> {
 fn gap(clause: &ClauseAnalysis, closest: Option<&Candidate>) -> Draft {
     let text = &clause.segment.clause.text;
     let rationale = match closest {
-        Some(c) => format!("gap: no catalog tool can “{text}” (closest: `{}` at {:.2}, below the threshold)", c.id, c.score),
+        Some(c) => format!(
+            "gap: no catalog tool can “{text}” (closest: `{}` at {:.2}, below the threshold)",
+            c.id, c.score
+        ),
         None => format!("gap: no catalog tool can “{text}”"),
     };
     Draft {

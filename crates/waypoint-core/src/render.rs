@@ -17,9 +17,23 @@ struct Paint {
 impl Paint {
     fn new(color: bool) -> Self {
         if color {
-            Self { bold: "\x1b[1m", dim: "\x1b[2m", tool: "\x1b[36m", gap: "\x1b[31m", ask: "\x1b[33m", reset: "\x1b[0m" }
+            Self {
+                bold: "\x1b[1m",
+                dim: "\x1b[2m",
+                tool: "\x1b[36m",
+                gap: "\x1b[31m",
+                ask: "\x1b[33m",
+                reset: "\x1b[0m",
+            }
         } else {
-            Self { bold: "", dim: "", tool: "", gap: "", ask: "", reset: "" }
+            Self {
+                bold: "",
+                dim: "",
+                tool: "",
+                gap: "",
+                ask: "",
+                reset: "",
+            }
         }
     }
 }
@@ -32,14 +46,17 @@ pub fn text(plan: &Plan, color: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}Plan{} {} · {} · {} step{} · planner: {:?}",
+        "{}Plan{} {} · {} · {} step{} · planner: {}",
         p.bold,
         p.reset,
         plan.plan_id(),
         plan.complexity().as_str(),
         steps.len(),
         if steps.len() == 1 { "" } else { "s" },
-        plan.planner()
+        serde_json::to_value(plan.planner())
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
     );
     out.push('\n');
     for s in steps {
@@ -66,7 +83,10 @@ pub fn text(plan: &Plan, color: bool) -> String {
         }
     }
     if steps.is_empty() {
-        let _ = writeln!(out, "  (no step: nothing in the request asks for an action)");
+        let _ = writeln!(
+            out,
+            "  (no step: nothing in the request asks for an action)"
+        );
     }
     let clarity = plan.clarity();
     out.push('\n');
@@ -75,7 +95,11 @@ pub fn text(plan: &Plan, color: bool) -> String {
         "{}Clarity{} {} (ambiguity {:.2})",
         p.bold,
         p.reset,
-        if clarity.ready_to_formalize() { "ready" } else { "needs answers before it runs" },
+        if clarity.ready_to_formalize() {
+            "ready"
+        } else {
+            "needs answers before it runs"
+        },
         clarity.ambiguity_score()
     );
     for q in clarity.missing_criteria() {
@@ -131,7 +155,9 @@ pub fn mermaid(plan: &Plan) -> String {
 
 /// A Graphviz digraph with the same shape as [`mermaid`].
 pub fn dot(plan: &Plan) -> String {
-    let mut out = String::from("digraph plan {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n");
+    let mut out = String::from(
+        "digraph plan {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n",
+    );
     for s in plan.steps() {
         let style = match s.kind {
             StepKind::Unknown => ", color=red, style=dashed",

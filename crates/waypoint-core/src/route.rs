@@ -68,20 +68,38 @@ impl RouteIndex {
     pub fn build(catalog: &Catalog, lex: &Lexicon) -> Self {
         let mut index = Self::default();
         for tool in catalog.tools() {
-            let mut fields: Vec<(f64, String)> = vec![(W_NAME, tool.name.replace(['_', '.', '-'], " "))];
+            let mut fields: Vec<(f64, String)> =
+                vec![(W_NAME, tool.name.replace(['_', '.', '-'], " "))];
             fields.push((W_DESCRIPTION, tool.description.clone()));
             fields.extend(tool.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
             fields.extend(tool.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
-            fields.extend(tool.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
-            fields.extend(tool.accepts.iter().map(|k| (W_ACCEPTS, k.replace('_', " "))));
+            fields.extend(
+                tool.produces
+                    .iter()
+                    .map(|k| (W_PRODUCES, k.replace('_', " "))),
+            );
+            fields.extend(
+                tool.accepts
+                    .iter()
+                    .map(|k| (W_ACCEPTS, k.replace('_', " "))),
+            );
             let phrases: Vec<&String> = tool.keywords.iter().chain(&tool.examples).collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
             index.set_kinds(&tool.produces, &tool.accepts, lex);
         }
         for p in catalog.pipelines() {
-            let short = p.id.rsplit('.').next().unwrap_or(&p.id).replace(['_', '-'], " ");
-            let mut fields: Vec<(f64, String)> = vec![(W_NAME, short), (W_DESCRIPTION, p.description.clone())];
-            fields.extend(p.intent_keywords.iter().map(|k| (keyword_weight(k), k.clone())));
+            let short =
+                p.id.rsplit('.')
+                    .next()
+                    .unwrap_or(&p.id)
+                    .replace(['_', '-'], " ");
+            let mut fields: Vec<(f64, String)> =
+                vec![(W_NAME, short), (W_DESCRIPTION, p.description.clone())];
+            fields.extend(
+                p.intent_keywords
+                    .iter()
+                    .map(|k| (keyword_weight(k), k.clone())),
+            );
             fields.extend(p.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
             fields.extend(p.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
             let phrases: Vec<&String> = p.intent_keywords.iter().chain(&p.examples).collect();
@@ -93,14 +111,31 @@ impl RouteIndex {
         index.idf = index
             .postings
             .iter()
-            .map(|(k, list)| (k.clone(), ((1.0 + n / list.len() as f64).ln() / norm).min(1.0)))
+            .map(|(k, list)| {
+                (
+                    k.clone(),
+                    ((1.0 + n / list.len() as f64).ln() / norm).min(1.0),
+                )
+            })
             .collect();
         index
     }
 
-    fn add(&mut self, id: &str, kind: CandidateKind, fields: &[(f64, String)], phrases: &[&String], lex: &Lexicon) {
+    fn add(
+        &mut self,
+        id: &str,
+        kind: CandidateKind,
+        fields: &[(f64, String)],
+        phrases: &[&String],
+        lex: &Lexicon,
+    ) {
         let doc = u32::try_from(self.docs.len()).unwrap_or(u32::MAX);
-        self.docs.push(Doc { id: id.to_string(), kind, produces: Vec::new(), accepts: Vec::new() });
+        self.docs.push(Doc {
+            id: id.to_string(),
+            kind,
+            produces: Vec::new(),
+            accepts: Vec::new(),
+        });
         let mut best: HashMap<String, f64> = HashMap::new();
         for (w, text) in fields {
             for tok in lex.tokenize(text, &[]) {
@@ -115,10 +150,14 @@ impl RouteIndex {
         }
         for text in phrases {
             let toks = lex.tokenize(text, &[]);
-            if toks.iter().filter(|t| lex.is_content(t)).count() >= 1 && toks.len() >= 2
+            if toks.iter().filter(|t| lex.is_content(t)).count() >= 1
+                && toks.len() >= 2
                 && let Some(p) = crate::lexicon::Phrase::from_tokens(&toks, text)
             {
-                self.phrases.entry(toks[0].key.clone()).or_default().push((doc, p));
+                self.phrases
+                    .entry(toks[0].key.clone())
+                    .or_default()
+                    .push((doc, p));
             }
         }
     }
@@ -126,7 +165,12 @@ impl RouteIndex {
     fn set_kinds(&mut self, produces: &[String], accepts: &[String], lex: &Lexicon) {
         let keys = |list: &[String]| -> Vec<String> {
             list.iter()
-                .filter_map(|k| lex.tokenize(&k.replace('_', " "), &[]).into_iter().last().map(|t| t.key))
+                .filter_map(|k| {
+                    lex.tokenize(&k.replace('_', " "), &[])
+                        .into_iter()
+                        .last()
+                        .map(|t| t.key)
+                })
                 .collect()
         };
         if let Some(doc) = self.docs.last_mut() {
@@ -144,7 +188,12 @@ impl RouteIndex {
     }
 
     /// Ranks every entry that shares a word with the clause, best first.
-    pub fn rank(&self, tokens: &[Token], head_verb: Option<usize>, lex: &Lexicon) -> Vec<Candidate> {
+    pub fn rank(
+        &self,
+        tokens: &[Token],
+        head_verb: Option<usize>,
+        lex: &Lexicon,
+    ) -> Vec<Candidate> {
         let words = weigh(tokens, head_verb, lex);
         let mut raw: HashMap<u32, f64> = HashMap::new();
         let mut why: HashMap<u32, Vec<(f64, String)>> = HashMap::new();
@@ -163,7 +212,9 @@ impl RouteIndex {
             for &(doc, w) in self.postings.get(key).into_iter().flatten() {
                 let gain = word.weight * w * idf;
                 *raw.entry(doc).or_default() += gain;
-                why.entry(doc).or_default().push((gain, word.tok.form.clone()));
+                why.entry(doc)
+                    .or_default()
+                    .push((gain, word.tok.form.clone()));
                 covered.entry(doc).or_default().push(wi);
             }
         }
@@ -172,19 +223,33 @@ impl RouteIndex {
                 if phrase.matches_at(tokens, i) {
                     let gain = W_PHRASE * phrase.len() as f64;
                     *raw.entry(*doc).or_default() += gain;
-                    why.entry(*doc).or_default().push((gain, format!("“{}”", phrase.text)));
+                    why.entry(*doc)
+                        .or_default()
+                        .push((gain, format!("“{}”", phrase.text)));
                 }
             }
         }
         // Direction: the result named after "into" favours its producers over its consumers.
-        let target_from = lex.target_markers.iter().filter_map(|p| p.find_all(tokens).next().map(|at| at + p.len())).min();
+        let target_from = lex
+            .target_markers
+            .iter()
+            .filter_map(|p| p.find_all(tokens).next().map(|at| at + p.len()))
+            .min();
         if let Some(from) = target_from {
-            let target: Vec<&str> = tokens[from..].iter().filter(|t| lex.is_content(t)).map(|t| t.key.as_str()).collect();
+            let target: Vec<&str> = tokens[from..]
+                .iter()
+                .filter(|t| lex.is_content(t))
+                .map(|t| t.key.as_str())
+                .collect();
             for (doc, r) in &mut raw {
-                let Some(d) = self.docs.get(*doc as usize) else { continue };
+                let Some(d) = self.docs.get(*doc as usize) else {
+                    continue;
+                };
                 if let Some(k) = d.produces.iter().find(|k| target.contains(&k.as_str())) {
                     *r += W_TARGET * self.idf.get(k).copied().unwrap_or(1.0);
-                    why.entry(*doc).or_default().push((W_TARGET, format!("produces {k}")));
+                    why.entry(*doc)
+                        .or_default()
+                        .push((W_TARGET, format!("produces {k}")));
                 } else if d.accepts.iter().any(|k| target.contains(&k.as_str())) {
                     *r *= CONSUMES_TARGET;
                 }
@@ -198,9 +263,15 @@ impl RouteIndex {
                     .get(&doc)
                     .into_iter()
                     .flatten()
-                    .map(|&wi| words[wi].weight * self.idf.get(&words[wi].tok.key).copied().unwrap_or(1.0))
+                    .map(|&wi| {
+                        words[wi].weight * self.idf.get(&words[wi].tok.key).copied().unwrap_or(1.0)
+                    })
                     .sum();
-                let coverage = if total > 0.0 { (explained / total).min(1.0) } else { 1.0 };
+                let coverage = if total > 0.0 {
+                    (explained / total).min(1.0)
+                } else {
+                    1.0
+                };
                 let adjusted = r * (0.5 + 0.5 * coverage);
                 let score = crate::understand::round2(1.0 - (-adjusted / SCALE).exp());
                 let mut reasons = why.remove(&doc).unwrap_or_default();
@@ -211,7 +282,12 @@ impl RouteIndex {
                         words.push(w);
                     }
                 }
-                Some(Candidate { id: d.id.clone(), kind: d.kind, score, why: words })
+                Some(Candidate {
+                    id: d.id.clone(),
+                    kind: d.kind,
+                    score,
+                    why: words,
+                })
             })
             .collect();
         out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
@@ -220,7 +296,11 @@ impl RouteIndex {
 }
 
 fn keyword_weight(keyword: &str) -> f64 {
-    if keyword.split_whitespace().count() > 1 { W_KEYWORD_PART } else { W_KEYWORD }
+    if keyword.split_whitespace().count() > 1 {
+        W_KEYWORD_PART
+    } else {
+        W_KEYWORD
+    }
 }
 
 /// Content words of a clause with their role weights.

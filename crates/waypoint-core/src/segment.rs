@@ -53,12 +53,12 @@ fn hard_runs<'t>(text: &str, tokens: &'t [Token]) -> Vec<&'t [Token]> {
     let mut runs = Vec::new();
     let mut from = 0;
     for i in 1..tokens.len() {
-        let gap = text.get(tokens[i - 1].end..tokens[i].start).unwrap_or_default();
+        let gap = text
+            .get(tokens[i - 1].end..tokens[i].start)
+            .unwrap_or_default();
         let breaks = gap.contains(';')
             || gap.contains('\n')
-            || gap
-                .trim_end()
-                .ends_with(['.', '!', '?'])
+            || gap.trim_end().ends_with(['.', '!', '?'])
                 && gap.chars().last().is_some_and(char::is_whitespace);
         if breaks {
             runs.push(&tokens[from..i]);
@@ -78,7 +78,11 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
     let mut i = 0;
     while i < run.len() {
         // A sequencer starts a new clause and is dropped from it.
-        if let Some(seq) = lex.sequencers.iter().filter(|p| p.matches_at(run, i)).max_by_key(|p| p.len())
+        if let Some(seq) = lex
+            .sequencers
+            .iter()
+            .filter(|p| p.matches_at(run, i))
+            .max_by_key(|p| p.len())
             && starts_action(run, i + seq.len(), lex)
         {
             flush(&mut current, out);
@@ -90,7 +94,11 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
         let tok = &run[i];
         let joiner = tok.form == "and" || tok.form == "or" || comma_before(text, run, i);
         if joiner && head_verb.is_some() && !in_relative {
-            let next = if tok.form == "and" || tok.form == "or" { i + 1 } else { i };
+            let next = if tok.form == "and" || tok.form == "or" {
+                i + 1
+            } else {
+                i
+            };
             if starts_action(run, next, lex) {
                 flush(&mut current, out);
                 head_verb = None;
@@ -103,7 +111,9 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
             head_verb = Some(current.len());
         } else if head_verb.is_some()
             && lex.relative_markers.contains(&tok.form)
-            && current.last().is_some_and(|prev| lex.is_content(prev) && !lex.is_verb(prev))
+            && current
+                .last()
+                .is_some_and(|prev| lex.is_content(prev) && !lex.is_verb(prev))
         {
             in_relative = true;
         }
@@ -115,13 +125,19 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
 
 /// Whether a comma separates `run[i]` from the token before it.
 fn comma_before(text: &str, run: &[Token], i: usize) -> bool {
-    i > 0 && text.get(run[i - 1].end..run[i].start).is_some_and(|gap| gap.contains(','))
+    i > 0
+        && text
+            .get(run[i - 1].end..run[i].start)
+            .is_some_and(|gap| gap.contains(','))
 }
 
 /// Whether an action starts at `at`: a verb, optionally after "please".
 fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
     let mut at = at;
-    while run.get(at).is_some_and(|t| t.form == "please" || t.form == "also" || t.form == "and") {
+    while run
+        .get(at)
+        .is_some_and(|t| t.form == "please" || t.form == "also" || t.form == "and")
+    {
         at += 1;
     }
     run.get(at).is_some_and(|t| lex.is_verb(t))

@@ -150,7 +150,7 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
                 && chars.peek().is_some_and(|(_, n)| is_word_char(*n))
                 && end == at
             {
-                continue;
+                // an inner apostrophe or hyphen: the word goes on
             } else {
                 break;
             }
@@ -192,24 +192,31 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
 
 fn sentence_start(bytes: &[u8], at: usize) -> bool {
     let before = bytes[..at].iter().rev().find(|b| !b.is_ascii_whitespace());
-    matches!(before, None | Some(b'.' | b'!' | b'?' | b'\n' | b':' | b';'))
+    matches!(
+        before,
+        None | Some(b'.' | b'!' | b'?' | b'\n' | b':' | b';')
+    )
 }
 
-/// CamelCase, snake_case, or a capitalised word that does not start a sentence.
+/// CamelCase, `snake_case`, or a capitalised word that does not start a sentence.
 fn looks_like_identifier(raw: &str, at_sentence_start: bool) -> bool {
     let mut chars = raw.chars();
     let Some(first) = chars.next() else {
         return false;
     };
     let rest: Vec<char> = chars.collect();
-    let inner_upper = rest.iter().any(|c| c.is_uppercase()) && rest.iter().any(|c| c.is_lowercase());
+    let inner_upper =
+        rest.iter().any(|c| c.is_uppercase()) && rest.iter().any(|c| c.is_lowercase());
     if raw.contains('_') && raw.chars().any(char::is_alphabetic) {
         return true;
     }
     if first.is_uppercase() && inner_upper {
         return true;
     }
-    first.is_uppercase() && !at_sentence_start && rest.iter().all(|c| c.is_lowercase()) && rest.len() >= 2
+    first.is_uppercase()
+        && !at_sentence_start
+        && rest.iter().all(|c| c.is_lowercase())
+        && rest.len() >= 2
 }
 
 #[cfg(test)]
@@ -248,8 +255,16 @@ mod tests {
 
     #[test]
     fn spots_identifiers() {
-        let toks = tokenize("Find CommandRouter and token_manager", &[], &Synonyms::default());
-        let ids: Vec<_> = toks.iter().filter(|t| t.identifier).map(|t| t.form.as_str()).collect();
+        let toks = tokenize(
+            "Find CommandRouter and token_manager",
+            &[],
+            &Synonyms::default(),
+        );
+        let ids: Vec<_> = toks
+            .iter()
+            .filter(|t| t.identifier)
+            .map(|t| t.form.as_str())
+            .collect();
         assert_eq!(ids, ["commandrouter", "token_manager"]);
     }
 }

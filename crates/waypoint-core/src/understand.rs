@@ -135,20 +135,29 @@ fn strings_in(v: &serde_json::Value) -> Vec<&str> {
 fn vague_object(c: &ClauseAnalysis, lex: &Lexicon) -> Option<String> {
     let toks = c.tokens();
     let start = c.head_verb.map_or(0, |h| h + 1);
-    let rest: Vec<&Token> = toks[start..].iter().filter(|t| !matches!(t.form.as_str(), "the" | "a" | "an")).collect();
+    let rest: Vec<&Token> = toks[start..]
+        .iter()
+        .filter(|t| !matches!(t.form.as_str(), "the" | "a" | "an"))
+        .collect();
     let first = rest.first()?;
     if !lex.vague_objects.contains(&first.form) {
         return None;
     }
     // "this PDF" names its object; "this" alone does not.
-    let names_something = rest
-        .get(1)
-        .is_some_and(|next| lex.is_content(next) && !lex.vague_objects.contains(&next.form) && !matches!(first.form.as_str(), "it" | "them"));
+    let names_something = rest.get(1).is_some_and(|next| {
+        lex.is_content(next)
+            && !lex.vague_objects.contains(&next.form)
+            && !matches!(first.form.as_str(), "it" | "them")
+    });
     (!names_something).then(|| first.form.clone())
 }
 
 /// Scores of every concept with the phrases that matched.
-fn score_concepts<'l>(concepts: &'l [Concept], toks: &[Token], head: Option<usize>) -> Vec<(&'l Concept, f64, Vec<String>)> {
+fn score_concepts<'l>(
+    concepts: &'l [Concept],
+    toks: &[Token],
+    head: Option<usize>,
+) -> Vec<(&'l Concept, f64, Vec<String>)> {
     concepts
         .iter()
         .filter_map(|c| {
@@ -157,7 +166,10 @@ fn score_concepts<'l>(concepts: &'l [Concept], toks: &[Token], head: Option<usiz
             let mut covered = vec![false; toks.len()];
             for p in &c.phrases {
                 // A token speaks for a concept once, however many of its phrases cover it.
-                if let Some(at) = p.find_all(toks).find(|&at| covered[at..at + p.len()].iter().any(|c| !c)) {
+                if let Some(at) = p
+                    .find_all(toks)
+                    .find(|&at| covered[at..at + p.len()].iter().any(|c| !c))
+                {
                     covered[at..at + p.len()].iter_mut().for_each(|c| *c = true);
                     let mut w = p.len() as f64;
                     if head == Some(at) {
@@ -177,33 +189,8 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
     let mut intents = score_concepts(&lex.intents, toks, c.head_verb);
     let mut entities = score_concepts(&lex.entities, toks, None);
 
-    // "did I edit …": the verbs of one intent count for another after a past question.
-    let pq = &lex.past_question;
-    let past = toks.windows(2).any(|w| pq.auxiliaries.contains(&w[0].form) && pq.subjects.contains(&w[1].form));
-    if past {
-        for (from, to) in &pq.reinterpret {
-            let moved: f64 = intents.iter().filter(|(c, ..)| &c.name == from).map(|(_, s, _)| *s).sum();
-            if moved > 0.0 {
-                intents.retain(|(c, ..)| &c.name != from);
-                if let Some(entry) = intents.iter_mut().find(|(c, ..)| &c.name == to) {
-                    entry.1 += moved;
-                } else if let Some(concept) = lex.intent(to) {
-                    intents.push((concept, moved, vec![format!("a question about what was done ({from})")]));
-                }
-            }
-        }
-    }
-    if let Some(name) = &lex.identifier_entity
-        && let Some(id) = toks.iter().find(|t| t.identifier)
-    {
-        let raw = id.form.clone();
-        if let Some(entry) = entities.iter_mut().find(|(c, ..)| &c.name == name) {
-            entry.1 += 1.0;
-            entry.2.push(raw);
-        } else if let Some(concept) = lex.entities.iter().find(|c| &c.name == name) {
-            entities.push((concept, 1.0, vec![raw]));
-        }
-    }
+    reinterpret_past_question(&mut intents, toks, lex);
+    add_identifier_entity(&mut entities, toks, lex);
 
     // Every (intent, entity) reading with its weight; the catalog's rules are a prior.
     let mut readings: Vec<(String, Option<String>, f64, String)> = Vec::new();
@@ -253,7 +240,11 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
         .find(|r| r.0 != intent || r.1 != entity)
         .map_or(0.0, |r| r.2);
     let strength = (best / 2.0).min(1.0);
-    let margin = if best > 0.0 { (best - second) / best } else { 0.0 };
+    let margin = if best > 0.0 {
+        (best - second) / best
+    } else {
+        0.0
+    };
     let confidence = round2(strength * (0.6 + 0.4 * margin));
     let total: f64 = readings.iter().take(4).map(|r| r.2).sum();
     let ambiguities = readings
@@ -280,8 +271,63 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
     }
 }
 
+type Scored<'l> = Vec<(&'l Concept, f64, Vec<String>)>;
+
+/// "did I edit …": after a past question the verbs of one intent count for another.
+fn reinterpret_past_question<'l>(intents: &mut Scored<'l>, toks: &[Token], lex: &'l Lexicon) {
+    let pq = &lex.past_question;
+    let past = toks
+        .windows(2)
+        .any(|w| pq.auxiliaries.contains(&w[0].form) && pq.subjects.contains(&w[1].form));
+    if !past {
+        return;
+    }
+    for (from, to) in &pq.reinterpret {
+        let moved: f64 = intents
+            .iter()
+            .filter(|(c, ..)| &c.name == from)
+            .map(|(_, s, _)| *s)
+            .sum();
+        if moved <= 0.0 {
+            continue;
+        }
+        intents.retain(|(c, ..)| &c.name != from);
+        if let Some(entry) = intents.iter_mut().find(|(c, ..)| &c.name == to) {
+            entry.1 += moved;
+        } else if let Some(concept) = lex.intent(to) {
+            intents.push((
+                concept,
+                moved,
+                vec![format!("a question about what was done ({from})")],
+            ));
+        }
+    }
+}
+
+/// A code identifier in the clause (`CommandRouter`) speaks for the identifier entity.
+fn add_identifier_entity<'l>(entities: &mut Scored<'l>, toks: &[Token], lex: &'l Lexicon) {
+    let Some(name) = &lex.identifier_entity else {
+        return;
+    };
+    let Some(id) = toks.iter().find(|t| t.identifier) else {
+        return;
+    };
+    let raw = id.form.clone();
+    if let Some(entry) = entities.iter_mut().find(|(c, ..)| &c.name == name) {
+        entry.1 += 1.0;
+        entry.2.push(raw);
+    } else if let Some(concept) = lex.entities.iter().find(|c| &c.name == name) {
+        entities.push((concept, 1.0, vec![raw]));
+    }
+}
+
 fn explain(intent: &str, iwords: &[String], entity: Option<&str>, ewords: &[String]) -> String {
-    let quote = |w: &[String]| w.iter().map(|x| format!("“{x}”")).collect::<Vec<_>>().join(", ");
+    let quote = |w: &[String]| {
+        w.iter()
+            .map(|x| format!("“{x}”"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut s = format!("intent `{intent}` from {}", quote(iwords));
     match (entity, ewords.is_empty()) {
         (Some(e), false) => s.push_str(&format!("; entity `{e}` from {}", quote(ewords))),

@@ -97,7 +97,7 @@ pub fn validate(steps: &mut Vec<Step>, guards: &Guards<'_>) -> Verdict {
     verdict
 }
 
-fn demote(step: &mut Step, why: String) {
+fn demote(step: &mut Step, why: &str) {
     step.kind = StepKind::Unknown;
     step.rationale = format!("gap: {why}");
     step.tool = UNKNOWN_TOOL.to_string();
@@ -106,9 +106,12 @@ fn demote(step: &mut Step, why: String) {
 
 fn demote_if_invalid(step: &mut Step, guards: &Guards<'_>, verdict: &mut Verdict) {
     if PLANNER_NAMES.contains(&step.tool.as_str()) {
-        let why = format!("`{}` would call the planner from inside a plan (recursion guard)", step.tool);
+        let why = format!(
+            "`{}` would call the planner from inside a plan (recursion guard)",
+            step.tool
+        );
         verdict.warnings.push(why.clone());
-        demote(step, why);
+        demote(step, &why);
         return;
     }
     if matches!(step.kind, StepKind::AskUser | StepKind::LlmSubtask) {
@@ -118,7 +121,7 @@ fn demote_if_invalid(step: &mut Step, guards: &Guards<'_>, verdict: &mut Verdict
         None => {
             let why = format!("`{}` is not in the catalog", step.tool);
             verdict.warnings.push(why.clone());
-            demote(step, why);
+            demote(step, &why);
             return;
         }
         Some(Entry::Pipeline(_)) => step.kind = StepKind::Pipeline,
@@ -129,7 +132,7 @@ fn demote_if_invalid(step: &mut Step, guards: &Guards<'_>, verdict: &mut Verdict
     {
         let why = format!("`{}` is not on the allowlist", step.tool);
         verdict.warnings.push(why.clone());
-        demote(step, why);
+        demote(step, &why);
     }
 }
 
@@ -167,13 +170,21 @@ fn check_args(step: &mut Step, guards: &Guards<'_>, verdict: &mut Verdict) {
             continue;
         }
         let path = err.instance_path().to_string();
-        let prop = path.trim_start_matches('/').split('/').next().unwrap_or_default().to_string();
+        let prop = path
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
         broken.push((prop, err.to_string()));
     }
     for (prop, message) in broken {
-        verdict.warnings.push(format!("step `{}` (`{}`): {message}", step.id, step.tool));
+        verdict
+            .warnings
+            .push(format!("step `{}` (`{}`): {message}", step.id, step.tool));
         if !prop.is_empty() {
-            step.args.insert(prop.clone(), args::placeholder(&prop.replace('_', " ")));
+            step.args
+                .insert(prop.clone(), args::placeholder(&prop.replace('_', " ")));
             verdict
                 .questions
                 .push(format!("What should `{prop}` be for `{}`?", step.tool));

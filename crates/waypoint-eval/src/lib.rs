@@ -45,7 +45,10 @@ pub fn read_cases(text: &str, source_name: &str) -> Result<Vec<EvalCase>, EvalEr
         };
         let case: EvalCase = serde_json::from_str(line).map_err(|e| malformed(e.to_string()))?;
         if let Some(first) = ids.insert(case.id.clone(), i + 1) {
-            return Err(malformed(format!("duplicate case id `{}` (first on line {first})", case.id)));
+            return Err(malformed(format!(
+                "duplicate case id `{}` (first on line {first})",
+                case.id
+            )));
         }
         cases.push(case);
     }
@@ -67,7 +70,12 @@ pub struct TrainReport {
 pub fn train(catalog: &mut Catalog, cases: &[EvalCase]) -> TrainReport {
     let mut report = TrainReport::default();
     for case in cases {
-        let labels = case.expect.tools.iter().chain(case.expect.tool_set.iter()).flatten();
+        let labels = case
+            .expect
+            .tools
+            .iter()
+            .chain(case.expect.tool_set.iter())
+            .flatten();
         for label in labels {
             if label == waypoint_protocol::UNKNOWN_TOOL {
                 continue;
@@ -88,7 +96,11 @@ pub fn evaluate(engine: &Engine, cases: &[EvalCase]) -> EvalReport {
 }
 
 /// [`evaluate`], calling `progress` with the number of cases done.
-pub fn evaluate_with_progress(engine: &Engine, cases: &[EvalCase], mut progress: impl FnMut(usize)) -> EvalReport {
+pub fn evaluate_with_progress(
+    engine: &Engine,
+    cases: &[EvalCase],
+    mut progress: impl FnMut(usize),
+) -> EvalReport {
     let mut scorer = Scorer::default();
     for (i, case) in cases.iter().enumerate() {
         let started = Instant::now();

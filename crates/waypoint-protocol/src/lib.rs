@@ -21,8 +21,7 @@ pub use plan::{
 };
 pub use route::{Candidate, CandidateKind, RouteReport};
 pub use understanding::{
-    Ambiguity, Clarity, Clause, ClauseRole, Extracted, ExtractedKind, Goal, TextSpan,
-    Understanding,
+    Ambiguity, Clarity, Clause, ClauseRole, Extracted, ExtractedKind, Goal, TextSpan, Understanding,
 };
 
 /// The JSON Schema of [`Plan`], as checked in under `docs/plan.schema.json`.

@@ -77,11 +77,10 @@ impl Complexity {
     /// Derives the shape from the steps, per DESIGN §3.
     pub fn of(steps: &[Step]) -> Self {
         match steps {
-            [] => Self::SingleAction,
             [one] if matches!(one.kind, StepKind::Pipeline | StepKind::Plan) => {
                 Self::PipelineDirect
             }
-            [_] => Self::SingleAction,
+            [] | [_] => Self::SingleAction,
             _ => Self::PackChain,
         }
     }
@@ -135,6 +134,10 @@ pub struct PlanParts {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(from = "PlanWire")]
 #[schemars(!from)]
+#[expect(
+    clippy::struct_field_names,
+    reason = "`plan_id` is the wire name (DESIGN §3)"
+)]
 pub struct Plan {
     schema_version: u32,
     plan_id: String,
@@ -337,13 +340,19 @@ mod tests {
     #[test]
     fn complexity_follows_the_shape_of_the_steps() {
         assert_eq!(Complexity::of(&[]), Complexity::SingleAction);
-        assert_eq!(Complexity::of(&[step(1, StepKind::Tool, "a")]), Complexity::SingleAction);
+        assert_eq!(
+            Complexity::of(&[step(1, StepKind::Tool, "a")]),
+            Complexity::SingleAction
+        );
         assert_eq!(
             Complexity::of(&[step(1, StepKind::Pipeline, "p")]),
             Complexity::PipelineDirect
         );
         assert_eq!(
-            Complexity::of(&[step(1, StepKind::Pipeline, "p"), step(2, StepKind::Tool, "a")]),
+            Complexity::of(&[
+                step(1, StepKind::Pipeline, "p"),
+                step(2, StepKind::Tool, "a")
+            ]),
             Complexity::PackChain
         );
     }
