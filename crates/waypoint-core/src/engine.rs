@@ -126,10 +126,10 @@ impl Engine {
         let analysis = self.analyse(request, context)?;
         let planner = self.planner();
         let mut reports = Vec::new();
+        let mut goals = analysis.understanding.goals.iter();
         for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
-            let ranking = self
-                .index
-                .rank(clause.tokens(), clause.head_verb, &self.lexicon);
+            let hints = planner.hints(clause, goals.next());
+            let ranking = self.index.rank(clause.tokens(), &hints, &self.lexicon);
             let recommendation = ranking
                 .first()
                 .filter(|c| c.score >= self.options.threshold)

@@ -117,6 +117,10 @@ pub struct Lexicon {
     pub presentational: Vec<Phrase>,
     pub topic_markers: Vec<Phrase>,
     pub target_markers: Vec<Phrase>,
+    pub light_verbs: HashSet<String>,
+    pub articles: Articles,
+    /// Entity → the intent it implies when no intent phrase matched.
+    pub entity_intents: HashMap<String, String>,
     pub vague_objects: HashSet<String>,
     pub back_references: Vec<Phrase>,
     pub vague_verbs: HashSet<String>,
@@ -144,6 +148,9 @@ struct Raw {
     presentational: Vec<String>,
     topic_markers: Vec<String>,
     target_markers: Vec<String>,
+    light_verbs: Vec<String>,
+    object_articles: RawArticles,
+    entity_intents: BTreeMap<String, String>,
     vague_objects: Vec<String>,
     back_references: Vec<String>,
     vague_verbs: Vec<String>,
@@ -170,6 +177,30 @@ pub struct Calendar {
     pub day_parts: Vec<String>,
     pub frequencies: Vec<String>,
     pub number_words: BTreeMap<String, u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArticles {
+    existing: Vec<String>,
+    new: Vec<String>,
+    existing_intent: String,
+    new_intent: String,
+}
+
+/// Whether a clause's object is something that exists or something to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Article {
+    Existing,
+    New,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Articles {
+    pub existing: HashSet<String>,
+    pub new: HashSet<String>,
+    pub existing_intent: String,
+    pub new_intent: String,
 }
 
 #[derive(Deserialize)]
@@ -252,6 +283,14 @@ impl Lexicon {
             presentational: exact(&raw.presentational),
             topic_markers: exact(&raw.topic_markers),
             target_markers: exact(&raw.target_markers),
+            light_verbs: raw.light_verbs.iter().map(|v| stem(&v.to_lowercase())).collect(),
+            articles: Articles {
+                existing: forms(&raw.object_articles.existing),
+                new: forms(&raw.object_articles.new),
+                existing_intent: raw.object_articles.existing_intent,
+                new_intent: raw.object_articles.new_intent,
+            },
+            entity_intents: raw.entity_intents.into_iter().collect(),
             vague_objects: forms(&raw.vague_objects),
             back_references: phrases(&raw.back_references),
             vague_verbs: keys(&raw.vague_verbs),
@@ -284,6 +323,34 @@ impl Lexicon {
     /// Whether a token can head an action.
     pub fn is_verb(&self, tok: &Token) -> bool {
         !tok.value && self.verbs.contains(&stem(&tok.form))
+    }
+
+    /// Whether one of the intent's phrases starts at token `at`.
+    pub fn intent_phrase_at(&self, intent: &str, tokens: &[Token], at: usize) -> bool {
+        self.intent(intent)
+            .is_some_and(|c| c.phrases.iter().any(|p| p.matches_at(tokens, at)))
+    }
+
+    /// Whether a token is a verb that says little on its own ("make", "create").
+    pub fn is_light_verb(&self, tok: &Token) -> bool {
+        !tok.value && self.light_verbs.contains(&stem(&tok.form))
+    }
+
+    /// The article of the object right after `head`: "the X" exists, "a X" is new.
+    pub fn article_after(&self, tokens: &[Token], head: Option<usize>) -> Option<Article> {
+        // Skip particles and pronouns ("set *up* an agent", "give *me* a summary").
+        for tok in tokens.get(head? + 1..)? {
+            if self.articles.existing.contains(&tok.form) {
+                return Some(Article::Existing);
+            }
+            if self.articles.new.contains(&tok.form) {
+                return Some(Article::New);
+            }
+            if tok.value || self.is_content(tok) {
+                return None;
+            }
+        }
+        None
     }
 
     /// Whether a token carries routing signal.

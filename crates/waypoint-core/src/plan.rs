@@ -19,7 +19,7 @@ use waypoint_protocol::{Candidate, ExtractedKind, StepKind};
 
 use crate::args::{self, Inputs};
 use crate::lexicon::Lexicon;
-use crate::route::RouteIndex;
+use crate::route::{Hints, RouteIndex};
 use crate::understand::{Analysis, ClauseAnalysis};
 
 /// A step before ids, groups and validation.
@@ -63,11 +63,11 @@ impl Planner<'_> {
                 continue;
             }
             let goal = goal_iter.next();
-            let ranking = self.index.rank(clause.tokens(), clause.head_verb, self.lex);
+            let ranking = self.index.rank(clause.tokens(), &self.hints(clause, goal), self.lex);
             out.clause_scores
                 .push(ranking.first().map_or(0.0, |c| c.score));
             let first = out.drafts.len();
-            if let Some(chosen) = goal.and_then(|g| self.by_evidence(g, &ranking)) {
+            if let Some(chosen) = goal.and_then(|g| self.by_evidence(g, clause, &ranking)) {
                 for (tool, score, why) in chosen {
                     out.drafts
                         .push(self.new_draft(&tool, clause.segment.clause.index, score, why));
@@ -111,6 +111,24 @@ impl Planner<'_> {
         out
     }
 
+    /// What routing should know about a clause beyond its words.
+    pub fn hints<'g>(&self, clause: &ClauseAnalysis, goal: Option<&'g waypoint_protocol::Goal>) -> Hints<'g> {
+        // Values inside a relative clause describe the object; they are not this step's input.
+        let mut supplied: Vec<ExtractedKind> = clause
+            .values
+            .iter()
+            .filter(|v| clause.describing_from.is_none_or(|from| v.start < from))
+            .map(|v| v.kind)
+            .collect();
+        supplied.dedup();
+        Hints {
+            head_verb: clause.head_verb,
+            intent: goal.filter(|g| g.confidence >= 0.3).map(|g| g.intent.as_str()),
+            article: self.lex.article_after(clause.tokens(), clause.head_verb),
+            supplied,
+        }
+    }
+
     fn new_draft(&self, id: &str, clause: usize, score: f64, rationale: String) -> Draft {
         let kind = match self.catalog.entry(id) {
             Some(Entry::Pipeline(_)) => StepKind::Pipeline,
@@ -131,6 +149,7 @@ impl Planner<'_> {
     fn by_evidence(
         &self,
         goal: &waypoint_protocol::Goal,
+        clause: &ClauseAnalysis,
         ranking: &[Candidate],
     ) -> Option<Vec<(String, f64, String)>> {
         if goal.confidence < 0.3 {
@@ -140,10 +159,16 @@ impl Planner<'_> {
         let exact = rules
             .iter()
             .find(|r| r.intent == goal.intent && r.entity.is_some() && r.entity == goal.entity);
+        // A rule for any entity applies only when the clause's own verb says the intent
+        // ("review my changes"), not when the word is a noun ("look up reviews").
+        let verb_says_it = || {
+            clause.head_verb.is_some_and(|h| self.lex.intent_phrase_at(&goal.intent, clause.tokens(), h))
+        };
         let rule = exact.or_else(|| {
             rules
                 .iter()
                 .find(|r| r.intent == goal.intent && r.entity.is_none())
+                .filter(|_| verb_says_it())
         })?;
         let score_of = |id: &str| ranking.iter().find(|c| c.id == id).map_or(0.0, |c| c.score);
         let mut chosen: Vec<(String, f64, String)> = Vec::new();

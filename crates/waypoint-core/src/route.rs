@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use waypoint_catalog::Catalog;
 use waypoint_protocol::{Candidate, CandidateKind};
 
-use crate::lexicon::{Lexicon, Phrase};
+use waypoint_protocol::ExtractedKind;
+
+use crate::lexicon::{Article, Lexicon, Phrase};
 use crate::text::Token;
 
 /// Field weights: how strongly a word in each part of an entry speaks for it.
@@ -32,9 +34,17 @@ const W_ACCEPTS: f64 = 0.5;
 const W_PHRASE: f64 = 1.0;
 /// Raw score at which a candidate reaches 1 − 1/e.
 const SCALE: f64 = 3.0;
+/// Bonus when the entry's own words express the clause's intent.
+const W_INTENT: f64 = 1.5;
+/// Bonus when "the X" meets an entry that changes things, or "a X" one that makes them.
+const W_ARTICLE: f64 = 1.5;
+/// Bonus per kind of value the clause supplies that the entry takes as an argument.
+const W_ARG_FIT: f64 = 1.0;
+/// Weight of a light verb ("make", "create"): its object decides.
+const LIGHT_VERB: f64 = 0.5;
 /// Weights of clause words by role.
 const HEAD_VERB: f64 = 1.5;
-const DESCRIBING: f64 = 0.5;
+const DESCRIBING: f64 = 0.35;
 const TOPIC: f64 = 0.3;
 
 #[derive(Debug, Clone)]
@@ -44,6 +54,21 @@ struct Doc {
     /// Keys of the artifact kinds it produces and accepts.
     produces: Vec<String>,
     accepts: Vec<String>,
+    /// Intents its own words express ("Create one agent…" → create).
+    intents: Vec<String>,
+    /// Kinds of extracted values its arguments take.
+    takes: Vec<ExtractedKind>,
+}
+
+/// What the planner knows about a clause beyond its words.
+#[derive(Debug, Clone, Default)]
+pub struct Hints<'a> {
+    pub head_verb: Option<usize>,
+    /// The goal's intent, when the parser is reasonably sure of it.
+    pub intent: Option<&'a str>,
+    pub article: Option<Article>,
+    /// Kinds of values the clause supplies (URL, e-mail, path…).
+    pub supplied: Vec<ExtractedKind>,
 }
 
 /// The routing index of one catalog.
@@ -86,6 +111,9 @@ impl RouteIndex {
             let phrases: Vec<&String> = tool.keywords.iter().chain(&tool.examples).collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
             index.set_kinds(&tool.produces, &tool.accepts, lex);
+            let own = format!("{} . {} . {}", tool.name.replace(['_', '.', '-'], " "), tool.keywords.join(" . "), lead_verb(&tool.description));
+            let takes = tool.properties().filter_map(|(name, _)| arg_kind(name, lex)).collect();
+            index.set_profile(&own, takes, lex);
         }
         for p in catalog.pipelines() {
             let short =
@@ -105,6 +133,8 @@ impl RouteIndex {
             let phrases: Vec<&String> = p.intent_keywords.iter().chain(&p.examples).collect();
             index.add(&p.id, CandidateKind::Pipeline, &fields, &phrases, lex);
             index.set_kinds(&p.produces, &p.accepts, lex);
+            let own = format!("{} . {}", p.intent_keywords.join(" . "), lead_verb(&p.description));
+            index.set_profile(&own, Vec::new(), lex);
         }
         let n = index.docs.len().max(1) as f64;
         let norm = (1.0 + n).ln();
@@ -135,6 +165,8 @@ impl RouteIndex {
             kind,
             produces: Vec::new(),
             accepts: Vec::new(),
+            intents: Vec::new(),
+            takes: Vec::new(),
         });
         let mut best: HashMap<String, f64> = HashMap::new();
         for (w, text) in fields {
@@ -179,6 +211,20 @@ impl RouteIndex {
         }
     }
 
+    fn set_profile(&mut self, own_words: &str, takes: Vec<ExtractedKind>, lex: &Lexicon) {
+        let toks = lex.tokenize(own_words, &[]);
+        let intents = lex
+            .intents
+            .iter()
+            .filter(|c| c.phrases.iter().any(|p| p.find_all(&toks).next().is_some()))
+            .map(|c| c.name.clone())
+            .collect();
+        if let Some(doc) = self.docs.last_mut() {
+            doc.intents = intents;
+            doc.takes = takes;
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.docs.len()
     }
@@ -188,13 +234,8 @@ impl RouteIndex {
     }
 
     /// Ranks every entry that shares a word with the clause, best first.
-    pub fn rank(
-        &self,
-        tokens: &[Token],
-        head_verb: Option<usize>,
-        lex: &Lexicon,
-    ) -> Vec<Candidate> {
-        let words = weigh(tokens, head_verb, lex);
+    pub fn rank(&self, tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> Vec<Candidate> {
+        let words = weigh(tokens, hints.head_verb, lex);
         let mut raw: HashMap<u32, f64> = HashMap::new();
         let mut why: HashMap<u32, Vec<(f64, String)>> = HashMap::new();
         // How much of the clause each doc explains, by idf-weighted clause words.
@@ -229,6 +270,10 @@ impl RouteIndex {
                 }
             }
         }
+        // Bonuses from understanding are not scaled by word coverage: they stand for the
+        // words (the head verb, the article) that led to the understanding.
+        let mut bonus: HashMap<u32, f64> = raw.keys().map(|d| (*d, 0.0)).collect();
+        self.apply_hints(hints, lex, &mut bonus, &mut why);
         // Direction: the result named after "into" favours its producers over its consumers.
         let target_from = lex
             .target_markers
@@ -272,7 +317,7 @@ impl RouteIndex {
                 } else {
                     1.0
                 };
-                let adjusted = r * (0.5 + 0.5 * coverage);
+                let adjusted = r * (0.5 + 0.5 * coverage) + bonus.get(&doc).copied().unwrap_or(0.0);
                 let score = crate::understand::round2(1.0 - (-adjusted / SCALE).exp());
                 let mut reasons = why.remove(&doc).unwrap_or_default();
                 reasons.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -303,6 +348,55 @@ fn keyword_weight(keyword: &str) -> f64 {
     }
 }
 
+/// The first word of a description, which in a good one is the verb of what the entry
+/// does ("Publish a draft…"); later words name inputs, not the action.
+fn lead_verb(description: &str) -> &str {
+    description.split_whitespace().next().unwrap_or_default()
+}
+
+/// The extracted kind an argument name takes (`url` → URLs), text excluded.
+fn arg_kind(name: &str, lex: &Lexicon) -> Option<ExtractedKind> {
+    let lower = name.to_ascii_lowercase();
+    lex.arg_names
+        .iter()
+        .find(|(_, names)| names.contains(&lower))
+        .and_then(|(kind, _)| ExtractedKind::parse(kind))
+}
+
+impl RouteIndex {
+    /// Bonuses from what is known beyond the words: the goal's intent, whether the object
+    /// exists already, and which supplied values an entry's arguments take.
+    fn apply_hints(&self, hints: &Hints<'_>, lex: &Lexicon, raw: &mut HashMap<u32, f64>, why: &mut HashMap<u32, Vec<(f64, String)>>) {
+        let article_intent = match hints.article {
+            Some(Article::Existing) => Some((lex.articles.existing_intent.as_str(), "changes an existing one")),
+            Some(Article::New) => Some((lex.articles.new_intent.as_str(), "makes a new one")),
+            None => None,
+        };
+        for (doc, r) in raw.iter_mut() {
+            let Some(d) = self.docs.get(*doc as usize) else { continue };
+            let mut add = |gain: f64, reason: String| {
+                *r += gain;
+                why.entry(*doc).or_default().push((gain, reason));
+            };
+            if let Some(intent) = hints.intent
+                && d.intents.iter().any(|i| i == intent)
+            {
+                add(W_INTENT, format!("does `{intent}`"));
+            }
+            if let Some((intent, reason)) = article_intent
+                && d.intents.iter().any(|i| i == intent)
+            {
+                add(W_ARTICLE, reason.to_string());
+            }
+            for kind in &hints.supplied {
+                if d.takes.contains(kind) {
+                    add(W_ARG_FIT, format!("takes the {} given", kind.as_str()));
+                }
+            }
+        }
+    }
+}
+
 /// Content words of a clause with their role weights.
 fn weigh<'a>(tokens: &'a [Token], head_verb: Option<usize>, lex: &Lexicon) -> Vec<Word<'a>> {
     let topic_from = lex
@@ -313,6 +407,14 @@ fn weigh<'a>(tokens: &'a [Token], head_verb: Option<usize>, lex: &Lexicon) -> Ve
         .unwrap_or(usize::MAX);
     let mut describing = false;
     let mut out = Vec::new();
+    // A light verb hands the head's weight to the first content word after it.
+    let head = head_verb.map(|h| {
+        if lex.is_light_verb(&tokens[h]) {
+            tokens.iter().enumerate().skip(h + 1).find(|(_, t)| lex.is_content(t) && !t.identifier).map_or(h, |(i, _)| i)
+        } else {
+            h
+        }
+    });
     for (i, tok) in tokens.iter().enumerate() {
         if i > 0 && lex.relative_markers.contains(&tok.form) && head_verb.is_some_and(|h| h < i) {
             describing = true;
@@ -320,11 +422,14 @@ fn weigh<'a>(tokens: &'a [Token], head_verb: Option<usize>, lex: &Lexicon) -> Ve
         if !lex.is_content(tok) {
             continue;
         }
-        let mut weight = if head_verb == Some(i) { HEAD_VERB } else { 1.0 };
+        let mut weight = if head == Some(i) { HEAD_VERB } else { 1.0 };
+        if head_verb == Some(i) && head != Some(i) {
+            weight = LIGHT_VERB;
+        }
         if describing {
             weight *= DESCRIBING;
         }
-        if i > topic_from || tok.identifier {
+        if i > topic_from || tok.identifier || tok.proper {
             weight *= TOPIC;
         }
         out.push(Word { tok, weight });

@@ -21,6 +21,8 @@ pub struct Token {
     pub end: usize,
     /// Looks like a code identifier (`CommandRouter`, `token_manager`).
     pub identifier: bool,
+    /// Capitalised mid-sentence: a name (`Lisbon`, `Agent`), maybe a symbol.
+    pub proper: bool,
     /// Set when the token is an extracted value (URL, e-mail, path…), not a word.
     pub value: bool,
 }
@@ -123,6 +125,7 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
                 start: s,
                 end: e,
                 identifier: false,
+                proper: false,
                 value: true,
             });
             i = e;
@@ -161,7 +164,9 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
         }
         let raw = &text[start..end];
         let lower = raw.to_lowercase().replace('’', "'");
-        let identifier = looks_like_identifier(raw, start == 0 || sentence_start(bytes, start));
+        let at_start = start == 0 || sentence_start(bytes, start);
+        let identifier = looks_like_identifier(raw);
+        let proper = !identifier && !at_start && raw.chars().next().is_some_and(char::is_uppercase);
         let mut push = |form: &str| {
             if form.is_empty() {
                 return;
@@ -172,6 +177,7 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
                 start,
                 end,
                 identifier,
+                proper,
                 value: false,
             });
         };
@@ -198,8 +204,8 @@ fn sentence_start(bytes: &[u8], at: usize) -> bool {
     )
 }
 
-/// CamelCase, `snake_case`, or a capitalised word that does not start a sentence.
-fn looks_like_identifier(raw: &str, at_sentence_start: bool) -> bool {
+/// `CamelCase` or `snake_case`.
+fn looks_like_identifier(raw: &str) -> bool {
     let mut chars = raw.chars();
     let Some(first) = chars.next() else {
         return false;
@@ -207,16 +213,7 @@ fn looks_like_identifier(raw: &str, at_sentence_start: bool) -> bool {
     let rest: Vec<char> = chars.collect();
     let inner_upper =
         rest.iter().any(|c| c.is_uppercase()) && rest.iter().any(|c| c.is_lowercase());
-    if raw.contains('_') && raw.chars().any(char::is_alphabetic) {
-        return true;
-    }
-    if first.is_uppercase() && inner_upper {
-        return true;
-    }
-    first.is_uppercase()
-        && !at_sentence_start
-        && rest.iter().all(|c| c.is_lowercase())
-        && rest.len() >= 2
+    (raw.contains('_') && raw.chars().any(char::is_alphabetic)) || (first.is_uppercase() && inner_upper)
 }
 
 #[cfg(test)]

@@ -26,6 +26,9 @@ pub struct ClauseAnalysis {
     pub back_reference: Option<String>,
     /// Values found inside this clause.
     pub values: Vec<Found>,
+    /// Byte offset where a relative clause starts ("an agent *that checks X*"): what
+    /// follows describes the object rather than asking for a step of its own.
+    pub describing_from: Option<usize>,
 }
 
 impl ClauseAnalysis {
@@ -90,8 +93,18 @@ pub fn understand(
             .cloned()
             .collect();
         let head_verb = seg.tokens.iter().position(|t| lex.is_verb(t));
+        let describing_from = head_verb.and_then(|h| {
+            (h + 2..seg.tokens.len())
+                .find(|&i| {
+                    lex.relative_markers.contains(&seg.tokens[i].form)
+                        && lex.is_content(&seg.tokens[i - 1])
+                        && !lex.is_verb(&seg.tokens[i - 1])
+                })
+                .map(|i| seg.tokens[i].start)
+        });
         let mut analysis = ClauseAnalysis {
             head_verb,
+            describing_from,
             vague_object: None,
             back_reference: None,
             values,
@@ -225,6 +238,9 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
         .find(|(_, ps)| ps.iter().any(|p| p.find_all(toks).next().is_some()))
         .map(|(name, _)| name.clone());
 
+    if readings.is_empty() {
+        readings = entity_implied_readings(&entities, lex);
+    }
     let Some((intent, entity, best, why)) = readings.first().cloned() else {
         return Goal {
             clause: c.segment.clause.index,
@@ -269,6 +285,20 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
         ambiguities,
         explanation: why,
     }
+}
+
+/// With no intent phrase, an entity that implies an intent still gives a reading.
+fn entity_implied_readings(entities: &Scored<'_>, lex: &Lexicon) -> Vec<(String, Option<String>, f64, String)> {
+    let mut out: Vec<(String, Option<String>, f64, String)> = entities
+        .iter()
+        .filter_map(|(e, score, words)| {
+            let intent = lex.entity_intents.get(&e.name)?;
+            let why = format!("intent `{intent}` implied by entity `{}` from {}", e.name, words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", "));
+            Some((intent.clone(), Some(e.name.clone()), *score * 0.75, why))
+        })
+        .collect();
+    out.sort_by(|a, b| b.2.total_cmp(&a.2));
+    out
 }
 
 type Scored<'l> = Vec<(&'l Concept, f64, Vec<String>)>;
