@@ -42,8 +42,16 @@ impl Diagnostic {
                 .take(self.at.col.saturating_sub(1))
                 .map(|c| if c == '\t' { '\t' } else { ' ' })
                 .collect();
+            // Underline the word at the column (a key, a name), at least one caret.
+            let width = line
+                .chars()
+                .skip(self.at.col.saturating_sub(1))
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'))
+                .count()
+                .max(1);
+            let carets = "^".repeat(width);
             out = format!(
-                "{}: {}\n{pad}--> {}\n{pad} |\n{number} | {line}\n{pad} | {caret_pad}^",
+                "{}: {}\n{pad}--> {}\n{pad} |\n{number} | {line}\n{pad} | {caret_pad}{carets}",
                 severity_word(self.severity),
                 self.message,
                 self.at

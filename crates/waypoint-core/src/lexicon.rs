@@ -283,7 +283,11 @@ impl Lexicon {
             presentational: exact(&raw.presentational),
             topic_markers: exact(&raw.topic_markers),
             target_markers: exact(&raw.target_markers),
-            light_verbs: raw.light_verbs.iter().map(|v| stem(&v.to_lowercase())).collect(),
+            light_verbs: raw
+                .light_verbs
+                .iter()
+                .map(|v| stem(&v.to_lowercase()))
+                .collect(),
             articles: Articles {
                 existing: forms(&raw.object_articles.existing),
                 new: forms(&raw.object_articles.new),

@@ -63,7 +63,9 @@ impl Planner<'_> {
                 continue;
             }
             let goal = goal_iter.next();
-            let ranking = self.index.rank(clause.tokens(), &self.hints(clause, goal), self.lex);
+            let ranking = self
+                .index
+                .rank(clause.tokens(), &self.hints(clause, goal), self.lex);
             out.clause_scores
                 .push(ranking.first().map_or(0.0, |c| c.score));
             let first = out.drafts.len();
@@ -112,7 +114,11 @@ impl Planner<'_> {
     }
 
     /// What routing should know about a clause beyond its words.
-    pub fn hints<'g>(&self, clause: &ClauseAnalysis, goal: Option<&'g waypoint_protocol::Goal>) -> Hints<'g> {
+    pub fn hints<'g>(
+        &self,
+        clause: &ClauseAnalysis,
+        goal: Option<&'g waypoint_protocol::Goal>,
+    ) -> Hints<'g> {
         // Values inside a relative clause describe the object; they are not this step's input.
         let mut supplied: Vec<ExtractedKind> = clause
             .values
@@ -123,7 +129,9 @@ impl Planner<'_> {
         supplied.dedup();
         Hints {
             head_verb: clause.head_verb,
-            intent: goal.filter(|g| g.confidence >= 0.3).map(|g| g.intent.as_str()),
+            intent: goal
+                .filter(|g| g.confidence >= 0.3)
+                .map(|g| g.intent.as_str()),
             article: self.lex.article_after(clause.tokens(), clause.head_verb),
             supplied,
         }
@@ -162,7 +170,9 @@ impl Planner<'_> {
         // A rule for any entity applies only when the clause's own verb says the intent
         // ("review my changes"), not when the word is a noun ("look up reviews").
         let verb_says_it = || {
-            clause.head_verb.is_some_and(|h| self.lex.intent_phrase_at(&goal.intent, clause.tokens(), h))
+            clause
+                .head_verb
+                .is_some_and(|h| self.lex.intent_phrase_at(&goal.intent, clause.tokens(), h))
         };
         let rule = exact.or_else(|| {
             rules

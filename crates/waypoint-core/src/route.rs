@@ -111,8 +111,16 @@ impl RouteIndex {
             let phrases: Vec<&String> = tool.keywords.iter().chain(&tool.examples).collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
             index.set_kinds(&tool.produces, &tool.accepts, lex);
-            let own = format!("{} . {} . {}", tool.name.replace(['_', '.', '-'], " "), tool.keywords.join(" . "), lead_verb(&tool.description));
-            let takes = tool.properties().filter_map(|(name, _)| arg_kind(name, lex)).collect();
+            let own = format!(
+                "{} . {} . {}",
+                tool.name.replace(['_', '.', '-'], " "),
+                tool.keywords.join(" . "),
+                lead_verb(&tool.description)
+            );
+            let takes = tool
+                .properties()
+                .filter_map(|(name, _)| arg_kind(name, lex))
+                .collect();
             index.set_profile(&own, takes, lex);
         }
         for p in catalog.pipelines() {
@@ -133,7 +141,11 @@ impl RouteIndex {
             let phrases: Vec<&String> = p.intent_keywords.iter().chain(&p.examples).collect();
             index.add(&p.id, CandidateKind::Pipeline, &fields, &phrases, lex);
             index.set_kinds(&p.produces, &p.accepts, lex);
-            let own = format!("{} . {}", p.intent_keywords.join(" . "), lead_verb(&p.description));
+            let own = format!(
+                "{} . {}",
+                p.intent_keywords.join(" . "),
+                lead_verb(&p.description)
+            );
             index.set_profile(&own, Vec::new(), lex);
         }
         let n = index.docs.len().max(1) as f64;
@@ -366,14 +378,25 @@ fn arg_kind(name: &str, lex: &Lexicon) -> Option<ExtractedKind> {
 impl RouteIndex {
     /// Bonuses from what is known beyond the words: the goal's intent, whether the object
     /// exists already, and which supplied values an entry's arguments take.
-    fn apply_hints(&self, hints: &Hints<'_>, lex: &Lexicon, raw: &mut HashMap<u32, f64>, why: &mut HashMap<u32, Vec<(f64, String)>>) {
+    fn apply_hints(
+        &self,
+        hints: &Hints<'_>,
+        lex: &Lexicon,
+        raw: &mut HashMap<u32, f64>,
+        why: &mut HashMap<u32, Vec<(f64, String)>>,
+    ) {
         let article_intent = match hints.article {
-            Some(Article::Existing) => Some((lex.articles.existing_intent.as_str(), "changes an existing one")),
+            Some(Article::Existing) => Some((
+                lex.articles.existing_intent.as_str(),
+                "changes an existing one",
+            )),
             Some(Article::New) => Some((lex.articles.new_intent.as_str(), "makes a new one")),
             None => None,
         };
         for (doc, r) in raw.iter_mut() {
-            let Some(d) = self.docs.get(*doc as usize) else { continue };
+            let Some(d) = self.docs.get(*doc as usize) else {
+                continue;
+            };
             let mut add = |gain: f64, reason: String| {
                 *r += gain;
                 why.entry(*doc).or_default().push((gain, reason));
@@ -410,7 +433,12 @@ fn weigh<'a>(tokens: &'a [Token], head_verb: Option<usize>, lex: &Lexicon) -> Ve
     // A light verb hands the head's weight to the first content word after it.
     let head = head_verb.map(|h| {
         if lex.is_light_verb(&tokens[h]) {
-            tokens.iter().enumerate().skip(h + 1).find(|(_, t)| lex.is_content(t) && !t.identifier).map_or(h, |(i, _)| i)
+            tokens
+                .iter()
+                .enumerate()
+                .skip(h + 1)
+                .find(|(_, t)| lex.is_content(t) && !t.identifier)
+                .map_or(h, |(i, _)| i)
         } else {
             h
         }

@@ -17,8 +17,13 @@ pub struct Segment {
 
 /// Splits the request's tokens into clauses. `text` is the original request.
 pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
+    let tokens: Vec<Token> = tokens
+        .iter()
+        .filter(|t| !is_list_marker(text, t))
+        .cloned()
+        .collect();
     let mut segments: Vec<Vec<Token>> = Vec::new();
-    for run in hard_runs(text, tokens) {
+    for run in hard_runs(text, &tokens) {
         split_run(text, run, lex, &mut segments);
     }
     segments
@@ -44,6 +49,16 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
             }
         })
         .collect()
+}
+
+/// "1." or "a)" opening a line: numbering, not words.
+fn is_list_marker(text: &str, t: &Token) -> bool {
+    let line_start = text[..t.start].rfind('\n').map_or(0, |i| i + 1);
+    let before_blank = text[line_start..t.start].trim().is_empty();
+    let after = text[t.end..].chars().next();
+    let short =
+        t.end - t.start <= 3 && (t.form.chars().all(|c| c.is_ascii_digit()) || t.form.len() == 1);
+    !t.value && before_blank && short && matches!(after, Some('.' | ')'))
 }
 
 /// Groups tokens between hard breaks: `;`, line breaks, and `.`/`!`/`?` that end a

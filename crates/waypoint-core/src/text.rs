@@ -213,7 +213,8 @@ fn looks_like_identifier(raw: &str) -> bool {
     let rest: Vec<char> = chars.collect();
     let inner_upper =
         rest.iter().any(|c| c.is_uppercase()) && rest.iter().any(|c| c.is_lowercase());
-    (raw.contains('_') && raw.chars().any(char::is_alphabetic)) || (first.is_uppercase() && inner_upper)
+    (raw.contains('_') && raw.chars().any(char::is_alphabetic))
+        || (first.is_uppercase() && inner_upper)
 }
 
 #[cfg(test)]

@@ -288,12 +288,23 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
 }
 
 /// With no intent phrase, an entity that implies an intent still gives a reading.
-fn entity_implied_readings(entities: &Scored<'_>, lex: &Lexicon) -> Vec<(String, Option<String>, f64, String)> {
+fn entity_implied_readings(
+    entities: &Scored<'_>,
+    lex: &Lexicon,
+) -> Vec<(String, Option<String>, f64, String)> {
     let mut out: Vec<(String, Option<String>, f64, String)> = entities
         .iter()
         .filter_map(|(e, score, words)| {
             let intent = lex.entity_intents.get(&e.name)?;
-            let why = format!("intent `{intent}` implied by entity `{}` from {}", e.name, words.iter().map(|w| format!("“{w}”")).collect::<Vec<_>>().join(", "));
+            let why = format!(
+                "intent `{intent}` implied by entity `{}` from {}",
+                e.name,
+                words
+                    .iter()
+                    .map(|w| format!("“{w}”"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
             Some((intent.clone(), Some(e.name.clone()), *score * 0.75, why))
         })
         .collect();

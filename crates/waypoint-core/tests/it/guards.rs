@@ -1,0 +1,120 @@
+//! The validate stage: whatever wrote the steps, the guards hold.
+
+use std::collections::HashSet;
+
+use serde_json::json;
+use waypoint_core::validate::{Guards, Validators, validate};
+use waypoint_protocol::{Step, StepKind};
+
+fn step(id: &str, tool: &str, args: serde_json::Value, refs: &[&str]) -> Step {
+    Step {
+        id: id.into(),
+        order: 0,
+        kind: StepKind::Tool,
+        tool: tool.into(),
+        args: args.as_object().cloned().unwrap_or_default(),
+        input_refs: refs.iter().map(|r| (*r).to_string()).collect(),
+        group: 0,
+        rationale: String::new(),
+    }
+}
+
+fn run(
+    steps: &mut Vec<Step>,
+    allow: Option<&HashSet<String>>,
+    max_steps: usize,
+) -> waypoint_core::validate::Verdict {
+    let catalog = crate::engine().catalog();
+    let validators = Validators::new(catalog);
+    validate(
+        steps,
+        &Guards {
+            catalog,
+            validators: &validators,
+            allowlist: allow,
+            max_steps,
+        },
+    )
+}
+
+#[test]
+fn unknown_tools_are_demoted_with_a_gap_rationale() {
+    let mut steps = vec![step("s1", "teleport", json!({}), &[])];
+    run(&mut steps, None, 10);
+    assert_eq!(steps[0].kind, StepKind::Unknown);
+    assert_eq!(steps[0].tool, "unknown");
+    assert!(steps[0].rationale.starts_with("gap:"));
+}
+
+#[test]
+fn a_step_may_not_call_the_planner() {
+    let mut steps = vec![step("s1", "waypoint.plan", json!({}), &[])];
+    let v = run(&mut steps, None, 10);
+    assert_eq!(steps[0].kind, StepKind::Unknown);
+    assert!(v.warnings[0].contains("recursion"));
+}
+
+#[test]
+fn args_are_checked_against_the_input_schema() {
+    let mut steps = vec![step("s1", "git_log", json!({"limit": "ten"}), &[])];
+    let v = run(&mut steps, None, 10);
+    assert!(
+        v.warnings.iter().any(|w| w.contains("git_log")),
+        "{:?}",
+        v.warnings
+    );
+    assert!(steps[0].args["limit"].get("$placeholder").is_some());
+    let mut ok = vec![step(
+        "s1",
+        "email_send",
+        json!({"to": "a@b.co", "body": {"$ref": "s0/output"}}),
+        &[],
+    )];
+    let v = run(&mut ok, None, 10);
+    assert!(v.warnings.is_empty(), "{:?}", v.warnings);
+}
+
+#[test]
+fn only_allowlisted_tools_survive() {
+    let allow: HashSet<String> = ["git_status".to_string()].into();
+    let mut steps = vec![
+        step("s1", "git_status", json!({}), &[]),
+        step("s2", "git_log", json!({}), &[]),
+    ];
+    run(&mut steps, Some(&allow), 10);
+    assert_eq!(steps[0].kind, StepKind::Tool);
+    assert_eq!(steps[1].kind, StepKind::Unknown);
+}
+
+#[test]
+fn references_point_backwards_and_groups_follow_them() {
+    let mut steps = vec![
+        step("s1", "web_fetch", json!({"url": "https://a.io"}), &["s2"]),
+        step(
+            "s2",
+            "translate_text",
+            json!({"text": "x", "target_language": "French"}),
+            &["s1"],
+        ),
+        step("s3", "git_status", json!({}), &[]),
+    ];
+    let v = run(&mut steps, None, 10);
+    assert!(steps[0].input_refs.is_empty());
+    assert!(
+        v.warnings
+            .iter()
+            .any(|w| w.contains("does not come before"))
+    );
+    assert_eq!(steps.iter().map(|s| s.group).collect::<Vec<_>>(), [1, 2, 1]);
+    assert_eq!(steps.iter().map(|s| s.order).collect::<Vec<_>>(), [1, 2, 3]);
+}
+
+#[test]
+fn max_steps_truncates_with_a_warning() {
+    let mut steps: Vec<Step> = (1..=5)
+        .map(|i| step(&format!("s{i}"), "git_status", json!({}), &[]))
+        .collect();
+    let v = run(&mut steps, None, 3);
+    assert_eq!(steps.len(), 3);
+    assert!(v.warnings[0].contains("max_steps"));
+}

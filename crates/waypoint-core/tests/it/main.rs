@@ -1,0 +1,30 @@
+//! Integration tests of the core stages on the built-in catalog, one module per area.
+
+mod guards;
+mod plans;
+mod properties;
+mod stages;
+
+use std::sync::OnceLock;
+
+use waypoint_core::{Engine, Options};
+
+/// One engine over the built-in catalog, shared by every test.
+pub fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let catalog = waypoint_catalog::builtin().unwrap().catalog;
+        Engine::new(catalog, Options::default()).unwrap()
+    })
+}
+
+/// The tools of a plan, in order.
+pub fn tools(request: &str) -> Vec<String> {
+    engine()
+        .plan(request, None)
+        .unwrap()
+        .steps()
+        .iter()
+        .map(|s| s.tool.clone())
+        .collect()
+}

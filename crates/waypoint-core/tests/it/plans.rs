@@ -1,0 +1,108 @@
+//! Whole plans for the seeds' examples, pinned as snapshots of the text rendering, plus
+//! the JSON contract's round trip.
+
+use waypoint_core::render;
+use waypoint_protocol::{Complexity, Plan};
+
+use crate::engine;
+
+fn snapshot(name: &str, request: &str) {
+    let plan = engine().plan(request, None).unwrap();
+    insta::assert_snapshot!(name, render::text(&plan, false));
+}
+
+#[test]
+fn seed_000_remember_blog_illustrate() {
+    snapshot(
+        "seed_000_chain",
+        "remember this MiniMax M3 launch, write a blog about it, then make an illustration",
+    );
+}
+
+#[test]
+fn seed_000_pipeline_supersedes_its_chain() {
+    snapshot(
+        "seed_000_supersedes",
+        "rewrite this brief, ground it, then publish it as a blog",
+    );
+}
+
+#[test]
+fn seed_000_payload_then_two_actions() {
+    snapshot(
+        "seed_000_payload",
+        "here's a launch announcement; turn it into a blog post and persist the source",
+    );
+}
+
+#[test]
+fn seed_002_working_tree_status() {
+    snapshot("seed_002_status", "what files changed");
+}
+
+#[test]
+fn seed_004_agent_with_schedule_keeps_the_url() {
+    snapshot(
+        "seed_004_agent",
+        "create an agent that checks my saved search https://jobs.example.com/search?q=rust every morning and emails me new results",
+    );
+}
+
+#[test]
+fn gaps_are_set_apart() {
+    snapshot("gap", "remember this note and book me a flight to Lisbon");
+}
+
+#[test]
+fn plan_json_round_trips_and_rederives() {
+    let plan = engine()
+        .plan(
+            "fetch https://blog.rust-lang.org/ and translate it into Spanish",
+            None,
+        )
+        .unwrap();
+    let json = serde_json::to_string(&plan).unwrap();
+    let back: Plan = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.steps(), plan.steps());
+    assert_eq!(back.complexity(), Complexity::PackChain);
+    assert_eq!(back.steps()[1].input_refs, ["s1"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let schema = waypoint_protocol::plan_schema();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(
+        validator.is_valid(&v),
+        "plan JSON does not match its own schema"
+    );
+}
+
+#[test]
+fn the_same_request_gives_the_same_plan() {
+    let a = engine()
+        .plan(
+            "summarize https://example.com/a.pdf and email it to bo@example.com",
+            None,
+        )
+        .unwrap();
+    let b = engine()
+        .plan(
+            "summarize https://example.com/a.pdf and email it to bo@example.com",
+            None,
+        )
+        .unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn diagrams_draw_every_step_and_edge() {
+    let plan = engine()
+        .plan(
+            "translate this summary into French and email it to ana@example.com",
+            None,
+        )
+        .unwrap();
+    let m = render::mermaid(&plan);
+    assert!(m.starts_with("flowchart TD"));
+    assert!(m.contains("s1 --> s2"));
+    let d = render::dot(&plan);
+    assert!(d.contains("s1 -> s2;"));
+}

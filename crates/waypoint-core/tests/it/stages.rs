@@ -1,0 +1,158 @@
+//! Each stage pinned on small inputs: segmentation, extraction, goals, clarity, routing.
+
+use crate::{engine, tools};
+
+fn clauses(request: &str) -> Vec<String> {
+    engine()
+        .understand(request, None)
+        .unwrap()
+        .clauses
+        .into_iter()
+        .map(|c| c.text)
+        .collect()
+}
+
+#[test]
+fn sequencers_and_coordinated_verbs_split_clauses() {
+    assert_eq!(
+        clauses("show me what changed and then run the tests"),
+        ["show me what changed", "run the tests"]
+    );
+    assert_eq!(
+        clauses("remember this launch, write a blog about it, then make an illustration"),
+        [
+            "remember this launch",
+            "write a blog about it",
+            "make an illustration"
+        ]
+    );
+    assert_eq!(
+        clauses("fetch it; translate it\nfinally email it"),
+        ["fetch it", "translate it", "email it"]
+    );
+    assert_eq!(
+        clauses("1. read the file\n2. summarize it"),
+        ["read the file", "summarize it"]
+    );
+}
+
+#[test]
+fn and_inside_a_noun_phrase_never_splits() {
+    assert_eq!(
+        clauses("summarize the terms and conditions PDF at https://example.com/tc.pdf").len(),
+        1
+    );
+    assert_eq!(
+        clauses("write a blog post about salt and pepper shakers").len(),
+        1
+    );
+}
+
+#[test]
+fn a_relative_clause_keeps_its_coordinated_verbs() {
+    let c = clauses(
+        "create an agent that checks my saved search every morning and emails me new results",
+    );
+    assert_eq!(c.len(), 1, "{c:?}");
+}
+
+#[test]
+fn clause_spans_point_into_the_request() {
+    let request = "Fetch https://a.io/x.html, then translate it into Spanish.";
+    for c in engine().understand(request, None).unwrap().clauses {
+        assert_eq!(&request[c.span.start..c.span.end], c.text);
+    }
+}
+
+#[test]
+fn presentational_clauses_feed_context_not_steps() {
+    let u = engine()
+        .understand(
+            "here's a launch announcement; turn it into a blog post",
+            None,
+        )
+        .unwrap();
+    assert_eq!(u.clauses[0].role, waypoint_protocol::ClauseRole::Context);
+    assert_eq!(u.goals.len(), 1);
+}
+
+#[test]
+fn extracted_values_cover_every_kind() {
+    let u = engine()
+        .understand("email ana@example.com the file docs/plan.md from example.com/x about JIRA-42 \"asap\" 3 times every Monday at 9am on 2026-01-02", None)
+        .unwrap();
+    let e = &u.extracted;
+    assert_eq!(e.emails, ["ana@example.com"]);
+    assert_eq!(e.paths, ["docs/plan.md"]);
+    assert_eq!(e.urls, ["example.com/x"]);
+    assert_eq!(e.ids, ["JIRA-42"]);
+    assert_eq!(e.quoted, ["asap"]);
+    assert_eq!(e.numbers, ["3"]);
+    assert_eq!(e.schedules, ["every Monday at 9am"]);
+    assert!(e.dates.contains(&"2026-01-02".to_string()), "{:?}", e.dates);
+}
+
+#[test]
+fn context_payload_is_kept_and_mined() {
+    let ctx = serde_json::json!({"paste": "see https://example.com/launch"});
+    let u = engine()
+        .understand("turn it into a blog post", Some(&ctx))
+        .unwrap();
+    assert_eq!(u.extracted.payload, Some(ctx));
+    assert_eq!(u.extracted.urls, ["https://example.com/launch"]);
+}
+
+#[test]
+fn goals_name_the_words_that_led_there() {
+    let u = engine().understand("which files changed", None).unwrap();
+    let g = &u.goals[0];
+    assert_eq!(
+        (g.intent.as_str(), g.entity.as_deref()),
+        ("status", Some("git_working_tree"))
+    );
+    assert!(g.explanation.contains("changed"), "{}", g.explanation);
+    assert!(g.confidence > 0.5 && g.confidence <= 1.0);
+}
+
+#[test]
+fn vague_requests_are_not_ready_and_say_what_to_ask() {
+    for request in ["fix it", "do the thing from before", "make it better"] {
+        let plan = engine().plan(request, None).unwrap();
+        assert!(!plan.clarity().ready_to_formalize(), "{request}");
+        assert!(!plan.clarity().missing_criteria().is_empty(), "{request}");
+    }
+    let plan = engine()
+        .plan("summarize this PDF: https://example.com/report.pdf", None)
+        .unwrap();
+    assert!(plan.clarity().ready_to_formalize());
+}
+
+#[test]
+fn evidence_rules_pick_deterministic_tools_in_order() {
+    assert_eq!(tools("find CommandRouter"), ["find_symbol", "read_file"]);
+    assert_eq!(
+        tools("explain the architecture"),
+        ["repo_discovery", "read_file"]
+    );
+    assert_eq!(tools("review my changes"), ["git_diff", "code_review"]);
+}
+
+#[test]
+fn route_reports_a_gap_below_the_threshold() {
+    let r = engine()
+        .route("order me a large pepperoni pizza", None)
+        .unwrap();
+    assert!(r[0].recommendation.is_none());
+    assert!(
+        r[0].gap_warning
+            .as_deref()
+            .unwrap()
+            .contains("no catalog entry")
+    );
+    let r = engine()
+        .route("summarize https://example.com/a.pdf", None)
+        .unwrap();
+    let rec = r[0].recommendation.as_ref().unwrap();
+    assert_eq!(rec.id, "pdf_summarize");
+    assert_eq!(r[0].suggested_args["source"], "https://example.com/a.pdf");
+}
