@@ -1,5 +1,12 @@
 //! Integration tests of catalog loading, one module per area.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::missing_panics_doc,
+    clippy::needless_pass_by_value,
+    reason = "test helpers fail loudly on purpose"
+)]
+
 mod hostile;
 mod load;
 

@@ -1,5 +1,12 @@
 //! Integration tests of the core stages on the built-in catalog, one module per area.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::missing_panics_doc,
+    clippy::needless_pass_by_value,
+    reason = "test helpers fail loudly on purpose"
+)]
+
 mod guards;
 mod plans;
 mod properties;

@@ -1,0 +1,237 @@
+//! The `waypoint` binary end to end: arguments in, exit code and output out.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::missing_panics_doc,
+    clippy::needless_pass_by_value,
+    reason = "test helpers fail loudly on purpose"
+)]
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn waypoint(args: &[&str]) -> Output {
+    waypoint_with_stdin(args, None)
+}
+
+fn waypoint_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_waypoint"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+fn fixture(path: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../waypoint-catalog/tests/fixtures")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn plan_prints_numbered_steps_without_colour_when_piped() {
+    let o = waypoint(&[
+        "plan",
+        "remember this launch, write a blog about it, then make an illustration",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(!out.contains('\x1b'), "escape codes on a pipe");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn plan_json_is_the_contract() {
+    let o = waypoint(&[
+        "plan",
+        "fetch https://blog.rust-lang.org/ and translate it into Spanish",
+        "--json",
+    ]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["complexity"], "pack-chain");
+    assert_eq!(v["steps"][1]["input_refs"][0], "s1");
+    assert_eq!(v["planner"], "deterministic");
+    assert!(
+        v["rewritten_prompt"]
+            .as_str()
+            .unwrap()
+            .starts_with("Plan for:")
+    );
+}
+
+#[test]
+fn a_dash_reads_the_request_from_stdin() {
+    let o = waypoint_with_stdin(
+        &["plan", "-", "--format", "json"],
+        Some("which files changed\n"),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["steps"][0]["tool"], "git_status");
+}
+
+#[test]
+fn diagrams_come_in_mermaid_and_dot() {
+    let m = waypoint(&["plan", "review my changes", "--format", "mermaid"]);
+    assert!(stdout(&m).contains("s1 --> s2"));
+    let d = waypoint(&["plan", "review my changes", "--format", "dot"]);
+    assert!(stdout(&d).starts_with("digraph plan {"));
+}
+
+#[test]
+fn context_comes_inline_or_from_a_file() {
+    let o = waypoint(&[
+        "plan",
+        "turn it into a blog post",
+        "--context",
+        "{\"paste\": \"Launch day!\"}",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["understanding"]["extracted"]["payload"]["paste"],
+        "Launch day!"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ctx.json");
+    std::fs::write(&file, "{\"paste\": \"from a file\"}").unwrap();
+    let arg = format!("@{}", file.display());
+    let o = waypoint(&[
+        "plan",
+        "turn it into a blog post",
+        "--context",
+        &arg,
+        "--json",
+    ]);
+    assert!(stdout(&o).contains("from a file"));
+    let bad = waypoint(&["plan", "x", "--context", "{not json"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("is not valid JSON"));
+}
+
+#[test]
+fn route_and_understand_answer_in_json() {
+    let r = waypoint(&["route", "order me a pizza", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert!(v[0]["recommendation"].is_null());
+    assert!(
+        v[0]["gap_warning"]
+            .as_str()
+            .unwrap()
+            .contains("no catalog entry")
+    );
+    let u = waypoint(&["understand", "read file src/main.rs", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&u.stdout).unwrap();
+    assert_eq!(v["extracted"]["paths"][0], "src/main.rs");
+    assert_eq!(v["goals"][0]["intent"], "navigate");
+}
+
+#[test]
+fn catalog_check_reports_every_mistake_with_its_line_and_fails() {
+    let o = waypoint(&["catalog", "check", "--catalog", &fixture("bad/five.yaml")]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    for line in [":4:5", ":5:5", ":9:19", ":11:5", ":16:21"] {
+        assert!(err.contains(line), "no {line} in\n{err}");
+    }
+    assert!(err.contains("5 errors found"));
+}
+
+#[test]
+fn catalog_check_passes_on_good_catalogs_and_show_lists_them() {
+    let o = waypoint(&["catalog", "check"]);
+    assert!(o.status.success());
+    assert!(stderr(&o).contains("catalog ok"));
+    let o = waypoint(&["catalog", "show", "--json", "--catalog", &fixture("good")]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["tools"].as_array().unwrap().len(), 2);
+    let o = waypoint(&[
+        "catalog",
+        "check",
+        "--json",
+        "--catalog",
+        &fixture("bad/five.yaml"),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn eval_prints_every_metric_and_names_a_bad_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases.jsonl");
+    std::fs::write(
+        &cases,
+        "{\"id\": \"a\", \"request\": \"which files changed\", \"expect\": {\"tools\": [\"git_status\"], \"goal\": {\"intent\": \"status\"}}}\n",
+    )
+    .unwrap();
+    let o = waypoint(&["eval", cases.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["cases"], 1);
+    assert_eq!(v["sequence_accuracy"], 1.0);
+    assert!(v["latency_us"]["p50"].is_u64());
+    let table = waypoint(&["eval", cases.to_str().unwrap()]);
+    assert!(stdout(&table).contains("sequence_accuracy"));
+    std::fs::write(&cases, "{\"id\": \"a\", \"request\": \"x\"}\n{oops}\n").unwrap();
+    let o = waypoint(&["eval", cases.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cases.jsonl:2:"), "{}", stderr(&o));
+}
+
+#[test]
+fn every_command_teaches_with_an_example() {
+    for cmd in [
+        &["plan", "--help"][..],
+        &["route", "--help"],
+        &["understand", "--help"],
+        &["eval", "--help"],
+        &["catalog", "check", "--help"],
+        &["catalog", "show", "--help"],
+        &["--help"],
+    ] {
+        let o = waypoint(cmd);
+        assert!(o.status.success());
+        assert!(stdout(&o).contains("Examples:"), "{cmd:?}");
+    }
+}
+
+#[test]
+fn an_empty_request_is_a_clear_error() {
+    let o = waypoint(&["plan", "   "]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("the request is empty"));
+}
+
+#[test]
+fn colour_can_be_forced() {
+    let o = waypoint(&["plan", "which files changed", "--color", "always"]);
+    assert!(stdout(&o).contains('\x1b'));
+}
