@@ -97,6 +97,10 @@ pub struct PlanArgs {
     /// Output format; `--json` is the same as `--format json`.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// Show the plan as a specialist run (seed 004): priorityOrder, refinedTask,
+    /// extractedContext and instructions per specialist.
+    #[arg(long)]
+    pub specialists: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -93,6 +93,15 @@ fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
     let request = request_text(&args.request.request)?;
     let ctx = context(args.request.context.as_deref())?;
     let plan = engine.plan(&request, ctx.as_ref())?;
+    if args.specialists {
+        let view = engine.specialist_plan(&request, &plan);
+        if args.request.json || args.format == Some(Format::Json) {
+            print_json(&view)?;
+        } else {
+            print_specialists(&view)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let format = match (args.format, args.request.json) {
         (Some(f), _) => f,
         (None, true) => Format::Json,
@@ -108,6 +117,32 @@ fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
         Format::Dot => print!("{}", render::dot(&plan)),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_specialists(view: &waypoint_protocol::SpecialistPlan) -> Result<()> {
+    let mut out = anstream::stdout();
+    let order: Vec<String> = view
+        .priority_order
+        .iter()
+        .map(|p| match p {
+            waypoint_protocol::Priority::One(id) => id.clone(),
+            waypoint_protocol::Priority::Parallel { parallel } => {
+                format!("[{}]", parallel.join(" ∥ "))
+            }
+        })
+        .collect();
+    writeln!(out, "\x1b[1mpriority\x1b[0m  {}", order.join(" → "))?;
+    writeln!(out, "\x1b[1mtask\x1b[0m      {}", view.refined_task)?;
+    for (kind, values) in &view.extracted_context {
+        writeln!(out, "\x1b[1mcontext\x1b[0m   {kind}: {}", values.join(", "))?;
+    }
+    for (id, text) in &view.instructions {
+        writeln!(out, "\x1b[36m{id}\x1b[0m: {text}")?;
+    }
+    if view.fallback {
+        writeln!(out, "\x1b[33m(no specialist fits; fell back)\x1b[0m")?;
+    }
+    Ok(())
 }
 
 fn route(global: &Global, args: &RequestArgs) -> Result<ExitCode> {

@@ -15,6 +15,14 @@ use crate::route::RouteIndex;
 use crate::understand::{Analysis, understand};
 use crate::validate::{Guards, Validators, validate};
 
+impl Engine {
+    /// The plan for a specialist runner (seed 004), validated against the catalog's
+    /// specialists with a fallback to `general`.
+    pub fn specialist_plan(&self, request: &str, plan: &Plan) -> waypoint_protocol::SpecialistPlan {
+        crate::specialists::project(plan, request, &self.catalog, &self.lexicon)
+    }
+}
+
 /// Knobs of the deterministic planner; every one has a bounded default.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -224,6 +232,7 @@ fn to_steps(drafted: &Drafted) -> Vec<Step> {
             input_refs: d.inputs.iter().map(|r| format!("s{}", r + 1)).collect(),
             group: 0,
             rationale: d.rationale.clone(),
+            clause: Some(d.clause),
         })
         .collect()
 }

@@ -15,6 +15,7 @@ pub mod plan;
 pub mod render;
 pub mod route;
 pub mod segment;
+pub mod specialists;
 pub mod text;
 pub mod understand;
 pub mod validate;

@@ -24,6 +24,7 @@ fn step(n: u32, tool: &str, kind: StepKind, refs: &[&str]) -> Step {
         input_refs: refs.iter().map(|r| (*r).to_string()).collect(),
         group: 1,
         rationale: String::new(),
+        clause: None,
     }
 }
 

@@ -12,6 +12,7 @@
 mod eval;
 mod plan;
 mod route;
+mod specialists;
 mod understanding;
 
 pub use eval::{EvalCase, EvalFailure, EvalReport, Expect, GoalExpect, Latency, OneOrMany};
@@ -20,6 +21,7 @@ pub use plan::{
     UNKNOWN_TOOL,
 };
 pub use route::{Candidate, CandidateKind, RouteReport};
+pub use specialists::{Priority, SpecialistPlan};
 pub use understanding::{
     Ambiguity, Clarity, Clause, ClauseRole, Extracted, ExtractedKind, Goal, TextSpan, Understanding,
 };

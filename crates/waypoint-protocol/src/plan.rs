@@ -52,6 +52,9 @@ pub struct Step {
     /// Why this step is here; for `unknown` steps it starts with `gap:`.
     #[serde(default)]
     pub rationale: String,
+    /// Index of the request clause this step serves, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clause: Option<usize>,
 }
 
 impl Step {
@@ -334,6 +337,7 @@ mod tests {
             input_refs: vec![],
             group: 1,
             rationale: String::new(),
+            clause: None,
         }
     }
 

@@ -16,6 +16,7 @@ fn step(id: &str, tool: &str, args: serde_json::Value, refs: &[&str]) -> Step {
         input_refs: refs.iter().map(|r| (*r).to_string()).collect(),
         group: 0,
         rationale: String::new(),
+        clause: None,
     }
 }
 

@@ -156,3 +156,36 @@ fn route_reports_a_gap_below_the_threshold() {
     assert_eq!(rec.id, "pdf_summarize");
     assert_eq!(r[0].suggested_args["source"], "https://example.com/a.pdf");
 }
+
+#[test]
+fn specialist_view_has_one_creator_the_workflow_and_every_url() {
+    let request = "create an agent that checks my saved search https://jobs.example.com/search?q=rust every morning and emails me new results";
+    let plan = engine().plan(request, None).unwrap();
+    let view = engine().specialist_plan(request, &plan);
+    use waypoint_protocol::Priority;
+    assert_eq!(
+        view.priority_order,
+        [
+            Priority::One("agent".into()),
+            Priority::One("workflow".into())
+        ]
+    );
+    assert_eq!(
+        view.extracted_context["urls"],
+        ["https://jobs.example.com/search?q=rust"]
+    );
+    assert!(view.instructions["agent"].contains("https://jobs.example.com/search?q=rust"));
+    assert!(view.instructions["general"].contains("Do not ask for credentials"));
+    assert!(!view.fallback);
+}
+
+#[test]
+fn specialist_view_falls_back_to_general() {
+    let plan = engine().plan("order me a pizza", None).unwrap();
+    let view = engine().specialist_plan("order me a pizza", &plan);
+    assert!(view.fallback);
+    assert_eq!(
+        view.priority_order,
+        [waypoint_protocol::Priority::One("general".into())]
+    );
+}
