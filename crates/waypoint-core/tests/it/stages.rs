@@ -162,7 +162,6 @@ fn specialist_view_has_one_creator_the_workflow_and_every_url() {
     let request = "create an agent that checks my saved search https://jobs.example.com/search?q=rust every morning and emails me new results";
     let plan = engine().plan(request, None).unwrap();
     let view = engine().specialist_plan(request, &plan);
-    use waypoint_protocol::Priority;
     assert_eq!(
         view.priority_order,
         [
