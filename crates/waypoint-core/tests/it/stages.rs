@@ -165,8 +165,8 @@ fn specialist_view_has_one_creator_the_workflow_and_every_url() {
     assert_eq!(
         view.priority_order,
         [
-            Priority::One("agent".into()),
-            Priority::One("workflow".into())
+            waypoint_protocol::Priority::One("agent".into()),
+            waypoint_protocol::Priority::One("workflow".into())
         ]
     );
     assert_eq!(
