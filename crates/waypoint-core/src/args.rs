@@ -97,6 +97,13 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
             Some(v) => {
                 out.args.insert(name.to_string(), v);
             }
+            // What the request does not give, an earlier step's output may.
+            None if is_required && inputs.from_step.is_some() => {
+                out.args.insert(
+                    name.to_string(),
+                    reference(inputs.from_step.unwrap_or_default()),
+                );
+            }
             None if is_required => {
                 let what = schema
                     .get("description")

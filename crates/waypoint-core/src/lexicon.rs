@@ -117,6 +117,7 @@ pub struct Lexicon {
     pub presentational: Vec<Phrase>,
     pub topic_markers: Vec<Phrase>,
     pub target_markers: Vec<Phrase>,
+    pub anchor_markers: Vec<Phrase>,
     pub light_verbs: HashSet<String>,
     pub articles: Articles,
     /// Entity → the intent it implies when no intent phrase matched.
@@ -148,6 +149,7 @@ struct Raw {
     presentational: Vec<String>,
     topic_markers: Vec<String>,
     target_markers: Vec<String>,
+    anchor_markers: Vec<String>,
     light_verbs: Vec<String>,
     object_articles: RawArticles,
     entity_intents: BTreeMap<String, String>,
@@ -283,6 +285,7 @@ impl Lexicon {
             presentational: exact(&raw.presentational),
             topic_markers: exact(&raw.topic_markers),
             target_markers: exact(&raw.target_markers),
+            anchor_markers: exact(&raw.anchor_markers),
             light_verbs: raw
                 .light_verbs
                 .iter()
@@ -355,6 +358,19 @@ impl Lexicon {
             }
         }
         None
+    }
+
+    /// Whether a token is an article, demonstrative or possessive ("the", "my", "a").
+    pub fn is_determiner(&self, tok: &Token) -> bool {
+        self.articles.existing.contains(&tok.form) || self.articles.new.contains(&tok.form)
+    }
+
+    /// Index of the first token after any of `markers`, if one occurs.
+    pub fn after_marker(markers: &[Phrase], tokens: &[Token]) -> Option<usize> {
+        markers
+            .iter()
+            .filter_map(|p| p.find_all(tokens).next().map(|at| at + p.len()))
+            .min()
     }
 
     /// Whether a token carries routing signal.

@@ -86,6 +86,7 @@ impl Planner<'_> {
             } else if let Some(top) = self.first_fitting(&ranking, clause, &out.drafts) {
                 let pick = self
                     .prefer_pipeline(top, clause)
+                    .or_else(|| self.covering_pipeline(top, &ranking, clause, &out.drafts))
                     .unwrap_or_else(|| top.clone());
                 let why = format!(
                     "best match ({:.2}: {})",
@@ -208,7 +209,8 @@ impl Planner<'_> {
             }
         }
         let best_chosen = chosen.iter().map(|(_, s, _)| *s).fold(0.0, f64::max);
-        if exact.is_none() {
+        // A rule matched on an assumed entity is as weak as a rule for any entity.
+        if exact.is_none() || clause.entity_assumed {
             // A rule for any entity is a weak prior: a clearly better direct match wins,
             // and a rule whose tools share no word with the clause does not apply.
             let top = ranking.first();
@@ -224,30 +226,76 @@ impl Planner<'_> {
         Some(chosen)
     }
 
-    /// The best candidate at or above the threshold whose input the request can supply:
-    /// a pipeline that accepts only specific kinds (a URL, a PDF) is passed over when the
-    /// clause gives none of them and no earlier step makes one.
+    /// Whether the request can feed a candidate: a pipeline that accepts only specific
+    /// kinds (a URL, slides) needs the clause to supply or name one, or an earlier step
+    /// to make one.
+    fn fits(&self, c: &Candidate, clause: &ClauseAnalysis, earlier: &[Draft]) -> bool {
+        let Some(Entry::Pipeline(p)) = self.catalog.entry(&c.id) else {
+            return true;
+        };
+        let supplied = supplied_kinds(clause);
+        let toks = clause.tokens();
+        let before_target =
+            Lexicon::after_marker(&self.lex.target_markers, toks).unwrap_or(toks.len());
+        let named = |kind: &str| {
+            let key = self.lex.synonyms.key(kind);
+            toks[..before_target.min(toks.len())]
+                .iter()
+                .any(|t| t.key == key)
+        };
+        p.accepts.is_empty()
+            || p.accepts
+                .iter()
+                .any(|a| a == "text" || supplied.contains(a.as_str()) || named(a))
+            || earlier
+                .iter()
+                .any(|d| self.produces(&d.tool).iter().any(|k| p.accepts.contains(k)))
+    }
+
+    /// The best candidate at or above the threshold that the request can feed.
     fn first_fitting<'r>(
         &self,
         ranking: &'r [Candidate],
         clause: &ClauseAnalysis,
         earlier: &[Draft],
     ) -> Option<&'r Candidate> {
-        let supplied = supplied_kinds(clause);
         ranking
             .iter()
             .take_while(|c| c.score >= self.threshold)
+            .find(|c| self.fits(c, clause, earlier))
+    }
+
+    /// Seed 000's first rule: when the chosen tool is one a fitting pipeline supersedes or
+    /// runs, and the pipeline makes what the tool makes, the pipeline covers the request
+    /// and wins — it is the chain maintainers proved works.
+    fn covering_pipeline(
+        &self,
+        pick: &Candidate,
+        ranking: &[Candidate],
+        clause: &ClauseAnalysis,
+        earlier: &[Draft],
+    ) -> Option<Candidate> {
+        let Some(Entry::Tool(tool)) = self.catalog.entry(&pick.id) else {
+            return None;
+        };
+        ranking
+            .iter()
+            .take_while(|c| c.score >= self.threshold)
+            .filter(|c| {
+                c.kind == waypoint_protocol::CandidateKind::Pipeline
+                    && self.fits(c, clause, earlier)
+            })
             .find(|c| {
-                let Some(Entry::Pipeline(p)) = self.catalog.entry(&c.id) else {
-                    return true;
-                };
-                p.accepts.is_empty()
-                    || p.accepts
-                        .iter()
-                        .any(|a| a == "text" || supplied.contains(a.as_str()))
-                    || earlier
-                        .iter()
-                        .any(|d| self.produces(&d.tool).iter().any(|k| p.accepts.contains(k)))
+                self.catalog.pipeline(&c.id).is_some_and(|p| {
+                    (p.supersedes.contains(&tool.name) || p.steps.contains(&tool.name))
+                        && p.produces.iter().any(|k| tool.produces.contains(k))
+                })
+            })
+            .map(|c| {
+                let mut c = c.clone();
+                c.why
+                    .insert(0, format!("covers `{}` and the chain around it", tool.name));
+                c
             })
     }
 
@@ -418,7 +466,7 @@ impl Planner<'_> {
                         || out.drafts[..j].iter().any(|e| {
                             self.produces(&e.tool)
                                 .iter()
-                                .any(|k| crate::text::stem(k) == t.key)
+                                .any(|k| self.lex.synonyms.key(k) == t.key)
                         })
                 });
             if !refers_back {

@@ -40,6 +40,8 @@ const W_INTENT: f64 = 1.5;
 const W_ARTICLE: f64 = 1.5;
 /// Bonus per kind of value the clause supplies that the entry takes as an argument.
 const W_ARG_FIT: f64 = 1.0;
+/// Lexical raw score below which understanding bonuses are scaled down.
+const MIN_SUPPORT: f64 = 1.0;
 /// Weight of a light verb ("make", "create"): its object decides.
 const LIGHT_VERB: f64 = 0.5;
 /// Weights of clause words by role.
@@ -329,7 +331,11 @@ impl RouteIndex {
                 } else {
                     1.0
                 };
-                let adjusted = r * (0.5 + 0.5 * coverage) + bonus.get(&doc).copied().unwrap_or(0.0);
+                // Understanding can tip a choice between entries the words support, not lift
+                // one they barely touch.
+                let support = (r / MIN_SUPPORT).min(1.0);
+                let adjusted =
+                    r * (0.5 + 0.5 * coverage) + support * bonus.get(&doc).copied().unwrap_or(0.0);
                 let score = crate::understand::round2(1.0 - (-adjusted / SCALE).exp());
                 let mut reasons = why.remove(&doc).unwrap_or_default();
                 reasons.sort_by(|a, b| b.0.total_cmp(&a.0));

@@ -146,7 +146,9 @@ fn comma_before(text: &str, run: &[Token], i: usize) -> bool {
             .is_some_and(|gap| gap.contains(','))
 }
 
-/// Whether an action starts at `at`: a verb, optionally after "please".
+/// Whether an action starts at `at`: a verb, optionally after "please" — a known verb,
+/// or a word the vocabulary lacks that takes an object pronoun or article ("sign it",
+/// "rent a car"), as only verbs do.
 fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
     let mut at = at;
     while run
@@ -155,7 +157,18 @@ fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
     {
         at += 1;
     }
-    run.get(at).is_some_and(|t| lex.is_verb(t))
+    let Some(tok) = run.get(at) else {
+        return false;
+    };
+    if lex.is_verb(tok) {
+        return true;
+    }
+    let takes_object = run.get(at + 1).is_some_and(|next| {
+        lex.vague_objects.contains(&next.form) && matches!(next.form.as_str(), "it" | "them")
+            || lex.is_determiner(next)
+            || matches!(next.form.as_str(), "me" | "us" | "him" | "her")
+    });
+    lex.is_content(tok) && !tok.proper && !tok.identifier && takes_object
 }
 
 fn flush(current: &mut Vec<Token>, out: &mut Vec<Vec<Token>>) {

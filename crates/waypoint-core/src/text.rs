@@ -166,7 +166,10 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
         let lower = raw.to_lowercase().replace('’', "'");
         let at_start = start == 0 || sentence_start(bytes, start);
         let identifier = looks_like_identifier(raw);
-        let proper = !identifier && !at_start && raw.chars().next().is_some_and(char::is_uppercase);
+        let proper = !identifier
+            && !at_start
+            && raw.chars().count() >= 2
+            && raw.chars().next().is_some_and(char::is_uppercase);
         let mut push = |form: &str| {
             if form.is_empty() {
                 return;

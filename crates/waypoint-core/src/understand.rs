@@ -29,6 +29,8 @@ pub struct ClauseAnalysis {
     /// Byte offset where a relative clause starts ("an agent *that checks X*"): what
     /// follows describes the object rather than asking for a step of its own.
     pub describing_from: Option<usize>,
+    /// The goal's entity is the intent's usual one, not named in the clause.
+    pub entity_assumed: bool,
 }
 
 impl ClauseAnalysis {
@@ -92,7 +94,7 @@ pub fn understand(
             .filter(|f| f.start >= seg.clause.span.start && f.end <= seg.clause.span.end)
             .cloned()
             .collect();
-        let head_verb = seg.tokens.iter().position(|t| lex.is_verb(t));
+        let head_verb = head_verb(&seg.tokens, lex);
         let describing_from = head_verb.and_then(|h| {
             (h + 2..seg.tokens.len())
                 .find(|&i| {
@@ -105,6 +107,7 @@ pub fn understand(
         let mut analysis = ClauseAnalysis {
             head_verb,
             describing_from,
+            entity_assumed: false,
             vague_object: None,
             back_reference: None,
             values,
@@ -120,7 +123,9 @@ pub fn understand(
             analysis.vague_object = vague_object(&analysis, lex);
         }
         if analysis.is_action() {
-            goals.push(goal_for(&analysis, lex, evidence));
+            let (goal, assumed) = goal_for(&analysis, lex, evidence);
+            analysis.entity_assumed = assumed;
+            goals.push(goal);
         }
         clauses.push(analysis);
     }
@@ -131,6 +136,30 @@ pub fn understand(
             extracted,
         },
         clauses,
+    }
+}
+
+/// The verb heading a clause: a known verb, or — in the imperative — whatever content
+/// word opens the clause ("wipe all my notes"), even when the vocabulary lacks it.
+fn head_verb(tokens: &[Token], lex: &Lexicon) -> Option<usize> {
+    let known = tokens.iter().position(|t| lex.is_verb(t));
+    let opener = tokens.iter().position(|t| {
+        !matches!(
+            t.form.as_str(),
+            "please" | "just" | "now" | "also" | "kindly"
+        )
+    });
+    match (known, opener) {
+        (Some(k), Some(o))
+            if k != o
+                && lex.is_content(&tokens[o])
+                && !tokens[o].proper
+                && !tokens[o].identifier
+                && !lex.is_determiner(&tokens[o]) =>
+        {
+            Some(o)
+        }
+        (known, _) => known,
     }
 }
 
@@ -166,11 +195,39 @@ fn vague_object(c: &ClauseAnalysis, lex: &Lexicon) -> Option<String> {
 }
 
 /// Scores of every concept with the phrases that matched.
+/// How a phrase match counts, by where it falls.
+#[derive(Clone, Copy)]
+enum Role {
+    /// Intent phrases: a match right after "the"/"my" is a noun ("my changes"), not the
+    /// action, and does not count; a match on the head verb counts extra.
+    Intent,
+    /// Entity phrases: a match after "since"/"until" names a reference point and counts little.
+    Entity,
+}
+
+/// "my changes", "the local changes": a word after a determiner (and at most one
+/// describing word) names a thing, not the action.
+fn is_noun_use(toks: &[Token], at: usize, lex: &Lexicon) -> bool {
+    match at {
+        0 => false,
+        1 => lex.is_determiner(&toks[0]),
+        _ => {
+            lex.is_determiner(&toks[at - 1])
+                || (lex.is_determiner(&toks[at - 2])
+                    && lex.is_content(&toks[at - 1])
+                    && !lex.is_verb(&toks[at - 1]))
+        }
+    }
+}
+
 fn score_concepts<'l>(
     concepts: &'l [Concept],
     toks: &[Token],
     head: Option<usize>,
+    role: Role,
+    lex: &Lexicon,
 ) -> Vec<(&'l Concept, f64, Vec<String>)> {
+    let anchor = Lexicon::after_marker(&lex.anchor_markers, toks).unwrap_or(usize::MAX);
     concepts
         .iter()
         .filter_map(|c| {
@@ -179,39 +236,50 @@ fn score_concepts<'l>(
             let mut covered = vec![false; toks.len()];
             for p in &c.phrases {
                 // A token speaks for a concept once, however many of its phrases cover it.
-                if let Some(at) = p
+                let Some(at) = p
                     .find_all(toks)
                     .find(|&at| covered[at..at + p.len()].iter().any(|c| !c))
-                {
-                    covered[at..at + p.len()].iter_mut().for_each(|c| *c = true);
-                    let mut w = p.len() as f64;
-                    if head == Some(at) {
-                        w += 0.5;
+                else {
+                    continue;
+                };
+                let mut w = p.len() as f64;
+                match role {
+                    Role::Intent if head == Some(at) => w += 0.5,
+                    Role::Intent
+                        if p.len() == 1 && lex.is_verb(&toks[at]) && is_noun_use(toks, at, lex) =>
+                    {
+                        continue;
                     }
-                    score += w;
-                    words.push(p.text.clone());
+                    Role::Entity if at >= anchor => w *= 0.3,
+                    _ => {}
                 }
+                covered[at..at + p.len()].iter_mut().for_each(|c| *c = true);
+                score += w;
+                words.push(p.text.clone());
             }
             (score > 0.0).then_some((c, score, words))
         })
         .collect()
 }
 
-fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goal {
+/// The clause's goal, and whether its entity was assumed rather than named.
+fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> (Goal, bool) {
     let toks = c.tokens();
-    let mut intents = score_concepts(&lex.intents, toks, c.head_verb);
-    let mut entities = score_concepts(&lex.entities, toks, None);
+    let mut intents = score_concepts(&lex.intents, toks, c.head_verb, Role::Intent, lex);
+    let mut entities = score_concepts(&lex.entities, toks, None, Role::Entity, lex);
 
     reinterpret_past_question(&mut intents, toks, lex);
-    add_identifier_entity(&mut entities, toks, lex);
+    add_identifier_entity(&mut entities, toks, !intents.is_empty(), lex);
 
     // Every (intent, entity) reading with its weight; the catalog's rules are a prior.
-    let mut readings: Vec<(String, Option<String>, f64, String)> = Vec::new();
+    // (intent, entity, weight, explanation, entity assumed rather than named)
+    let mut readings: Vec<(String, Option<String>, f64, String, bool)> = Vec::new();
     for (intent, is, iwords) in &intents {
         let mut options: Vec<(Option<String>, f64, Vec<String>)> = entities
             .iter()
             .map(|(e, s, w)| (Some(e.name.clone()), *s, w.clone()))
             .collect();
+        // The intent's usual entity, assumed: weaker than any named one.
         if let Some(d) = &intent.default_entity
             && !options.iter().any(|(e, ..)| e.as_deref() == Some(d))
         {
@@ -228,9 +296,11 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
                 })
                 .fold(0.0, f64::max);
             let why = explain(&intent.name, iwords, entity.as_deref(), &ewords);
-            readings.push((intent.name.clone(), entity, is + es + prior, why));
+            let assumed = entity.is_some() && ewords.is_empty();
+            readings.push((intent.name.clone(), entity, is + es + prior, why, assumed));
         }
     }
+    readings.extend(entity_implied_readings(&entities, lex, evidence));
     readings.sort_by(|a, b| b.2.total_cmp(&a.2));
     let scope = lex
         .scopes
@@ -238,11 +308,8 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
         .find(|(_, ps)| ps.iter().any(|p| p.find_all(toks).next().is_some()))
         .map(|(name, _)| name.clone());
 
-    if readings.is_empty() {
-        readings = entity_implied_readings(&entities, lex);
-    }
-    let Some((intent, entity, best, why)) = readings.first().cloned() else {
-        return Goal {
+    let Some((intent, entity, best, why, assumed)) = readings.first().cloned() else {
+        let goal = Goal {
             clause: c.segment.clause.index,
             intent: "unknown".into(),
             confidence: 0.0,
@@ -250,6 +317,7 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
             scope,
             ..Goal::default()
         };
+        return (goal, false);
     };
     let second = readings
         .iter()
@@ -275,7 +343,7 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
         })
         .collect();
     let artifact = lex.intent(&intent).and_then(|c| c.artifact.clone());
-    Goal {
+    let goal = Goal {
         clause: c.segment.clause.index,
         intent,
         entity,
@@ -284,18 +352,29 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> Goa
         confidence,
         ambiguities,
         explanation: why,
-    }
+    };
+    (goal, assumed)
 }
 
-/// With no intent phrase, an entity that implies an intent still gives a reading.
+/// An entity that implies an intent ("which model…" → chat) gives a reading of its own,
+/// which wins when no intent phrase speaks louder.
 fn entity_implied_readings(
     entities: &Scored<'_>,
     lex: &Lexicon,
-) -> Vec<(String, Option<String>, f64, String)> {
-    let mut out: Vec<(String, Option<String>, f64, String)> = entities
+    evidence: &[EvidenceRule],
+) -> Vec<(String, Option<String>, f64, String, bool)> {
+    entities
         .iter()
         .filter_map(|(e, score, words)| {
             let intent = lex.entity_intents.get(&e.name)?;
+            let prior = if evidence
+                .iter()
+                .any(|r| &r.intent == intent && r.entity.as_ref() == Some(&e.name))
+            {
+                1.0
+            } else {
+                0.0
+            };
             let why = format!(
                 "intent `{intent}` implied by entity `{}` from {}",
                 e.name,
@@ -305,11 +384,15 @@ fn entity_implied_readings(
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            Some((intent.clone(), Some(e.name.clone()), *score * 0.75, why))
+            Some((
+                intent.clone(),
+                Some(e.name.clone()),
+                *score * 0.75 + prior,
+                why,
+                false,
+            ))
         })
-        .collect();
-    out.sort_by(|a, b| b.2.total_cmp(&a.2));
-    out
+        .collect()
 }
 
 type Scored<'l> = Vec<(&'l Concept, f64, Vec<String>)>;
@@ -345,20 +428,36 @@ fn reinterpret_past_question<'l>(intents: &mut Scored<'l>, toks: &[Token], lex: 
     }
 }
 
-/// A code identifier in the clause (`CommandRouter`) speaks for the identifier entity.
-fn add_identifier_entity<'l>(entities: &mut Scored<'l>, toks: &[Token], lex: &'l Lexicon) {
+/// A code identifier in the clause (`CommandRouter`) speaks for the identifier entity;
+/// a capitalised name (`Agent`) does too, more softly, when the clause has an intent and
+/// the name is not part of its topic ("news about Rust").
+fn add_identifier_entity<'l>(
+    entities: &mut Scored<'l>,
+    toks: &[Token],
+    has_intent: bool,
+    lex: &'l Lexicon,
+) {
     let Some(name) = &lex.identifier_entity else {
         return;
     };
-    let Some(id) = toks.iter().find(|t| t.identifier) else {
+    let topic = Lexicon::after_marker(&lex.topic_markers, toks).unwrap_or(usize::MAX);
+    let found = toks.iter().enumerate().find_map(|(i, t)| {
+        if t.identifier {
+            Some((t.form.clone(), 1.0))
+        } else if t.proper && has_intent && i < topic {
+            Some((t.form.clone(), 0.6))
+        } else {
+            None
+        }
+    });
+    let Some((raw, weight)) = found else {
         return;
     };
-    let raw = id.form.clone();
     if let Some(entry) = entities.iter_mut().find(|(c, ..)| &c.name == name) {
-        entry.1 += 1.0;
+        entry.1 += weight;
         entry.2.push(raw);
     } else if let Some(concept) = lex.entities.iter().find(|c| &c.name == name) {
-        entities.push((concept, 1.0, vec![raw]));
+        entities.push((concept, weight, vec![raw]));
     }
 }
 
