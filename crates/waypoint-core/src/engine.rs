@@ -58,6 +58,8 @@ pub struct Engine {
     index: RouteIndex,
     validators: Validators,
     options: Options,
+    /// A hash of the catalog's names, computed once, so plan ids differ across catalogs.
+    fingerprint: u64,
 }
 
 impl Engine {
@@ -66,6 +68,14 @@ impl Engine {
         let extractor = Extractor::new(&lexicon)?;
         let index = RouteIndex::build(&catalog, &lexicon);
         let validators = Validators::new(&catalog);
+        let mut h = Fnv::default();
+        for t in catalog.tools() {
+            h.write(t.name.as_bytes());
+        }
+        for p in catalog.pipelines() {
+            h.write(p.id.as_bytes());
+        }
+        let fingerprint = h.0;
         Ok(Self {
             catalog,
             lexicon,
@@ -73,6 +83,7 @@ impl Engine {
             index,
             validators,
             options,
+            fingerprint,
         })
     }
 
@@ -204,7 +215,7 @@ impl Engine {
         let clarity = clarity(&analysis, &drafted, questions, self.options.threshold);
         let reasoning = reasoning(&analysis, &steps, &drafted);
         Ok(Plan::new(PlanParts {
-            plan_id: plan_id(request, context, &self.catalog),
+            plan_id: plan_id(request, context, self.fingerprint),
             request: request.to_string(),
             steps,
             reasoning,
@@ -303,18 +314,13 @@ fn reasoning(analysis: &Analysis, steps: &[Step], drafted: &Drafted) -> String {
 }
 
 /// A stable id: the same request, context and catalog give the same id.
-fn plan_id(request: &str, context: Option<&serde_json::Value>, catalog: &Catalog) -> String {
+fn plan_id(request: &str, context: Option<&serde_json::Value>, catalog: u64) -> String {
     let mut h = Fnv::default();
     h.write(request.as_bytes());
     if let Some(c) = context {
         h.write(c.to_string().as_bytes());
     }
-    for t in catalog.tools() {
-        h.write(t.name.as_bytes());
-    }
-    for p in catalog.pipelines() {
-        h.write(p.id.as_bytes());
-    }
+    h.write(&catalog.to_le_bytes());
     format!("pl_{:016x}", h.0)
 }
 

@@ -16,6 +16,7 @@ pub mod render;
 pub mod route;
 pub mod segment;
 pub mod specialists;
+pub mod synth;
 pub mod text;
 pub mod understand;
 pub mod validate;

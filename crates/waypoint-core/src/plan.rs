@@ -185,10 +185,9 @@ impl Planner<'_> {
         let mut chosen: Vec<(String, f64, String)> = Vec::new();
         for need in &rule.needs {
             let producers = self
-                .catalog
-                .tools()
-                .iter()
-                .filter(|t| t.produces.contains(need));
+                .index
+                .producers(need)
+                .filter_map(|id| self.catalog.tool(id));
             // Deterministic tools before broad ones: the best-ranked producer, then one that runs
             // without a model, then catalog order.
             let best = producers
@@ -340,28 +339,18 @@ impl Planner<'_> {
             if !clause.values.iter().any(|v| v.kind == value_kind) {
                 continue;
             }
-            let arg_names: &[String] = self
-                .lex
-                .arg_names
-                .iter()
-                .find(|(k, _)| k == value_kind.as_str())
-                .map_or(&[], |(_, n)| n);
-            let takes = |t: &Tool| {
-                t.properties()
-                    .any(|(p, _)| arg_names.iter().any(|n| n == p))
-            };
+            let takers: Vec<&str> = self.index.takers(value_kind).collect();
             let consumed = out.drafts[first..]
                 .iter()
-                .any(|d| self.catalog.tool(&d.tool).is_some_and(takes));
+                .any(|d| takers.contains(&d.tool.as_str()));
             if consumed {
                 continue;
             }
             let produced = self.produces(&out.drafts[last].tool);
-            if let Some(tool) = self
-                .catalog
-                .tools()
+            if let Some(tool) = takers
                 .iter()
-                .find(|t| takes(t) && t.accepts.iter().any(|a| produced.contains(a)))
+                .filter_map(|id| self.catalog.tool(id))
+                .find(|t| t.accepts.iter().any(|a| produced.contains(a)))
             {
                 let mut d = self.new_draft(
                     &tool.name,

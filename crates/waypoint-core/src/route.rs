@@ -40,6 +40,10 @@ const W_INTENT: f64 = 1.5;
 const W_ARTICLE: f64 = 1.5;
 /// Bonus per kind of value the clause supplies that the entry takes as an argument.
 const W_ARG_FIT: f64 = 1.0;
+/// Most candidates `rank` returns; planning never looks further down.
+pub const MAX_CANDIDATES: usize = 32;
+/// In catalogs of at least this many entries, a word in more than half of them is noise.
+const COMMON_MIN_DOCS: usize = 50;
 /// Lexical raw score below which understanding bonuses are scaled down.
 const MIN_SUPPORT: f64 = 1.0;
 /// Weight of a light verb ("make", "create"): its object decides.
@@ -83,6 +87,10 @@ pub struct RouteIndex {
     phrases: HashMap<String, Vec<(u32, Phrase)>>,
     /// key → idf normalised to (0, 1]
     idf: HashMap<String, f64>,
+    /// Value kind → entries whose arguments take it, in catalog order.
+    takers: HashMap<ExtractedKind, Vec<u32>>,
+    /// Artifact kind (as written in the catalog) → entries that produce it, in catalog order.
+    producers: HashMap<String, Vec<u32>>,
 }
 
 /// A weighted clause word.
@@ -219,6 +227,10 @@ impl RouteIndex {
                 })
                 .collect()
         };
+        let id = u32::try_from(self.docs.len().saturating_sub(1)).unwrap_or(u32::MAX);
+        for kind in produces {
+            self.producers.entry(kind.clone()).or_default().push(id);
+        }
         if let Some(doc) = self.docs.last_mut() {
             doc.produces = keys(produces);
             doc.accepts = keys(accepts);
@@ -233,6 +245,10 @@ impl RouteIndex {
             .filter(|c| c.phrases.iter().any(|p| p.find_all(&toks).next().is_some()))
             .map(|c| c.name.clone())
             .collect();
+        let id = u32::try_from(self.docs.len().saturating_sub(1)).unwrap_or(u32::MAX);
+        for kind in &takes {
+            self.takers.entry(*kind).or_default().push(id);
+        }
         if let Some(doc) = self.docs.last_mut() {
             doc.intents = intents;
             doc.takes = takes;
@@ -243,17 +259,33 @@ impl RouteIndex {
         self.docs.len()
     }
 
+    /// Ids of the entries whose arguments take a kind of value, in catalog order.
+    pub fn takers(&self, kind: ExtractedKind) -> impl Iterator<Item = &str> {
+        self.ids(self.takers.get(&kind))
+    }
+
+    /// Ids of the entries that produce an artifact kind, in catalog order.
+    pub fn producers(&self, kind: &str) -> impl Iterator<Item = &str> {
+        self.ids(self.producers.get(kind))
+    }
+
+    fn ids<'a>(&'a self, list: Option<&'a Vec<u32>>) -> impl Iterator<Item = &'a str> {
+        list.into_iter()
+            .flatten()
+            .filter_map(|d| self.docs.get(*d as usize).map(|d| d.id.as_str()))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
     }
 
-    /// Ranks every entry that shares a word with the clause, best first.
-    pub fn rank(&self, tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> Vec<Candidate> {
-        let words = weigh(tokens, hints.head_verb, lex);
-        let mut raw: HashMap<u32, f64> = HashMap::new();
-        let mut why: HashMap<u32, Vec<(f64, String)>> = HashMap::new();
-        // How much of the clause each doc explains, by idf-weighted clause words.
-        let mut covered: HashMap<u32, Vec<usize>> = HashMap::new();
+    /// Word and phrase overlap of the clause with every entry it touches.
+    fn lexical<'s>(&'s self, tokens: &[Token], words: &[Word<'_>]) -> Lexical<'s> {
+        let n = self.docs.len();
+        let mut raw = vec![0.0_f64; n];
+        let mut explained = vec![0.0_f64; n];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut reasons: Vec<(u32, f64, Reason<'_>)> = Vec::new();
         let mut total = 0.0;
         let mut seen: Vec<&str> = Vec::new();
         for (wi, word) in words.iter().enumerate() {
@@ -264,97 +296,174 @@ impl RouteIndex {
             seen.push(key);
             let idf = self.idf.get(key).copied().unwrap_or(1.0);
             total += word.weight * idf;
-            for &(doc, w) in self.postings.get(key).into_iter().flatten() {
+            let Some(list) = self.postings.get(key) else {
+                continue;
+            };
+            if n >= COMMON_MIN_DOCS && list.len() * 2 > n {
+                continue;
+            }
+            for &(doc, w) in list {
+                let i = doc as usize;
+                if raw[i] == 0.0 {
+                    touched.push(doc);
+                }
                 let gain = word.weight * w * idf;
-                *raw.entry(doc).or_default() += gain;
-                why.entry(doc)
-                    .or_default()
-                    .push((gain, word.tok.form.clone()));
-                covered.entry(doc).or_default().push(wi);
+                raw[i] += gain;
+                explained[i] += word.weight * idf;
+                reasons.push((doc, gain, Reason::Word(wi)));
             }
         }
         for (i, tok) in tokens.iter().enumerate() {
             for (doc, phrase) in self.phrases.get(&tok.key).into_iter().flatten() {
                 if phrase.matches_at(tokens, i) {
+                    let d = *doc as usize;
+                    if raw[d] == 0.0 {
+                        touched.push(*doc);
+                    }
                     let gain = W_PHRASE * phrase.len() as f64;
-                    *raw.entry(*doc).or_default() += gain;
-                    why.entry(*doc)
-                        .or_default()
-                        .push((gain, format!("“{}”", phrase.text)));
+                    raw[d] += gain;
+                    reasons.push((*doc, gain, Reason::Phrase(phrase)));
                 }
             }
         }
-        // Bonuses from understanding are not scaled by word coverage: they stand for the
-        // words (the head verb, the article) that led to the understanding.
-        let mut bonus: HashMap<u32, f64> = raw.keys().map(|d| (*d, 0.0)).collect();
-        self.apply_hints(hints, lex, &mut bonus, &mut why);
+        Lexical {
+            raw,
+            explained,
+            touched,
+            reasons,
+            total,
+        }
+    }
+
+    /// Ranks the entries that share a word with the clause, best first; at most
+    /// [`MAX_CANDIDATES`] are returned.
+    ///
+    /// Work per clause is proportional to the postings of its words, not to the catalog:
+    /// words in more than half of a large catalog's entries carry no signal and are
+    /// skipped, and reasons are rendered only for the candidates returned.
+    pub fn rank(&self, tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> Vec<Candidate> {
+        let words = weigh(tokens, hints.head_verb, lex);
+        let Lexical {
+            raw,
+            explained,
+            touched,
+            mut reasons,
+            total,
+        } = self.lexical(tokens, &words);
         // Direction: the result named after "into" favours its producers over its consumers.
-        let target_from = lex
-            .target_markers
-            .iter()
-            .filter_map(|p| p.find_all(tokens).next().map(|at| at + p.len()))
-            .min();
-        if let Some(from) = target_from {
-            let target: Vec<&str> = tokens[from..]
-                .iter()
-                .filter(|t| lex.is_content(t))
-                .map(|t| t.key.as_str())
-                .collect();
-            for (doc, r) in &mut raw {
-                let Some(d) = self.docs.get(*doc as usize) else {
-                    continue;
-                };
+        let target: Vec<&str> = Lexicon::after_marker(&lex.target_markers, tokens)
+            .map(|from| {
+                tokens[from..]
+                    .iter()
+                    .filter(|t| lex.is_content(t))
+                    .map(|t| t.key.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
+        for &doc in &touched {
+            let Some(d) = self.docs.get(doc as usize) else {
+                continue;
+            };
+            let mut r = raw[doc as usize];
+            if !target.is_empty() {
                 if let Some(k) = d.produces.iter().find(|k| target.contains(&k.as_str())) {
-                    *r += W_TARGET * self.idf.get(k).copied().unwrap_or(1.0);
-                    why.entry(*doc)
-                        .or_default()
-                        .push((W_TARGET, format!("produces {k}")));
+                    let gain = W_TARGET * self.idf.get(k).copied().unwrap_or(1.0);
+                    r += gain;
+                    reasons.push((doc, gain, Reason::Produces(k)));
                 } else if d.accepts.iter().any(|k| target.contains(&k.as_str())) {
-                    *r *= CONSUMES_TARGET;
+                    r *= CONSUMES_TARGET;
                 }
             }
+            let coverage = if total > 0.0 {
+                (explained[doc as usize] / total).min(1.0)
+            } else {
+                1.0
+            };
+            // Bonuses from understanding are not scaled by word coverage: they stand for
+            // the words (the head verb, the article) that led to the understanding. They can
+            // tip a choice between entries the words support, not lift one they barely touch.
+            let bonus = hint_bonus(d, doc, hints, lex, &mut reasons);
+            let support = (r / MIN_SUPPORT).min(1.0);
+            let adjusted = r * (0.5 + 0.5 * coverage) + support * bonus;
+            scored.push((
+                crate::understand::round2(1.0 - (-adjusted / SCALE).exp()),
+                doc,
+            ));
         }
-        let mut out: Vec<Candidate> = raw
+        let by_rank = |a: &(f64, u32), b: &(f64, u32)| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| self.docs[a.1 as usize].id.cmp(&self.docs[b.1 as usize].id))
+        };
+        if scored.len() > MAX_CANDIDATES {
+            scored.select_nth_unstable_by(MAX_CANDIDATES, by_rank);
+            scored.truncate(MAX_CANDIDATES);
+        }
+        scored.sort_by(by_rank);
+        reasons.sort_by_key(|(doc, ..)| *doc);
+        scored
             .into_iter()
-            .filter_map(|(doc, r)| {
+            .filter_map(|(score, doc)| {
                 let d = self.docs.get(doc as usize)?;
-                let explained: f64 = covered
-                    .get(&doc)
-                    .into_iter()
-                    .flatten()
-                    .map(|&wi| {
-                        words[wi].weight * self.idf.get(&words[wi].tok.key).copied().unwrap_or(1.0)
-                    })
-                    .sum();
-                let coverage = if total > 0.0 {
-                    (explained / total).min(1.0)
-                } else {
-                    1.0
-                };
-                // Understanding can tip a choice between entries the words support, not lift
-                // one they barely touch.
-                let support = (r / MIN_SUPPORT).min(1.0);
-                let adjusted =
-                    r * (0.5 + 0.5 * coverage) + support * bonus.get(&doc).copied().unwrap_or(0.0);
-                let score = crate::understand::round2(1.0 - (-adjusted / SCALE).exp());
-                let mut reasons = why.remove(&doc).unwrap_or_default();
-                reasons.sort_by(|a, b| b.0.total_cmp(&a.0));
-                let mut words: Vec<String> = Vec::new();
-                for (_, w) in reasons {
-                    if !words.contains(&w) {
-                        words.push(w);
+                let from = reasons.partition_point(|(r, ..)| *r < doc);
+                let to = reasons.partition_point(|(r, ..)| *r <= doc);
+                let mut mine: Vec<(f64, String)> = reasons[from..to]
+                    .iter()
+                    .map(|(_, gain, reason)| (*gain, reason.render(&words)))
+                    .collect();
+                mine.sort_by(|a, b| b.0.total_cmp(&a.0));
+                let mut why: Vec<String> = Vec::new();
+                for (_, w) in mine {
+                    if !why.contains(&w) {
+                        why.push(w);
                     }
                 }
                 Some(Candidate {
                     id: d.id.clone(),
                     kind: d.kind,
                     score,
-                    why: words,
+                    why,
                 })
             })
-            .collect();
-        out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
-        out
+            .collect()
+    }
+}
+
+/// Per-entry sums of a clause's word overlap, indexed by entry.
+struct Lexical<'s> {
+    raw: Vec<f64>,
+    /// idf-weighted clause words each entry explains.
+    explained: Vec<f64>,
+    touched: Vec<u32>,
+    reasons: Vec<(u32, f64, Reason<'s>)>,
+    /// idf-weighted weight of all clause words.
+    total: f64,
+}
+
+/// Why an entry scored, rendered only for the candidates returned.
+enum Reason<'a> {
+    Word(usize),
+    Phrase(&'a Phrase),
+    Produces(&'a str),
+    Intent(&'a str),
+    Article(Article),
+    Takes(ExtractedKind),
+}
+
+impl Reason<'_> {
+    fn render(&self, words: &[Word<'_>]) -> String {
+        match self {
+            Reason::Word(i) => words
+                .get(*i)
+                .map(|w| w.tok.form.clone())
+                .unwrap_or_default(),
+            Reason::Phrase(p) => format!("“{}”", p.text),
+            Reason::Produces(k) => format!("produces {k}"),
+            Reason::Intent(i) => format!("does `{i}`"),
+            Reason::Article(Article::Existing) => "changes an existing one".into(),
+            Reason::Article(Article::New) => "makes a new one".into(),
+            Reason::Takes(k) => format!("takes the {} given", k.as_str()),
+        }
     }
 }
 
@@ -381,49 +490,40 @@ fn arg_kind(name: &str, lex: &Lexicon) -> Option<ExtractedKind> {
         .and_then(|(kind, _)| ExtractedKind::parse(kind))
 }
 
-impl RouteIndex {
-    /// Bonuses from what is known beyond the words: the goal's intent, whether the object
-    /// exists already, and which supplied values an entry's arguments take.
-    fn apply_hints(
-        &self,
-        hints: &Hints<'_>,
-        lex: &Lexicon,
-        raw: &mut HashMap<u32, f64>,
-        why: &mut HashMap<u32, Vec<(f64, String)>>,
-    ) {
-        let article_intent = match hints.article {
-            Some(Article::Existing) => Some((
-                lex.articles.existing_intent.as_str(),
-                "changes an existing one",
-            )),
-            Some(Article::New) => Some((lex.articles.new_intent.as_str(), "makes a new one")),
-            None => None,
-        };
-        for (doc, r) in raw.iter_mut() {
-            let Some(d) = self.docs.get(*doc as usize) else {
-                continue;
-            };
-            let mut add = |gain: f64, reason: String| {
-                *r += gain;
-                why.entry(*doc).or_default().push((gain, reason));
-            };
-            if let Some(intent) = hints.intent
-                && d.intents.iter().any(|i| i == intent)
-            {
-                add(W_INTENT, format!("does `{intent}`"));
-            }
-            if let Some((intent, reason)) = article_intent
-                && d.intents.iter().any(|i| i == intent)
-            {
-                add(W_ARTICLE, reason.to_string());
-            }
-            for kind in &hints.supplied {
-                if d.takes.contains(kind) {
-                    add(W_ARG_FIT, format!("takes the {} given", kind.as_str()));
-                }
-            }
+/// The bonus from what is known beyond the words: the goal's intent, whether the
+/// object exists already, and which supplied values the entry's arguments take.
+fn hint_bonus<'s>(
+    d: &'s Doc,
+    doc: u32,
+    hints: &Hints<'s>,
+    lex: &'s Lexicon,
+    reasons: &mut Vec<(u32, f64, Reason<'s>)>,
+) -> f64 {
+    let mut bonus = 0.0;
+    if let Some(intent) = hints.intent
+        && d.intents.iter().any(|i| i == intent)
+    {
+        bonus += W_INTENT;
+        reasons.push((doc, W_INTENT, Reason::Intent(intent)));
+    }
+    let article_intent = match hints.article {
+        Some(Article::Existing) => Some(lex.articles.existing_intent.as_str()),
+        Some(Article::New) => Some(lex.articles.new_intent.as_str()),
+        None => None,
+    };
+    if let (Some(intent), Some(article)) = (article_intent, hints.article)
+        && d.intents.iter().any(|i| i == intent)
+    {
+        bonus += W_ARTICLE;
+        reasons.push((doc, W_ARTICLE, Reason::Article(article)));
+    }
+    for kind in &hints.supplied {
+        if d.takes.contains(kind) {
+            bonus += W_ARG_FIT;
+            reasons.push((doc, W_ARG_FIT, Reason::Takes(*kind)));
         }
     }
+    bonus
 }
 
 /// Content words of a clause with their role weights.
