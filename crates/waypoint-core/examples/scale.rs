@@ -17,6 +17,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     .catalog;
     let engine = Engine::new(catalog, Options::default())?;
     let request = "please summarize the weekly invoice and then email it to ops@example.com";
+    let first = std::time::Instant::now();
+    std::hint::black_box(engine.plan(request, None)?);
+    println!("first plan: {:.1} µs", first.elapsed().as_secs_f64() * 1e6);
     let started = std::time::Instant::now();
     let rounds = 2_000;
     for _ in 0..rounds {
