@@ -11,7 +11,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cases: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     std::fs::create_dir_all(&dir)?;
     std::fs::write(format!("{dir}/catalog.yaml"), synth::catalog_yaml(tools))?;
-    std::fs::write(format!("{dir}/cases.jsonl"), synth::cases_jsonl(cases, tools))?;
+    std::fs::write(
+        format!("{dir}/cases.jsonl"),
+        synth::cases_jsonl(cases, tools),
+    )?;
     println!("wrote {tools} tools and {cases} cases to {dir}");
     Ok(())
 }

@@ -212,7 +212,13 @@ impl Engine {
         );
         let mut questions = drafted.questions.clone();
         questions.extend(verdict.questions);
-        let clarity = clarity(&analysis, &drafted, questions, self.options.threshold);
+        let clarity = clarity(
+            &analysis,
+            &drafted,
+            questions,
+            self.options.threshold,
+            &self.lexicon,
+        );
         let reasoning = reasoning(&analysis, &steps, &drafted);
         Ok(Plan::new(PlanParts {
             plan_id: plan_id(request, context, self.fingerprint),
@@ -254,6 +260,7 @@ fn clarity(
     drafted: &Drafted,
     mut questions: Vec<String>,
     threshold: f64,
+    lex: &Lexicon,
 ) -> Clarity {
     let mut score: f64 = 0.0;
     let mut goals = analysis.understanding.goals.iter();
@@ -263,8 +270,21 @@ fn clarity(
         }
         let goal_conf = goals.next().map_or(0.0, |g| g.confidence);
         let route = drafted.clause_scores.get(i).copied().unwrap_or(0.0);
-        let mut a = 0.5 * (1.0 - goal_conf.max(route.min(1.0)));
-        if goal_conf == 0.0 && route < threshold {
+        // A verb with a concrete object is clear even when the catalog cannot do it
+        // ("order me a pizza" is a gap, not an ambiguity).
+        let asks = clause.head_verb.is_some()
+            || clause
+                .tokens()
+                .first()
+                .is_some_and(|t| lex.question_words.contains(&t.form));
+        let structural = if asks && clause.vague_object.is_none() && clause.back_reference.is_none()
+        {
+            0.7
+        } else {
+            0.0
+        };
+        let mut a = 0.5 * (1.0 - goal_conf.max(route.min(1.0)).max(structural));
+        if goal_conf == 0.0 && route < threshold && structural == 0.0 {
             a = a.max(0.5);
         }
         if let Some(word) = &clause.vague_object {

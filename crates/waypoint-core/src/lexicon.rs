@@ -119,11 +119,15 @@ pub struct Lexicon {
     pub target_markers: Vec<Phrase>,
     pub anchor_markers: Vec<Phrase>,
     pub light_verbs: HashSet<String>,
+    /// Stems of verbs that destroy.
+    pub destructive_verbs: HashSet<String>,
     pub articles: Articles,
     /// Entity → the intent it implies when no intent phrase matched.
     pub entity_intents: HashMap<String, String>,
     pub vague_objects: HashSet<String>,
     pub back_references: Vec<Phrase>,
+    pub weak_back_references: Vec<Phrase>,
+    pub question_words: HashSet<String>,
     pub vague_verbs: HashSet<String>,
     pub anaphora: HashSet<String>,
     pub languages: Vec<String>,
@@ -150,11 +154,14 @@ struct Raw {
     topic_markers: Vec<String>,
     target_markers: Vec<String>,
     anchor_markers: Vec<String>,
+    destructive_verbs: Vec<String>,
     light_verbs: Vec<String>,
     object_articles: RawArticles,
     entity_intents: BTreeMap<String, String>,
     vague_objects: Vec<String>,
     back_references: Vec<String>,
+    weak_back_references: Vec<String>,
+    question_words: Vec<String>,
     vague_verbs: Vec<String>,
     anaphora: Vec<String>,
     languages: Vec<String>,
@@ -228,7 +235,7 @@ impl Lexicon {
             .map_err(|e| CoreError::Lexicon(format!("line {}: {}", e.pos.line, e.message)))?;
         let raw: Raw = serde_json::from_value(yaml::to_json(&node))
             .map_err(|e| CoreError::Lexicon(e.to_string()))?;
-        let groups: Vec<(String, Vec<String>)> = raw.synonyms.into_iter().collect();
+        let groups: Vec<(String, Vec<String>)> = raw.synonyms.clone().into_iter().collect();
         let synonyms = Synonyms::new(&groups);
         let phrases = |list: &[String]| -> Vec<Phrase> {
             let mut out: Vec<Phrase> = Vec::new();
@@ -254,26 +261,7 @@ impl Lexicon {
             list.iter().map(|w| w.to_lowercase()).collect()
         };
 
-        let mut intents: Vec<Concept> = raw
-            .intents
-            .iter()
-            .map(|(name, i)| Concept {
-                name: name.clone(),
-                phrases: phrases(&i.phrases),
-                artifact: i.artifact.clone(),
-                default_entity: i.default_entity.clone(),
-            })
-            .collect();
-        let mut entities: Vec<Concept> = raw
-            .entities
-            .iter()
-            .map(|(name, p)| Concept {
-                name: name.clone(),
-                phrases: phrases(p),
-                artifact: None,
-                default_entity: None,
-            })
-            .collect();
+        let (mut intents, mut entities) = concepts(&raw, &phrases);
         extend(&mut intents, &catalog.lexicon().intents, &synonyms);
         extend(&mut entities, &catalog.lexicon().entities, &synonyms);
 
@@ -291,6 +279,11 @@ impl Lexicon {
                 .iter()
                 .map(|v| stem(&v.to_lowercase()))
                 .collect(),
+            destructive_verbs: raw
+                .destructive_verbs
+                .iter()
+                .map(|v| stem(&v.to_lowercase()))
+                .collect(),
             articles: Articles {
                 existing: forms(&raw.object_articles.existing),
                 new: forms(&raw.object_articles.new),
@@ -300,6 +293,8 @@ impl Lexicon {
             entity_intents: raw.entity_intents.into_iter().collect(),
             vague_objects: forms(&raw.vague_objects),
             back_references: phrases(&raw.back_references),
+            weak_back_references: exact(&raw.weak_back_references),
+            question_words: forms(&raw.question_words),
             vague_verbs: keys(&raw.vague_verbs),
             anaphora: forms(&raw.anaphora),
             languages: raw.languages,
@@ -393,6 +388,31 @@ impl Lexicon {
             })
         })
     }
+}
+
+/// The built-in intents and entities, compiled.
+fn concepts(raw: &Raw, phrases: &dyn Fn(&[String]) -> Vec<Phrase>) -> (Vec<Concept>, Vec<Concept>) {
+    let intents: Vec<Concept> = raw
+        .intents
+        .iter()
+        .map(|(name, i)| Concept {
+            name: name.clone(),
+            phrases: phrases(&i.phrases),
+            artifact: i.artifact.clone(),
+            default_entity: i.default_entity.clone(),
+        })
+        .collect();
+    let entities: Vec<Concept> = raw
+        .entities
+        .iter()
+        .map(|(name, p)| Concept {
+            name: name.clone(),
+            phrases: phrases(p),
+            artifact: None,
+            default_entity: None,
+        })
+        .collect();
+    (intents, entities)
 }
 
 fn extend(concepts: &mut Vec<Concept>, extra: &BTreeMap<String, Vec<String>>, synonyms: &Synonyms) {

@@ -134,6 +134,14 @@ impl Planner<'_> {
                 .filter(|g| g.confidence >= 0.3)
                 .map(|g| g.intent.as_str()),
             article: self.lex.article_after(clause.tokens(), clause.head_verb),
+            destructive: clause
+                .head_verb
+                .and_then(|h| clause.tokens().get(h))
+                .is_some_and(|t| {
+                    self.lex
+                        .destructive_verbs
+                        .contains(&crate::text::stem(&t.form))
+                }),
             supplied,
         }
     }
@@ -218,7 +226,9 @@ impl Planner<'_> {
                     && t.score > best_chosen
                     && !chosen.iter().any(|(n, ..)| *n == t.id)
             });
-            if beaten || best_chosen == 0.0 {
+            // A rule for any entity also needs its tools to share a word with the clause;
+            // an assumed entity under a stated intent does not.
+            if beaten || (exact.is_none() && best_chosen == 0.0) {
                 return None;
             }
         }

@@ -64,6 +64,7 @@ struct Doc {
     intents: Vec<String>,
     /// Kinds of extracted values its arguments take.
     takes: Vec<ExtractedKind>,
+    destructive: bool,
 }
 
 /// What the planner knows about a clause beyond its words.
@@ -73,6 +74,8 @@ pub struct Hints<'a> {
     /// The goal's intent, when the parser is reasonably sure of it.
     pub intent: Option<&'a str>,
     pub article: Option<Article>,
+    /// The head verb destroys ("delete", "wipe").
+    pub destructive: bool,
     /// Kinds of values the clause supplies (URL, e-mail, path…).
     pub supplied: Vec<ExtractedKind>,
 }
@@ -132,6 +135,9 @@ impl RouteIndex {
                 .filter_map(|(name, _)| arg_kind(name, lex))
                 .collect();
             index.set_profile(&own, takes, lex);
+            if let Some(doc) = index.docs.last_mut() {
+                doc.destructive = tool.effects == waypoint_catalog::Effects::Destructive;
+            }
         }
         for p in catalog.pipelines() {
             let short =
@@ -189,6 +195,7 @@ impl RouteIndex {
             accepts: Vec::new(),
             intents: Vec::new(),
             takes: Vec::new(),
+            destructive: false,
         });
         let mut best: HashMap<String, f64> = HashMap::new();
         for (w, text) in fields {
@@ -384,7 +391,7 @@ impl RouteIndex {
             // the words (the head verb, the article) that led to the understanding. They can
             // tip a choice between entries the words support, not lift one they barely touch.
             let bonus = hint_bonus(d, doc, hints, lex, &mut reasons);
-            let support = (r / MIN_SUPPORT).min(1.0);
+            let support = (r / MIN_SUPPORT).min(1.0) * (0.5 + 0.5 * coverage);
             let adjusted = r * (0.5 + 0.5 * coverage) + support * bonus;
             scored.push((
                 crate::understand::round2(1.0 - (-adjusted / SCALE).exp()),
@@ -448,6 +455,7 @@ enum Reason<'a> {
     Intent(&'a str),
     Article(Article),
     Takes(ExtractedKind),
+    Destroys,
 }
 
 impl Reason<'_> {
@@ -463,6 +471,7 @@ impl Reason<'_> {
             Reason::Article(Article::Existing) => "changes an existing one".into(),
             Reason::Article(Article::New) => "makes a new one".into(),
             Reason::Takes(k) => format!("takes the {} given", k.as_str()),
+            Reason::Destroys => "deletes, as asked".into(),
         }
     }
 }
@@ -517,6 +526,10 @@ fn hint_bonus<'s>(
         bonus += W_ARTICLE;
         reasons.push((doc, W_ARTICLE, Reason::Article(article)));
     }
+    if hints.destructive && d.destructive {
+        bonus += W_INTENT;
+        reasons.push((doc, W_INTENT, Reason::Destroys));
+    }
     for kind in &hints.supplied {
         if d.takes.contains(kind) {
             bonus += W_ARG_FIT;
@@ -524,6 +537,34 @@ fn hint_bonus<'s>(
         }
     }
     bonus
+}
+
+/// The head noun of the noun phrase after the verb at `h`: the last of the content words
+/// that follow it (skipping articles and pronouns), stopping at the first other word.
+fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
+    let mut i = h + 1;
+    while tokens.get(i).is_some_and(|t| {
+        !t.value
+            && !lex.is_content(t)
+            && (lex.is_determiner(t)
+                || matches!(t.form.as_str(), "me" | "us" | "up" | "all" | "some" | "any"))
+    }) {
+        i += 1;
+    }
+    let mut last = None;
+    while let Some(t) = tokens.get(i) {
+        if t.value
+            || !lex.is_content(t)
+            || t.identifier
+            || t.proper
+            || (last.is_some() && lex.is_verb(t))
+        {
+            break;
+        }
+        last = Some(i);
+        i += 1;
+    }
+    last
 }
 
 /// Content words of a clause with their role weights.
@@ -536,15 +577,13 @@ fn weigh<'a>(tokens: &'a [Token], head_verb: Option<usize>, lex: &Lexicon) -> Ve
         .unwrap_or(usize::MAX);
     let mut describing = false;
     let mut out = Vec::new();
-    // A light verb hands the head's weight to the first content word after it.
+    // The verb's object — the last word of the noun phrase after it ("the weekly report
+    // *workflow*") — names what to act on. A light verb hands its weight to it; any other
+    // verb shares it, so an entry that does not know the object fits worse.
+    let object = head_verb.and_then(|h| object_noun(tokens, h, lex));
     let head = head_verb.map(|h| {
         if lex.is_light_verb(&tokens[h]) {
-            tokens
-                .iter()
-                .enumerate()
-                .skip(h + 1)
-                .find(|(_, t)| lex.is_content(t) && !t.identifier)
-                .map_or(h, |(i, _)| i)
+            object.unwrap_or(h)
         } else {
             h
         }
@@ -556,7 +595,11 @@ fn weigh<'a>(tokens: &'a [Token], head_verb: Option<usize>, lex: &Lexicon) -> Ve
         if !lex.is_content(tok) {
             continue;
         }
-        let mut weight = if head == Some(i) { HEAD_VERB } else { 1.0 };
+        let mut weight = if head == Some(i) || object == Some(i) {
+            HEAD_VERB
+        } else {
+            1.0
+        };
         if head_verb == Some(i) && head != Some(i) {
             weight = LIGHT_VERB;
         }

@@ -113,15 +113,23 @@ pub fn understand(
             values,
             segment: seg,
         };
-        analysis.back_reference = lex
-            .back_references
-            .iter()
-            .find(|p| p.find_all(analysis.tokens()).next().is_some())
-            .map(|p| p.text.clone());
         let has_antecedent = n > 0 || has_payload || !analysis.values.is_empty();
         if !has_antecedent {
             analysis.vague_object = vague_object(&analysis, lex);
         }
+        let found = |list: &[crate::lexicon::Phrase]| {
+            list.iter()
+                .find(|p| p.find_all(analysis.tokens()).next().is_some())
+                .map(|p| p.text.clone())
+        };
+        analysis.back_reference = found(&lex.back_references).or_else(|| {
+            let concrete = analysis.vague_object.is_none() && names_something(&analysis, lex);
+            if concrete {
+                None
+            } else {
+                found(&lex.weak_back_references)
+            }
+        });
         if analysis.is_action() {
             let (goal, assumed) = goal_for(&analysis, lex, evidence);
             analysis.entity_assumed = assumed;
@@ -176,7 +184,7 @@ fn strings_in(v: &serde_json::Value) -> Vec<&str> {
 /// The object of the clause when it is only a pronoun or a placeholder noun.
 fn vague_object(c: &ClauseAnalysis, lex: &Lexicon) -> Option<String> {
     let toks = c.tokens();
-    let start = c.head_verb.map_or(0, |h| h + 1);
+    let start = verb_slot(c, lex).map_or(0, |h| h + 1);
     let rest: Vec<&Token> = toks[start..]
         .iter()
         .filter(|t| !matches!(t.form.as_str(), "the" | "a" | "an"))
@@ -194,7 +202,36 @@ fn vague_object(c: &ClauseAnalysis, lex: &Lexicon) -> Option<String> {
     (!names_something).then(|| first.form.clone())
 }
 
-/// Scores of every concept with the phrases that matched.
+/// The verb whose object clarity looks at: the head verb, or a general one ("do it").
+fn verb_slot(c: &ClauseAnalysis, lex: &Lexicon) -> Option<usize> {
+    c.head_verb.or_else(|| {
+        c.tokens()
+            .iter()
+            .position(|t| lex.vague_verbs.contains(&t.key))
+    })
+}
+
+/// Whether the clause names a concrete thing: a value, or a content word that is not
+/// vague, not a general verb and not part of a weak back-reference ("again").
+fn names_something(c: &ClauseAnalysis, lex: &Lexicon) -> bool {
+    let slot = verb_slot(c, lex);
+    let toks = c.tokens();
+    let mut weak = vec![false; toks.len()];
+    for p in &lex.weak_back_references {
+        for at in p.find_all(toks) {
+            weak[at..at + p.len()].iter_mut().for_each(|w| *w = true);
+        }
+    }
+    toks.iter().enumerate().any(|(i, t)| {
+        Some(i) != slot
+            && !weak[i]
+            && (t.value
+                || (lex.is_content(t)
+                    && !lex.vague_objects.contains(&t.form)
+                    && !lex.vague_verbs.contains(&t.key)))
+    })
+}
+
 /// How a phrase match counts, by where it falls.
 #[derive(Clone, Copy)]
 enum Role {
@@ -205,17 +242,26 @@ enum Role {
     Entity,
 }
 
-/// "my changes", "the local changes": a word after a determiner (and at most one
-/// describing word) names a thing, not the action.
+/// "my changes", "the changes": a verb's form after a possessive, or in the plural after
+/// any determiner (with at most one describing word between), names a thing, not the
+/// action; "the diff" may still be the action's name.
 fn is_noun_use(toks: &[Token], at: usize, lex: &Lexicon) -> bool {
-    match at {
-        0 => false,
-        1 => lex.is_determiner(&toks[0]),
-        _ => {
-            lex.is_determiner(&toks[at - 1])
-                || (lex.is_determiner(&toks[at - 2])
-                    && lex.is_content(&toks[at - 1])
-                    && !lex.is_verb(&toks[at - 1]))
+    let possessive = |t: &Token| {
+        matches!(
+            t.form.as_str(),
+            "my" | "our" | "your" | "their" | "his" | "her" | "its"
+        )
+    };
+    let plural = toks[at].form.ends_with('s') && toks[at].form.len() > 3;
+    let before: Vec<&Token> = toks[at.saturating_sub(2)..at].iter().collect();
+    let det_at = before.iter().rposition(|t| lex.is_determiner(t));
+    match det_at {
+        None => false,
+        Some(i) => {
+            let between_ok = before[i + 1..]
+                .iter()
+                .all(|t| lex.is_content(t) && !lex.is_verb(t));
+            between_ok && (possessive(before[i]) || plural)
         }
     }
 }
