@@ -116,10 +116,26 @@ impl Planner<'_> {
 
     /// What routing should know about a clause beyond its words.
     pub fn hints<'g>(
-        &self,
+        &'g self,
         clause: &ClauseAnalysis,
         goal: Option<&'g waypoint_protocol::Goal>,
     ) -> Hints<'g> {
+        // The evidence the goal's rule asks for (seed 002), when the parser is sure enough.
+        let needs = goal
+            .filter(|g| g.confidence >= 0.3)
+            .and_then(|g| {
+                let rules = self.catalog.evidence();
+                rules
+                    .iter()
+                    .find(|r| r.intent == g.intent && r.entity.is_some() && r.entity == g.entity)
+                    .or_else(|| {
+                        rules
+                            .iter()
+                            .find(|r| r.intent == g.intent && r.entity.is_none())
+                    })
+            })
+            .map(|r| r.needs.iter().map(String::as_str).collect())
+            .unwrap_or_default();
         // Values inside a relative clause describe the object; they are not this step's input.
         let mut supplied: Vec<ExtractedKind> = clause
             .values
@@ -143,6 +159,7 @@ impl Planner<'_> {
                         .contains(&crate::text::stem(&t.form))
                 }),
             supplied,
+            needs,
         }
     }
 

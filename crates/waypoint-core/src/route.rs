@@ -34,6 +34,8 @@ const W_ACCEPTS: f64 = 0.5;
 const W_PHRASE: f64 = 1.0;
 /// Raw score at which a candidate reaches 1 − 1/e.
 const SCALE: f64 = 3.0;
+/// Bonus when the entry produces evidence the clause's goal needs.
+const W_EVIDENCE: f64 = 1.0;
 /// Bonus when the entry's own words express the clause's intent.
 const W_INTENT: f64 = 1.5;
 /// Bonus when "the X" meets an entry that changes things, or "a X" one that makes them.
@@ -76,6 +78,8 @@ pub struct Hints<'a> {
     pub article: Option<Article>,
     /// The head verb destroys ("delete", "wipe").
     pub destructive: bool,
+    /// Evidence classes the goal needs (seed 002), as named in the catalog's rules.
+    pub needs: Vec<&'a str>,
     /// Kinds of values the clause supplies (URL, e-mail, path…).
     pub supplied: Vec<ExtractedKind>,
 }
@@ -367,6 +371,13 @@ impl RouteIndex {
                     .collect()
             })
             .unwrap_or_default();
+        let needed: Vec<u32> = hints
+            .needs
+            .iter()
+            .filter_map(|n| self.producers.get(*n))
+            .flatten()
+            .copied()
+            .collect();
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
         for &doc in &touched {
             let Some(d) = self.docs.get(doc as usize) else {
@@ -390,7 +401,11 @@ impl RouteIndex {
             // Bonuses from understanding are not scaled by word coverage: they stand for
             // the words (the head verb, the article) that led to the understanding. They can
             // tip a choice between entries the words support, not lift one they barely touch.
-            let bonus = hint_bonus(d, doc, hints, lex, &mut reasons);
+            let mut bonus = hint_bonus(d, doc, hints, lex, &mut reasons);
+            if needed.contains(&doc) {
+                bonus += W_EVIDENCE;
+                reasons.push((doc, W_EVIDENCE, Reason::Evidence));
+            }
             let support = (r / MIN_SUPPORT).min(1.0) * (0.5 + 0.5 * coverage);
             let adjusted = r * (0.5 + 0.5 * coverage) + support * bonus;
             scored.push((
@@ -456,6 +471,7 @@ enum Reason<'a> {
     Article(Article),
     Takes(ExtractedKind),
     Destroys,
+    Evidence,
 }
 
 impl Reason<'_> {
@@ -472,6 +488,7 @@ impl Reason<'_> {
             Reason::Article(Article::New) => "makes a new one".into(),
             Reason::Takes(k) => format!("takes the {} given", k.as_str()),
             Reason::Destroys => "deletes, as asked".into(),
+            Reason::Evidence => "gives the evidence the goal needs".into(),
         }
     }
 }

@@ -188,3 +188,24 @@ fn specialist_view_falls_back_to_general() {
         [waypoint_protocol::Priority::One("general".into())]
     );
 }
+
+#[test]
+fn a_catalog_lexicon_extends_the_vocabulary() {
+    let text = "tools:\n  - name: release\n    description: Release a build to production.\n    produces: [deployment]\nlexicon:\n  intents: {deploy: [\"ship\", \"roll out\"]}\n  entities: {production: [\"prod\", \"live site\"]}\nevidence:\n  - {intent: deploy, entity: production, needs: [deployment]}\n";
+    let catalog = waypoint_catalog::load(&[waypoint_catalog::Source {
+        name: "c.yaml".into(),
+        text: text.into(),
+    }])
+    .unwrap()
+    .catalog;
+    let engine = waypoint_core::Engine::new(catalog, waypoint_core::Options::default()).unwrap();
+    let plan = engine
+        .plan("ship the new build to the live site", None)
+        .unwrap();
+    let goal = &plan.understanding().goals[0];
+    assert_eq!(
+        (goal.intent.as_str(), goal.entity.as_deref()),
+        ("deploy", Some("production"))
+    );
+    assert_eq!(plan.steps()[0].tool, "release");
+}
