@@ -69,7 +69,9 @@ impl Planner<'_> {
             out.clause_scores
                 .push(ranking.first().map_or(0.0, |c| c.score));
             let first = out.drafts.len();
-            if let Some(chosen) = goal.and_then(|g| self.by_evidence(g, clause, &ranking)) {
+            if let Some(chosen) =
+                goal.and_then(|g| self.by_evidence(g, clause, &ranking, &out.drafts))
+            {
                 for (tool, score, why) in chosen {
                     out.drafts
                         .push(self.new_draft(&tool, clause.segment.clause.index, score, why));
@@ -185,6 +187,7 @@ impl Planner<'_> {
         goal: &waypoint_protocol::Goal,
         clause: &ClauseAnalysis,
         ranking: &[Candidate],
+        earlier: &[Draft],
     ) -> Option<Vec<(String, f64, String)>> {
         if goal.confidence < 0.3 {
             return None;
@@ -230,6 +233,24 @@ impl Planner<'_> {
                     None => format!("`{}` needs evidence `{need}`", rule.intent),
                 };
                 chosen.push((best.name.clone(), score_of(&best.name), what));
+            }
+        }
+        // Evidence the request already gathers: when the clause refers back ("review it")
+        // and an earlier step makes what the last tool accepts, the earlier needs are met.
+        if chosen.len() > 1
+            && let Some((last, ..)) = chosen.last()
+        {
+            let accepts = self.accepts(last);
+            let refers_back = clause
+                .tokens()
+                .iter()
+                .any(|t| self.lex.anaphora.contains(&t.form));
+            if refers_back
+                && earlier
+                    .iter()
+                    .any(|d| self.produces(&d.tool).iter().any(|k| accepts.contains(k)))
+            {
+                chosen.drain(..chosen.len() - 1);
             }
         }
         let best_chosen = chosen.iter().map(|(_, s, _)| *s).fold(0.0, f64::max);

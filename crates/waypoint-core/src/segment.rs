@@ -163,6 +163,14 @@ fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
     if lex.is_verb(tok) {
         return true;
     }
+    // "… and why did the build fail": a question word opening a clause of its own.
+    if lex.question_words.contains(&tok.form)
+        && run
+            .get(at + 1)
+            .is_some_and(|n| !lex.is_content(n) || lex.is_verb(n))
+    {
+        return true;
+    }
     let takes_object = run.get(at + 1).is_some_and(|next| {
         lex.vague_objects.contains(&next.form) && matches!(next.form.as_str(), "it" | "them")
             || lex.is_determiner(next)
