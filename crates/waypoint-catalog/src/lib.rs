@@ -29,15 +29,21 @@ pub enum Entry<'a> {
     Pipeline(&'a Pipeline),
 }
 
+/// Everything a catalog defines, as loaded and merged.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Contents {
+    pub tools: Vec<Tool>,
+    pub pipelines: Vec<Pipeline>,
+    pub specialists: Vec<Specialist>,
+    pub servers: Vec<Server>,
+    pub lexicon: Lexicon,
+    pub evidence: Vec<EvidenceRule>,
+}
+
 /// A validated catalog with name lookups built once.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    tools: Vec<Tool>,
-    pipelines: Vec<Pipeline>,
-    specialists: Vec<Specialist>,
-    servers: Vec<Server>,
-    lexicon: Lexicon,
-    evidence: Vec<EvidenceRule>,
+    contents: Contents,
     by_name: HashMap<String, Slot>,
 }
 
@@ -48,30 +54,15 @@ enum Slot {
 }
 
 impl Catalog {
-    pub(crate) fn new(
-        tools: Vec<Tool>,
-        pipelines: Vec<Pipeline>,
-        specialists: Vec<Specialist>,
-        servers: Vec<Server>,
-        lexicon: Lexicon,
-        evidence: Vec<EvidenceRule>,
-    ) -> Self {
-        let mut by_name = HashMap::with_capacity(tools.len() + pipelines.len());
-        for (i, t) in tools.iter().enumerate() {
+    pub(crate) fn new(contents: Contents) -> Self {
+        let mut by_name = HashMap::with_capacity(contents.tools.len() + contents.pipelines.len());
+        for (i, t) in contents.tools.iter().enumerate() {
             by_name.insert(t.name.clone(), Slot::Tool(i));
         }
-        for (i, p) in pipelines.iter().enumerate() {
+        for (i, p) in contents.pipelines.iter().enumerate() {
             by_name.entry(p.id.clone()).or_insert(Slot::Pipeline(i));
         }
-        Self {
-            tools,
-            pipelines,
-            specialists,
-            servers,
-            lexicon,
-            evidence,
-            by_name,
-        }
+        Self { contents, by_name }
     }
 
     /// Loads catalog paths, or the built-in catalog when `paths` is empty.
@@ -83,29 +74,29 @@ impl Catalog {
     }
 
     pub fn tools(&self) -> &[Tool] {
-        &self.tools
+        &self.contents.tools
     }
     pub fn pipelines(&self) -> &[Pipeline] {
-        &self.pipelines
+        &self.contents.pipelines
     }
     pub fn specialists(&self) -> &[Specialist] {
-        &self.specialists
+        &self.contents.specialists
     }
     pub fn servers(&self) -> &[Server] {
-        &self.servers
+        &self.contents.servers
     }
     pub fn lexicon(&self) -> &Lexicon {
-        &self.lexicon
+        &self.contents.lexicon
     }
     pub fn evidence(&self) -> &[EvidenceRule] {
-        &self.evidence
+        &self.contents.evidence
     }
 
     /// Looks up a tool or pipeline by name.
     pub fn entry(&self, name: &str) -> Option<Entry<'_>> {
         match self.by_name.get(name)? {
-            Slot::Tool(i) => self.tools.get(*i).map(Entry::Tool),
-            Slot::Pipeline(i) => self.pipelines.get(*i).map(Entry::Pipeline),
+            Slot::Tool(i) => self.contents.tools.get(*i).map(Entry::Tool),
+            Slot::Pipeline(i) => self.contents.pipelines.get(*i).map(Entry::Pipeline),
         }
     }
 
@@ -127,8 +118,8 @@ impl Catalog {
     /// Returns false when the name is not in the catalog.
     pub fn add_examples(&mut self, name: &str, examples: impl IntoIterator<Item = String>) -> bool {
         match self.by_name.get(name) {
-            Some(Slot::Tool(i)) => self.tools[*i].examples.extend(examples),
-            Some(Slot::Pipeline(i)) => self.pipelines[*i].examples.extend(examples),
+            Some(Slot::Tool(i)) => self.contents.tools[*i].examples.extend(examples),
+            Some(Slot::Pipeline(i)) => self.contents.pipelines[*i].examples.extend(examples),
             None => return false,
         }
         true

@@ -3,12 +3,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::Catalog;
 use crate::diagnostic::{CatalogError, Diagnostic, Severity};
 use crate::model::{
     BUILTINS, Effects, EvidenceRule, Lexicon, Location, Pipeline, RunSpec, Server, Specialist, Tool,
 };
 use crate::yaml::{self, Limits, Node, Pos, Value};
+use crate::{Catalog, Contents};
 
 /// One catalog file's text and the name it is reported under.
 #[derive(Debug, Clone)]
@@ -132,12 +132,7 @@ pub fn load(sources: &[Source]) -> Result<Loaded, CatalogError> {
 
 #[derive(Default)]
 struct Parts {
-    tools: Vec<Tool>,
-    pipelines: Vec<Pipeline>,
-    specialists: Vec<Specialist>,
-    servers: Vec<Server>,
-    lexicon: Lexicon,
-    evidence: Vec<EvidenceRule>,
+    contents: Contents,
     /// Positions of reference lists, for messages about what they name.
     refs: Vec<Reference>,
 }
@@ -311,7 +306,7 @@ fn read_file(ctx: &mut Ctx<'_>, root: &Node, parts: &mut Parts) {
             continue;
         };
         if name == "lexicon" {
-            read_lexicon(ctx, section, &mut parts.lexicon);
+            read_lexicon(ctx, section, &mut parts.contents.lexicon);
             continue;
         }
         let items = match &section.value {
@@ -330,27 +325,27 @@ fn read_file(ctx: &mut Ctx<'_>, root: &Node, parts: &mut Parts) {
             match name.as_str() {
                 "tools" => {
                     if let Some(t) = read_tool(ctx, item, parts) {
-                        parts.tools.push(t);
+                        parts.contents.tools.push(t);
                     }
                 }
                 "pipelines" => {
                     if let Some(p) = read_pipeline(ctx, item, parts) {
-                        parts.pipelines.push(p);
+                        parts.contents.pipelines.push(p);
                     }
                 }
                 "specialists" => {
                     if let Some(s) = read_specialist(ctx, item, parts) {
-                        parts.specialists.push(s);
+                        parts.contents.specialists.push(s);
                     }
                 }
                 "servers" => {
                     if let Some(s) = read_server(ctx, item) {
-                        parts.servers.push(s);
+                        parts.contents.servers.push(s);
                     }
                 }
                 "evidence" => {
                     if let Some(r) = read_evidence(ctx, item) {
-                        parts.evidence.push(r);
+                        parts.contents.evidence.push(r);
                     }
                 }
                 _ => {}
@@ -771,15 +766,23 @@ fn assemble(parts: Parts, diags: &mut Vec<Diagnostic>, sources: &[Source]) -> Ca
     };
     // Tools and pipelines share one namespace: a plan step names either.
     let mut names = HashMap::new();
-    let tools = r.dedupe(parts.tools, &mut names, "tool", |t| (&t.name, &t.at));
-    let pipelines = r.dedupe(parts.pipelines, &mut names, "tool or pipeline id", |p| {
-        (&p.id, &p.at)
+    let tools = r.dedupe(parts.contents.tools, &mut names, "tool", |t| {
+        (&t.name, &t.at)
     });
-    let specialists = r.dedupe(parts.specialists, &mut HashMap::new(), "specialist", |s| {
-        (&s.id, &s.at)
-    });
+    let pipelines = r.dedupe(
+        parts.contents.pipelines,
+        &mut names,
+        "tool or pipeline id",
+        |p| (&p.id, &p.at),
+    );
+    let specialists = r.dedupe(
+        parts.contents.specialists,
+        &mut HashMap::new(),
+        "specialist",
+        |s| (&s.id, &s.at),
+    );
     let mut server_names = HashMap::new();
-    let servers = r.dedupe(parts.servers, &mut server_names, "server", |s| {
+    let servers = r.dedupe(parts.contents.servers, &mut server_names, "server", |s| {
         (&s.name, &s.at)
     });
     check_refs(&mut r, &parts.refs, &tools, &pipelines, &server_names);
@@ -798,15 +801,15 @@ fn assemble(parts: Parts, diags: &mut Vec<Diagnostic>, sources: &[Source]) -> Ca
             None,
         );
     }
-    check_evidence(&mut r, &parts.evidence, &tools);
-    Catalog::new(
+    check_evidence(&mut r, &parts.contents.evidence, &tools);
+    Catalog::new(Contents {
         tools,
         pipelines,
         specialists,
         servers,
-        parts.lexicon,
-        parts.evidence,
-    )
+        lexicon: parts.contents.lexicon,
+        evidence: parts.contents.evidence,
+    })
 }
 
 fn check_refs(

@@ -486,11 +486,7 @@ impl Planner<'_> {
             if d.kind == StepKind::Unknown || !d.inputs.is_empty() {
                 continue;
             }
-            let Some(clause) = analysis
-                .clauses
-                .iter()
-                .find(|c| c.segment.clause.index == d.clause)
-            else {
+            let Some(clause) = analysis.clause(d.clause) else {
                 continue;
             };
             let accepts = self.accepts(&d.tool);
@@ -565,11 +561,7 @@ impl Planner<'_> {
             let Some(tool) = self.schema_tool(&d.tool) else {
                 continue;
             };
-            let Some(clause) = analysis
-                .clauses
-                .iter()
-                .find(|c| c.segment.clause.index == d.clause)
-            else {
+            let Some(clause) = analysis.clause(d.clause) else {
                 continue;
             };
             let from = d.inputs.last().map(|i| format!("s{}", i + 1));

@@ -60,6 +60,15 @@ pub struct Analysis {
     pub clauses: Vec<ClauseAnalysis>,
 }
 
+impl Analysis {
+    /// The clause with this index.
+    pub fn clause(&self, index: usize) -> Option<&ClauseAnalysis> {
+        self.clauses
+            .iter()
+            .find(|c| c.segment.clause.index == index)
+    }
+}
+
 /// Understands `request`; `context` is the caller's optional payload.
 pub fn understand(
     request: &str,
