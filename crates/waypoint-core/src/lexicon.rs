@@ -96,6 +96,8 @@ pub struct Concept {
     pub phrases: Vec<Phrase>,
     pub artifact: Option<String>,
     pub default_entity: Option<String>,
+    /// The entity of a clause that names a thing no entity phrase covers.
+    pub named_entity: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -226,6 +228,7 @@ struct RawIntent {
     phrases: Vec<String>,
     artifact: Option<String>,
     default_entity: Option<String>,
+    named_entity: Option<String>,
 }
 
 impl Lexicon {
@@ -400,6 +403,7 @@ fn concepts(raw: &Raw, phrases: &dyn Fn(&[String]) -> Vec<Phrase>) -> (Vec<Conce
             phrases: phrases(&i.phrases),
             artifact: i.artifact.clone(),
             default_entity: i.default_entity.clone(),
+            named_entity: i.named_entity.clone(),
         })
         .collect();
     let entities: Vec<Concept> = raw
@@ -410,6 +414,7 @@ fn concepts(raw: &Raw, phrases: &dyn Fn(&[String]) -> Vec<Phrase>) -> (Vec<Conce
             phrases: phrases(p),
             artifact: None,
             default_entity: None,
+            named_entity: None,
         })
         .collect();
     (intents, entities)
@@ -433,6 +438,7 @@ fn extend(concepts: &mut Vec<Concept>, extra: &BTreeMap<String, Vec<String>>, sy
                 phrases: compiled,
                 artifact: None,
                 default_entity: None,
+                named_entity: None,
             }),
         }
     }

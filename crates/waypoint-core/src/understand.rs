@@ -334,6 +334,13 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> (Go
             .iter()
             .map(|(e, s, w)| (Some(e.name.clone()), *s, w.clone()))
             .collect();
+        // A thing the clause names that no entity phrase covers ("the scheduler").
+        if let Some(named) = &intent.named_entity
+            && !options.iter().any(|(e, ..)| e.as_deref() == Some(named))
+            && let Some(word) = uncovered_noun(toks, c.head_verb, &intents, &entities, lex)
+        {
+            options.push((Some(named.clone()), 0.9, vec![word]));
+        }
         // The intent's usual entity, assumed: weaker than any named one.
         if let Some(d) = &intent.default_entity
             && !options.iter().any(|(e, ..)| e.as_deref() == Some(d))
@@ -411,6 +418,34 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> (Go
     (goal, assumed)
 }
 
+/// A content word of the clause that no matched intent or entity phrase explains: the
+/// name of the thing the clause is about.
+fn uncovered_noun(
+    toks: &[Token],
+    head: Option<usize>,
+    intents: &Scored<'_>,
+    entities: &Scored<'_>,
+    lex: &Lexicon,
+) -> Option<String> {
+    let covered = |t: &Token| {
+        intents.iter().chain(entities.iter()).any(|(c, ..)| {
+            c.phrases.iter().any(|p| {
+                p.find_all(toks).any(|at| {
+                    toks[at..at + p.len()]
+                        .iter()
+                        .any(|x| x.start == t.start && x.form == t.form)
+                })
+            })
+        })
+    };
+    toks.iter()
+        .enumerate()
+        .find(|(i, t)| {
+            Some(*i) != head && lex.is_content(t) && !lex.is_verb(t) && !t.value && !covered(t)
+        })
+        .map(|(_, t)| t.form.clone())
+}
+
 /// An entity that implies an intent ("which model…" → chat) gives a reading of its own,
 /// which wins when no intent phrase speaks louder.
 fn entity_implied_readings(
@@ -455,9 +490,11 @@ type Scored<'l> = Vec<(&'l Concept, f64, Vec<String>)>;
 /// "did I edit …": after a past question the verbs of one intent count for another.
 fn reinterpret_past_question<'l>(intents: &mut Scored<'l>, toks: &[Token], lex: &'l Lexicon) {
     let pq = &lex.past_question;
-    let past = toks
-        .windows(2)
-        .any(|w| pq.auxiliaries.contains(&w[0].form) && pq.subjects.contains(&w[1].form));
+    // "did I …", "have we …", and "I haven't …" (subject first, auxiliary negated).
+    let past = toks.windows(2).any(|w| {
+        (pq.auxiliaries.contains(&w[0].form) && pq.subjects.contains(&w[1].form))
+            || (pq.subjects.contains(&w[0].form) && pq.auxiliaries.contains(&w[1].form))
+    });
     if !past {
         return;
     }
