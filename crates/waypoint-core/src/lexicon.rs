@@ -115,6 +115,7 @@ pub struct Lexicon {
     pub stopwords: HashSet<String>,
     pub verbs: HashSet<String>,
     pub sequencers: Vec<Phrase>,
+    pub soft_sequencers: Vec<Phrase>,
     pub relative_markers: HashSet<String>,
     pub presentational: Vec<Phrase>,
     pub topic_markers: Vec<Phrase>,
@@ -130,6 +131,7 @@ pub struct Lexicon {
     pub back_references: Vec<Phrase>,
     pub weak_back_references: Vec<Phrase>,
     pub question_words: HashSet<String>,
+    pub question_auxiliaries: HashSet<String>,
     pub vague_verbs: HashSet<String>,
     pub anaphora: HashSet<String>,
     pub languages: Vec<String>,
@@ -151,6 +153,7 @@ struct Raw {
     stopwords: Vec<String>,
     verbs: Vec<String>,
     sequencers: Vec<String>,
+    soft_sequencers: Vec<String>,
     relative_markers: Vec<String>,
     presentational: Vec<String>,
     topic_markers: Vec<String>,
@@ -164,6 +167,7 @@ struct Raw {
     back_references: Vec<String>,
     weak_back_references: Vec<String>,
     question_words: Vec<String>,
+    question_auxiliaries: Vec<String>,
     vague_verbs: Vec<String>,
     anaphora: Vec<String>,
     languages: Vec<String>,
@@ -272,6 +276,7 @@ impl Lexicon {
             stopwords: keys(&raw.stopwords),
             verbs: raw.verbs.iter().map(|v| stem(&v.to_lowercase())).collect(),
             sequencers: exact(&raw.sequencers),
+            soft_sequencers: exact(&raw.soft_sequencers),
             relative_markers: forms(&raw.relative_markers),
             presentational: exact(&raw.presentational),
             topic_markers: exact(&raw.topic_markers),
@@ -298,6 +303,7 @@ impl Lexicon {
             back_references: phrases(&raw.back_references),
             weak_back_references: exact(&raw.weak_back_references),
             question_words: forms(&raw.question_words),
+            question_auxiliaries: forms(&raw.question_auxiliaries),
             vague_verbs: keys(&raw.vague_verbs),
             anaphora: forms(&raw.anaphora),
             languages: raw.languages,
@@ -328,6 +334,11 @@ impl Lexicon {
     /// Whether a token can head an action.
     pub fn is_verb(&self, tok: &Token) -> bool {
         !tok.value && self.verbs.contains(&stem(&tok.form))
+    }
+
+    /// Whether a token opens a question ("what", "will", "can").
+    pub fn opens_question(&self, tok: &Token) -> bool {
+        self.question_words.contains(&tok.form) || self.question_auxiliaries.contains(&tok.form)
     }
 
     /// Whether one of the intent's phrases starts at token `at`.

@@ -93,12 +93,20 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
     let mut i = 0;
     while i < run.len() {
         // A sequencer starts a new clause and is dropped from it.
-        if let Some(seq) = lex
+        let strong = lex
             .sequencers
             .iter()
             .filter(|p| p.matches_at(run, i))
-            .max_by_key(|p| p.len())
-            && starts_action(run, i + seq.len(), lex)
+            .max_by_key(|p| p.len());
+        // A soft one only where a clause could start: first, or after a comma or "and".
+        let at_boundary = i == 0 || run[i - 1].form == "and" || comma_before(text, run, i);
+        let soft = lex
+            .soft_sequencers
+            .iter()
+            .filter(|p| at_boundary && p.matches_at(run, i) && starts_action(run, i + p.len(), lex))
+            .max_by_key(|p| p.len());
+        if let Some(seq) = strong.or(soft)
+            && i + seq.len() < run.len()
         {
             flush(&mut current, out);
             head_verb = None;
@@ -108,7 +116,9 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
         }
         let tok = &run[i];
         let joiner = tok.form == "and" || tok.form == "or" || comma_before(text, run, i);
-        if joiner && head_verb.is_some() && !in_relative {
+        // A clause so far that asks something (a verb, or a question) can be followed by another.
+        let asks = head_verb.is_some() || current.first().is_some_and(|t| lex.opens_question(t));
+        if joiner && asks && !in_relative {
             let next = if tok.form == "and" || tok.form == "or" {
                 i + 1
             } else {
@@ -163,12 +173,8 @@ fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
     if lex.is_verb(tok) {
         return true;
     }
-    // "… and why did the build fail": a question word opening a clause of its own.
-    if lex.question_words.contains(&tok.form)
-        && run
-            .get(at + 1)
-            .is_some_and(|n| !lex.is_content(n) || lex.is_verb(n))
-    {
+    // "… and why did the build fail", "…, will it rain": a question of its own.
+    if lex.opens_question(tok) && at + 1 < run.len() {
         return true;
     }
     let takes_object = run.get(at + 1).is_some_and(|next| {
