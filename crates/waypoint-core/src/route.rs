@@ -26,10 +26,15 @@ const W_TARGET: f64 = 2.0;
 /// Factor for an entry that consumes, rather than produces, the named result.
 const CONSUMES_TARGET: f64 = 0.5;
 const W_NAME: f64 = 2.0;
-const W_EXAMPLE: f64 = 1.5;
 const W_DESCRIPTION: f64 = 1.0;
 const W_PRODUCES: f64 = 1.0;
 const W_ACCEPTS: f64 = 0.5;
+/// A word of an example request; whole examples also count by similarity.
+const W_EXAMPLE: f64 = 1.5;
+/// Weight of the best example's cosine similarity with the clause, above the floor.
+const W_EXAMPLE_SIM: f64 = 6.0;
+/// Cosine similarity below which an example says nothing.
+const EXAMPLE_FLOOR: f64 = 0.3;
 /// Bonus per word of a whole multi-word keyword found in the clause.
 const W_PHRASE: f64 = 1.0;
 /// Raw score at which a candidate reaches 1 − 1/e.
@@ -98,6 +103,21 @@ pub struct RouteIndex {
     takers: HashMap<ExtractedKind, Vec<u32>>,
     /// Artifact kind (as written in the catalog) → entries that produce it, in catalog order.
     producers: HashMap<String, Vec<u32>>,
+    /// Example requests, each a small document of its own: a clause close to one of an
+    /// entry's examples is close to the entry (nearest neighbour over examples).
+    examples: Vec<Example>,
+    /// key → examples containing it
+    example_postings: HashMap<String, Vec<u32>>,
+    /// key → idf over examples
+    example_idf: HashMap<String, f64>,
+}
+
+#[derive(Debug, Clone)]
+struct Example {
+    doc: u32,
+    text: String,
+    /// Euclidean norm of the example's idf vector.
+    norm: f64,
 }
 
 /// A weighted clause word.
@@ -114,7 +134,6 @@ impl RouteIndex {
                 vec![(W_NAME, tool.name.replace(['_', '.', '-'], " "))];
             fields.push((W_DESCRIPTION, tool.description.clone()));
             fields.extend(tool.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
-            fields.extend(tool.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
             fields.extend(
                 tool.produces
                     .iter()
@@ -125,8 +144,10 @@ impl RouteIndex {
                     .iter()
                     .map(|k| (W_ACCEPTS, k.replace('_', " "))),
             );
-            let phrases: Vec<&String> = tool.keywords.iter().chain(&tool.examples).collect();
+            fields.extend(tool.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
+            let phrases: Vec<&String> = tool.keywords.iter().collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
+            index.add_examples(&tool.examples, lex);
             index.set_kinds(&tool.produces, &tool.accepts, lex);
             let own = format!(
                 "{} . {} . {}",
@@ -156,10 +177,11 @@ impl RouteIndex {
                     .iter()
                     .map(|k| (keyword_weight(k), k.clone())),
             );
-            fields.extend(p.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
             fields.extend(p.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
-            let phrases: Vec<&String> = p.intent_keywords.iter().chain(&p.examples).collect();
+            fields.extend(p.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
+            let phrases: Vec<&String> = p.intent_keywords.iter().collect();
             index.add(&p.id, CandidateKind::Pipeline, &fields, &phrases, lex);
+            index.add_examples(&p.examples, lex);
             index.set_kinds(&p.produces, &p.accepts, lex);
             let own = format!(
                 "{} . {}",
@@ -180,7 +202,93 @@ impl RouteIndex {
                 )
             })
             .collect();
+        index.finish_examples();
         index
+    }
+
+    /// Indexes an entry's examples (the entry added last).
+    fn add_examples(&mut self, examples: &[String], lex: &Lexicon) {
+        let doc = u32::try_from(self.docs.len().saturating_sub(1)).unwrap_or(u32::MAX);
+        for text in examples {
+            let id = u32::try_from(self.examples.len()).unwrap_or(u32::MAX);
+            let mut keys: Vec<String> = lex
+                .tokenize(text, &[])
+                .into_iter()
+                .filter(|t| lex.is_content(t))
+                .map(|t| t.key)
+                .collect();
+            keys.sort();
+            keys.dedup();
+            for key in keys {
+                self.example_postings.entry(key).or_default().push(id);
+            }
+            self.examples.push(Example {
+                doc,
+                text: text.clone(),
+                norm: 0.0,
+            });
+        }
+    }
+
+    /// Computes example idf and norms once every example is in.
+    fn finish_examples(&mut self) {
+        let n = self.examples.len() as f64;
+        if n == 0.0 {
+            return;
+        }
+        let mut sums = vec![0.0_f64; self.examples.len()];
+        for (key, list) in &self.example_postings {
+            let idf = (1.0 + n / list.len() as f64).ln();
+            self.example_idf.insert(key.clone(), idf);
+            for &e in list {
+                sums[e as usize] += idf * idf;
+            }
+        }
+        for (example, sum) in self.examples.iter_mut().zip(sums) {
+            example.norm = sum.sqrt();
+        }
+    }
+
+    /// The best example of each entry by cosine similarity with the clause's words.
+    fn example_similarity(&self, words: &[Word<'_>]) -> Vec<(u32, f64, u32)> {
+        if self.examples.is_empty() {
+            return Vec::new();
+        }
+        let mut dot = vec![0.0_f64; self.examples.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut qnorm = 0.0;
+        let mut seen: Vec<&str> = Vec::new();
+        for word in words {
+            let key = word.tok.key.as_str();
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let Some(idf) = self.example_idf.get(key) else {
+                continue;
+            };
+            let q = word.weight * idf;
+            qnorm += q * q;
+            for &e in self.example_postings.get(key).into_iter().flatten() {
+                if dot[e as usize] == 0.0 {
+                    touched.push(e);
+                }
+                dot[e as usize] += q * idf;
+            }
+        }
+        let qnorm = qnorm.sqrt();
+        let mut best: HashMap<u32, (f64, u32)> = HashMap::new();
+        for e in touched {
+            let ex = &self.examples[e as usize];
+            let sim = dot[e as usize] / (qnorm * ex.norm).max(f64::EPSILON);
+            let entry = best.entry(ex.doc).or_insert((0.0, e));
+            if sim > entry.0 {
+                *entry = (sim, e);
+            }
+        }
+        best.into_iter()
+            .map(|(doc, (sim, e))| (doc, sim.min(1.0), e))
+            .collect()
     }
 
     fn add(
@@ -337,8 +445,24 @@ impl RouteIndex {
                 }
             }
         }
+        let mut example = vec![0.0_f64; n];
+        for (doc, sim, which) in self.example_similarity(words) {
+            // Sharing a word or two with some example is common; only a close example
+            // speaks for its entry.
+            let gain = W_EXAMPLE_SIM * ((sim - EXAMPLE_FLOOR) / (1.0 - EXAMPLE_FLOOR)).max(0.0);
+            if gain <= 0.0 {
+                continue;
+            }
+            let d = doc as usize;
+            if raw[d] == 0.0 && example[d] == 0.0 {
+                touched.push(doc);
+            }
+            example[d] = gain;
+            reasons.push((doc, gain, Reason::Example(which)));
+        }
         Lexical {
             raw,
+            example,
             explained,
             touched,
             reasons,
@@ -357,6 +481,7 @@ impl RouteIndex {
         let Lexical {
             raw,
             explained,
+            example,
             touched,
             mut reasons,
             total,
@@ -406,8 +531,9 @@ impl RouteIndex {
                 bonus += W_EVIDENCE;
                 reasons.push((doc, W_EVIDENCE, Reason::Evidence));
             }
-            let support = (r / MIN_SUPPORT).min(1.0) * (0.5 + 0.5 * coverage);
-            let adjusted = r * (0.5 + 0.5 * coverage) + support * bonus;
+            let words_part = r * (0.5 + 0.5 * coverage) + example[doc as usize];
+            let support = (words_part / MIN_SUPPORT).min(1.0);
+            let adjusted = words_part + support * bonus;
             scored.push((
                 crate::understand::round2(1.0 - (-adjusted / SCALE).exp()),
                 doc,
@@ -431,7 +557,7 @@ impl RouteIndex {
                 let to = reasons.partition_point(|(r, ..)| *r <= doc);
                 let mut mine: Vec<(f64, String)> = reasons[from..to]
                     .iter()
-                    .map(|(_, gain, reason)| (*gain, reason.render(&words)))
+                    .map(|(_, gain, reason)| (*gain, reason.render(&words, &self.examples)))
                     .collect();
                 mine.sort_by(|a, b| b.0.total_cmp(&a.0));
                 let mut why: Vec<String> = Vec::new();
@@ -454,6 +580,8 @@ impl RouteIndex {
 /// Per-entry sums of a clause's word overlap, indexed by entry.
 struct Lexical<'s> {
     raw: Vec<f64>,
+    /// Calibrated similarity of each entry's closest example.
+    example: Vec<f64>,
     /// idf-weighted clause words each entry explains.
     explained: Vec<f64>,
     touched: Vec<u32>,
@@ -472,11 +600,16 @@ enum Reason<'a> {
     Takes(ExtractedKind),
     Destroys,
     Evidence,
+    Example(u32),
 }
 
 impl Reason<'_> {
-    fn render(&self, words: &[Word<'_>]) -> String {
+    fn render(&self, words: &[Word<'_>], examples: &[Example]) -> String {
         match self {
+            Reason::Example(e) => examples
+                .get(*e as usize)
+                .map(|x| format!("like “{}”", x.text))
+                .unwrap_or_default(),
             Reason::Word(i) => words
                 .get(*i)
                 .map(|w| w.tok.form.clone())
