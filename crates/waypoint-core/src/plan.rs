@@ -111,7 +111,7 @@ impl Planner<'_> {
             }
             self.consume_leftovers(clause, first, &mut out);
         }
-        self.collapse_pipelines(&mut out);
+        self.collapse_pipelines(analysis, &mut out);
         self.link_references(analysis, &mut out);
         out
     }
@@ -281,15 +281,19 @@ impl Planner<'_> {
             return true;
         };
         let supplied = supplied_kinds(clause);
-        let toks = clause.tokens();
-        let before_target =
-            Lexicon::after_marker(&self.lex.target_markers, toks).unwrap_or(toks.len());
-        let named = |kind: &str| {
-            let key = self.lex.synonyms.key(kind);
-            toks[..before_target.min(toks.len())]
-                .iter()
-                .any(|t| t.key == key)
-        };
+        let named = |kind: &str| self.names_kind(clause, kind);
+        // The clause names something the chain makes midway ("post this *draft*"): start
+        // there with the member tool, not at the pipeline's beginning.
+        let midway = p
+            .steps
+            .iter()
+            .chain(&p.supersedes)
+            .filter_map(|t| self.catalog.tool(t))
+            .flat_map(|t| t.accepts.iter())
+            .any(|k| k != "text" && !p.accepts.contains(k) && named(k));
+        if midway {
+            return false;
+        }
         p.accepts.is_empty()
             || p.accepts
                 .iter()
@@ -297,6 +301,19 @@ impl Planner<'_> {
             || earlier
                 .iter()
                 .any(|d| self.produces(&d.tool).iter().any(|k| p.accepts.contains(k)))
+    }
+
+    /// Whether the clause names an artifact kind before its target ("this *draft* to…"),
+    /// other than with its verb ("*draft* a post").
+    fn names_kind(&self, clause: &ClauseAnalysis, kind: &str) -> bool {
+        let toks = clause.tokens();
+        let before_target =
+            Lexicon::after_marker(&self.lex.target_markers, toks).unwrap_or(toks.len());
+        let key = self.lex.synonyms.key(kind);
+        toks[..before_target.min(toks.len())]
+            .iter()
+            .enumerate()
+            .any(|(i, t)| t.key == key && Some(i) != clause.head_verb)
     }
 
     /// The best candidate at or above the threshold that the request can feed.
@@ -336,6 +353,8 @@ impl Planner<'_> {
                 self.catalog.pipeline(&c.id).is_some_and(|p| {
                     (p.supersedes.contains(&tool.name) || p.steps.contains(&tool.name))
                         && p.produces.iter().any(|k| tool.produces.contains(k))
+                        // "post this draft": the tool takes the named input, the pipeline does not.
+                        && !tool.accepts.iter().any(|k| self.names_kind(clause, k) && !p.accepts.contains(k))
                 })
             })
             .map(|c| {
@@ -418,7 +437,7 @@ impl Planner<'_> {
     }
 
     /// Replaces runs of steps that a pipeline covers with the pipeline (seed 000).
-    fn collapse_pipelines(&self, out: &mut Drafted) {
+    fn collapse_pipelines(&self, analysis: &Analysis, out: &mut Drafted) {
         let mut i = 0;
         while i < out.drafts.len() {
             let mut best: Option<(usize, &waypoint_catalog::Pipeline)> = None;
@@ -440,7 +459,18 @@ impl Planner<'_> {
                             .iter()
                             .any(|k| p.produces.contains(k))
                     });
-                if makes_it && best.is_none_or(|(l, _)| len > l) {
+                // The request must be able to feed the pipeline, as at its first step.
+                let feedable = run.iter().any(|d| d.tool == p.id)
+                    || analysis.clause(run[0].clause).is_some_and(|c| {
+                        let as_candidate = Candidate {
+                            id: p.id.clone(),
+                            kind: waypoint_protocol::CandidateKind::Pipeline,
+                            score: 0.0,
+                            why: Vec::new(),
+                        };
+                        self.fits(&as_candidate, c, &out.drafts[..i])
+                    });
+                if makes_it && feedable && best.is_none_or(|(l, _)| len > l) {
                     best = Some((len, p));
                 }
             }
