@@ -196,9 +196,32 @@ impl Engine {
         request: &str,
         context: Option<&serde_json::Value>,
     ) -> Result<Plan, CoreError> {
+        self.plan_with(request, context, None)
+    }
+
+    /// Plans a request along a learned tool sequence (the cascade's first stage): the
+    /// tools are given, everything else — args, references, guards — is derived anew.
+    pub fn plan_learned(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+        tools: &[String],
+    ) -> Result<Plan, CoreError> {
+        self.plan_with(request, context, Some(tools))
+    }
+
+    fn plan_with(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+        learned: Option<&[String]>,
+    ) -> Result<Plan, CoreError> {
         let analysis = self.analyse(request, context)?;
         let planner = self.planner();
-        let mut drafted = planner.draft(&analysis);
+        let mut drafted = match learned {
+            Some(tools) => planner.draft_sequence(&analysis, tools),
+            None => planner.draft(&analysis),
+        };
         planner.fill_args(request, &analysis, context, &mut drafted);
         let mut steps = to_steps(&drafted);
         let verdict = validate(
@@ -227,7 +250,11 @@ impl Engine {
             reasoning,
             understanding: analysis.understanding,
             clarity,
-            planner: PlannerKind::Deterministic,
+            planner: if learned.is_some() {
+                PlannerKind::Learned
+            } else {
+                PlannerKind::Deterministic
+            },
             model: None,
             compaction: None,
             warnings: verdict.warnings,

@@ -165,6 +165,42 @@ impl Planner<'_> {
         }
     }
 
+    /// Drafts a known tool sequence (a learned plan) over this request's clauses: one tool
+    /// per action clause when the counts match, otherwise all on the first; references
+    /// are linked as for any plan, and args are filled afresh from this request.
+    pub fn draft_sequence(&self, analysis: &Analysis, tools: &[String]) -> Drafted {
+        let mut out = Drafted::default();
+        let actions: Vec<usize> = analysis
+            .clauses
+            .iter()
+            .filter(|c| c.is_action())
+            .map(|c| c.segment.clause.index)
+            .collect();
+        let first = actions.first().copied().unwrap_or(0);
+        for (i, tool) in tools.iter().enumerate() {
+            let clause = if actions.len() == tools.len() {
+                actions[i]
+            } else {
+                first
+            };
+            let mut d = self.new_draft(
+                tool,
+                clause,
+                1.0,
+                "learned: earlier plans of this request succeeded with this sequence".into(),
+            );
+            if let Some(prev) = i.checked_sub(1).filter(|&p| {
+                out.drafts[p].clause == clause && self.feeds(&out.drafts[p].tool, tool)
+            }) {
+                d.inputs.push(prev);
+            }
+            out.drafts.push(d);
+        }
+        out.clause_scores = analysis.clauses.iter().map(|_| 1.0).collect();
+        self.link_references(analysis, &mut out);
+        out
+    }
+
     fn new_draft(&self, id: &str, clause: usize, score: f64, rationale: String) -> Draft {
         let kind = match self.catalog.entry(id) {
             Some(Entry::Pipeline(_)) => StepKind::Pipeline,

@@ -1,0 +1,184 @@
+//! Plan history in PostgreSQL: one store shared by several Waypoint instances.
+//!
+//! Every write is one statement (its own transaction), so concurrent writers lose no
+//! rows; migrations run on connect under PostgreSQL's advisory lock; queries are checked
+//! at compile time (offline data in `.sqlx/`).
+
+use std::time::Duration;
+
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use waypoint_store::{Forget, HistoryFilter, HistoryRow, StoreError};
+
+/// A PostgreSQL-backed history store.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+    ttl_secs: i64,
+}
+
+fn query_err(e: &sqlx::Error) -> StoreError {
+    StoreError::Query(e.to_string())
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{}:***{}", &url[..s + 3], user, &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://…`) and migrates the schema.
+    pub async fn connect(url: &str, ttl_secs: i64) -> Result<Self, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect(url)
+            .await
+            .map_err(|e| StoreError::Open {
+                location: redact(url),
+                message: e.to_string(),
+            })?;
+        sqlx::migrate!("./migrations")
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError::Migrate(e.to_string()))?;
+        Ok(Self { pool, ttl_secs })
+    }
+
+    /// Appends one row; it expires `ttl_secs` after `row.at_unix`.
+    pub async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
+        let steps = row.steps_json();
+        let tools = row.tools_column();
+        let outcome = row.outcome.as_str();
+        let expires = row.at_unix.saturating_add(self.ttl_secs);
+        sqlx::query!(
+            "INSERT INTO plan_history (caller, intent_sha, complexity, steps, tools, outcome, at_unix, expires_at, duration_ms, model, planner)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            row.caller,
+            row.intent_sha,
+            row.complexity,
+            steps,
+            tools,
+            outcome,
+            row.at_unix,
+            expires,
+            row.duration_ms,
+            row.model,
+            row.planner,
+        )
+        .execute(&self.pool)
+        .await
+        .map_err(|e| query_err(&e))?;
+        Ok(())
+    }
+
+    /// A caller's unexpired rows matching the filter, newest first.
+    pub async fn history(
+        &self,
+        caller: &str,
+        filter: &HistoryFilter,
+        now: i64,
+    ) -> Result<Vec<HistoryRow>, StoreError> {
+        let outcome = filter.outcome.map(waypoint_store::Outcome::as_str);
+        let limit = i64::from(filter.limit.unwrap_or(u32::MAX));
+        let rows = sqlx::query!(
+            r#"SELECT caller, intent_sha, complexity, steps, outcome, at_unix, duration_ms, model, planner
+               FROM plan_history
+               WHERE caller = $1 AND expires_at > $2
+                 AND ($3::text IS NULL OR intent_sha = $3)
+                 AND ($4::text IS NULL OR tools LIKE '%,' || $4 || ',%')
+                 AND ($5::text IS NULL OR outcome = $5)
+                 AND ($6::bigint IS NULL OR at_unix >= $6)
+               ORDER BY at_unix DESC, id DESC
+               LIMIT $7"#,
+            caller,
+            now,
+            filter.intent_sha,
+            filter.tool,
+            outcome,
+            filter.since,
+            limit,
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| query_err(&e))?;
+        rows.into_iter()
+            .map(|r| {
+                HistoryRow::from_columns(
+                    r.caller,
+                    r.intent_sha,
+                    r.complexity,
+                    &r.steps,
+                    &r.outcome,
+                    r.at_unix,
+                    r.duration_ms,
+                    r.model,
+                    r.planner,
+                )
+            })
+            .collect()
+    }
+
+    /// Removes a caller's rows; returns how many went.
+    pub async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
+        let done = match what {
+            Forget::All => {
+                sqlx::query!("DELETE FROM plan_history WHERE caller = $1", caller)
+                    .execute(&self.pool)
+                    .await
+            }
+            Forget::OlderThan(t) => {
+                sqlx::query!(
+                    "DELETE FROM plan_history WHERE caller = $1 AND at_unix < $2",
+                    caller,
+                    t
+                )
+                .execute(&self.pool)
+                .await
+            }
+            Forget::Intent(sha) => {
+                sqlx::query!(
+                    "DELETE FROM plan_history WHERE caller = $1 AND intent_sha = $2",
+                    caller,
+                    sha
+                )
+                .execute(&self.pool)
+                .await
+            }
+        };
+        Ok(done.map_err(|e| query_err(&e))?.rows_affected())
+    }
+
+    /// Removes every caller's expired rows.
+    pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        let done = sqlx::query!("DELETE FROM plan_history WHERE expires_at <= $1", now)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| query_err(&e))?;
+        Ok(done.rows_affected())
+    }
+
+    pub async fn close(self) {
+        self.pool.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            super::redact("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+        assert_eq!(super::redact("postgres://h/db"), "postgres://h/db");
+    }
+}

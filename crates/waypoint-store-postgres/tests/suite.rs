@@ -1,0 +1,91 @@
+//! The shared store suite on PostgreSQL (`WAYPOINT_TEST_POSTGRES`, default
+//! `postgres://postgres@127.0.0.1:5432/test`). When the server cannot be reached the
+//! tests say so loudly; with `WAYPOINT_REQUIRE_POSTGRES=1` (set by `.ci/run`) they fail.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::missing_panics_doc,
+    reason = "tests fail loudly on purpose"
+)]
+
+#[path = "../../waypoint-store/suite/mod.rs"]
+mod suite;
+
+use waypoint_store::{Forget, HistoryFilter, HistoryRow, StoreError};
+use waypoint_store_postgres::PostgresStore;
+
+const TTL: i64 = 30 * 24 * 3600;
+
+impl suite::Backend for PostgresStore {
+    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
+        PostgresStore::record(self, row).await
+    }
+    async fn history(
+        &self,
+        caller: &str,
+        filter: &HistoryFilter,
+        now: i64,
+    ) -> Result<Vec<HistoryRow>, StoreError> {
+        PostgresStore::history(self, caller, filter, now).await
+    }
+    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
+        PostgresStore::forget(self, caller, what).await
+    }
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        PostgresStore::purge_expired(self, now).await
+    }
+}
+
+async fn store() -> Option<PostgresStore> {
+    let url = std::env::var("WAYPOINT_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    match PostgresStore::connect(&url, TTL).await {
+        Ok(s) => Some(s),
+        Err(e) => {
+            let required = std::env::var_os("WAYPOINT_REQUIRE_POSTGRES").is_some();
+            eprintln!(
+                "\n!!!!!!!! PostgreSQL is unreachable at {url}: {e}\n!!!!!!!! the PostgreSQL store suite did NOT run\n"
+            );
+            assert!(
+                !required,
+                "WAYPOINT_REQUIRE_POSTGRES is set and PostgreSQL is unreachable: {e}"
+            );
+            None
+        }
+    }
+}
+
+#[tokio::test]
+async fn rows_round_trip_and_filter() {
+    if let Some(s) = store().await {
+        suite::rows_round_trip_and_filter(s).await;
+    }
+}
+
+#[tokio::test]
+async fn forget_touches_only_its_caller() {
+    if let Some(s) = store().await {
+        suite::forget_touches_only_its_caller(s).await;
+    }
+}
+
+#[tokio::test]
+async fn expired_rows_are_hidden_and_purged() {
+    if let Some(s) = store().await {
+        suite::expired_rows_are_hidden_and_purged(s, TTL).await;
+    }
+}
+
+#[tokio::test]
+async fn repeated_successes_become_learned() {
+    if let Some(s) = store().await {
+        suite::repeated_successes_become_learned(s).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_lose_nothing() {
+    if let Some(s) = store().await {
+        suite::concurrent_writers_lose_nothing(s).await;
+    }
+}

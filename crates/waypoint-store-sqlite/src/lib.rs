@@ -1,0 +1,178 @@
+//! Plan history in a SQLite file: the default store, one file per user.
+//!
+//! WAL mode and a busy timeout let several processes write at once without losing rows;
+//! migrations run on open; queries are checked at compile time against the schema in
+//! `migrations/` (offline data in `.sqlx/`, so building needs no database).
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use waypoint_store::{Forget, HistoryFilter, HistoryRow, StoreError};
+
+/// A SQLite-backed history store.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+    ttl_secs: i64,
+}
+
+fn query_err(e: &sqlx::Error) -> StoreError {
+    StoreError::Query(e.to_string())
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the file at `path` and migrates it.
+    pub async fn open(path: &Path, ttl_secs: i64) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+                location: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+        }
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .map_err(|e| StoreError::Open {
+                location: path.display().to_string(),
+                message: e.to_string(),
+            })?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(30));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|e| StoreError::Open {
+                location: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+        sqlx::migrate!("./migrations")
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError::Migrate(e.to_string()))?;
+        Ok(Self { pool, ttl_secs })
+    }
+
+    /// Appends one row; it expires `ttl_secs` after `row.at_unix`.
+    pub async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
+        let steps = row.steps_json();
+        let tools = row.tools_column();
+        let outcome = row.outcome.as_str();
+        let expires = row.at_unix.saturating_add(self.ttl_secs);
+        sqlx::query!(
+            "INSERT INTO plan_history (caller, intent_sha, complexity, steps, tools, outcome, at_unix, expires_at, duration_ms, model, planner)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            row.caller,
+            row.intent_sha,
+            row.complexity,
+            steps,
+            tools,
+            outcome,
+            row.at_unix,
+            expires,
+            row.duration_ms,
+            row.model,
+            row.planner,
+        )
+        .execute(&self.pool)
+        .await
+        .map_err(|e| query_err(&e))?;
+        Ok(())
+    }
+
+    /// A caller's unexpired rows matching the filter, newest first.
+    pub async fn history(
+        &self,
+        caller: &str,
+        filter: &HistoryFilter,
+        now: i64,
+    ) -> Result<Vec<HistoryRow>, StoreError> {
+        let outcome = filter.outcome.map(waypoint_store::Outcome::as_str);
+        let limit = i64::from(filter.limit.unwrap_or(u32::MAX));
+        let rows = sqlx::query!(
+            r#"SELECT caller AS "caller!", intent_sha AS "intent_sha!", complexity AS "complexity!", steps AS "steps!",
+                      outcome AS "outcome!", at_unix AS "at_unix!", duration_ms AS "duration_ms!", model, planner AS "planner!"
+               FROM plan_history
+               WHERE caller = ?1 AND expires_at > ?2
+                 AND (?3 IS NULL OR intent_sha = ?3)
+                 AND (?4 IS NULL OR tools LIKE '%,' || ?4 || ',%')
+                 AND (?5 IS NULL OR outcome = ?5)
+                 AND (?6 IS NULL OR at_unix >= ?6)
+               ORDER BY at_unix DESC, id DESC
+               LIMIT ?7"#,
+            caller,
+            now,
+            filter.intent_sha,
+            filter.tool,
+            outcome,
+            filter.since,
+            limit,
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| query_err(&e))?;
+        rows.into_iter()
+            .map(|r| {
+                HistoryRow::from_columns(
+                    r.caller,
+                    r.intent_sha,
+                    r.complexity,
+                    &r.steps,
+                    &r.outcome,
+                    r.at_unix,
+                    r.duration_ms,
+                    r.model,
+                    r.planner,
+                )
+            })
+            .collect()
+    }
+
+    /// Removes a caller's rows; returns how many went.
+    pub async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
+        let done = match what {
+            Forget::All => {
+                sqlx::query!("DELETE FROM plan_history WHERE caller = ?1", caller)
+                    .execute(&self.pool)
+                    .await
+            }
+            Forget::OlderThan(t) => {
+                sqlx::query!(
+                    "DELETE FROM plan_history WHERE caller = ?1 AND at_unix < ?2",
+                    caller,
+                    t
+                )
+                .execute(&self.pool)
+                .await
+            }
+            Forget::Intent(sha) => {
+                sqlx::query!(
+                    "DELETE FROM plan_history WHERE caller = ?1 AND intent_sha = ?2",
+                    caller,
+                    sha
+                )
+                .execute(&self.pool)
+                .await
+            }
+        };
+        Ok(done.map_err(|e| query_err(&e))?.rows_affected())
+    }
+
+    /// Removes every caller's expired rows.
+    pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        let done = sqlx::query!("DELETE FROM plan_history WHERE expires_at <= ?1", now)
+            .execute(&self.pool)
+            .await
+            .map_err(|e| query_err(&e))?;
+        Ok(done.rows_affected())
+    }
+
+    /// Closes the pool, checkpointing the WAL into the main file.
+    pub async fn close(self) {
+        self.pool.close().await;
+    }
+}

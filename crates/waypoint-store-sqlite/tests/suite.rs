@@ -1,0 +1,95 @@
+//! The shared store suite on a SQLite file.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::missing_panics_doc,
+    reason = "tests fail loudly on purpose"
+)]
+
+#[path = "../../waypoint-store/suite/mod.rs"]
+mod suite;
+
+use waypoint_store::{Forget, HistoryFilter, HistoryRow, StoreError};
+use waypoint_store_sqlite::SqliteStore;
+
+const TTL: i64 = 30 * 24 * 3600;
+
+impl suite::Backend for SqliteStore {
+    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
+        SqliteStore::record(self, row).await
+    }
+    async fn history(
+        &self,
+        caller: &str,
+        filter: &HistoryFilter,
+        now: i64,
+    ) -> Result<Vec<HistoryRow>, StoreError> {
+        SqliteStore::history(self, caller, filter, now).await
+    }
+    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
+        SqliteStore::forget(self, caller, what).await
+    }
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        SqliteStore::purge_expired(self, now).await
+    }
+}
+
+async fn store() -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("nested/history.db"), TTL)
+        .await
+        .unwrap();
+    (dir, store)
+}
+
+#[tokio::test]
+async fn rows_round_trip_and_filter() {
+    let (_d, s) = store().await;
+    suite::rows_round_trip_and_filter(s).await;
+}
+
+#[tokio::test]
+async fn forget_touches_only_its_caller() {
+    let (_d, s) = store().await;
+    suite::forget_touches_only_its_caller(s).await;
+}
+
+#[tokio::test]
+async fn expired_rows_are_hidden_and_purged() {
+    let (_d, s) = store().await;
+    suite::expired_rows_are_hidden_and_purged(s, TTL).await;
+}
+
+#[tokio::test]
+async fn repeated_successes_become_learned() {
+    let (_d, s) = store().await;
+    suite::repeated_successes_become_learned(s).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_lose_nothing() {
+    let (_d, s) = store().await;
+    suite::concurrent_writers_lose_nothing(s).await;
+}
+
+#[tokio::test]
+async fn reopening_keeps_rows_and_migrations_are_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    let s = SqliteStore::open(&path, TTL).await.unwrap();
+    suite::Backend::record(
+        &s,
+        &suite::row("re", "i", &["x"], waypoint_store::Outcome::Ok, suite::NOW),
+    )
+    .await
+    .unwrap();
+    s.close().await;
+    let s = SqliteStore::open(&path, TTL).await.unwrap();
+    assert_eq!(
+        s.history("re", &HistoryFilter::default(), suite::NOW)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}

@@ -1,0 +1,173 @@
+//! The my-plans projection and the learned-plan rule, computed from history rows alone.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::model::{HistoryRow, Outcome};
+
+/// When a sequence becomes a learned plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LearnRule {
+    /// Successful plans with the same sequence needed.
+    pub min_ok: usize,
+}
+
+impl Default for LearnRule {
+    fn default() -> Self {
+        Self { min_ok: 3 }
+    }
+}
+
+/// How often a tool sequence was seen for one intent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SequenceCount {
+    pub tools: Vec<String>,
+    pub count: usize,
+    pub ok: usize,
+}
+
+/// One intent hash in a caller's history (the my-plans resource).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MyPlan {
+    pub intent_sha: String,
+    pub count: usize,
+    pub outcomes: BTreeMap<String, usize>,
+    pub sequences: Vec<SequenceCount>,
+    /// The sequence served as a learned plan, if one is stable.
+    pub stable: Option<Vec<String>>,
+    pub last_at_unix: i64,
+}
+
+/// The learned sequence for one intent's rows: the latest successes since the last
+/// failure, when at least `min_ok` of them share one tool sequence.
+pub fn learned(rows: &[HistoryRow], rule: LearnRule) -> Option<Vec<String>> {
+    let mut sorted: Vec<&HistoryRow> = rows.iter().collect();
+    sorted.sort_by_key(|r| r.at_unix);
+    let since_failure: Vec<&HistoryRow> =
+        match sorted.iter().rposition(|r| r.outcome != Outcome::Ok) {
+            Some(i) => sorted[i + 1..].to_vec(),
+            None => sorted,
+        };
+    let mut counts: BTreeMap<Vec<String>, usize> = BTreeMap::new();
+    for r in &since_failure {
+        if !r.steps.is_empty() {
+            *counts.entry(r.sequence()).or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .filter(|(_, n)| *n >= rule.min_ok)
+        .max_by_key(|(_, n)| *n)
+        .map(|(seq, _)| seq)
+}
+
+/// Groups a caller's rows by intent, newest intent first.
+pub fn project(rows: &[HistoryRow], rule: LearnRule) -> Vec<MyPlan> {
+    let mut by_intent: BTreeMap<&str, Vec<HistoryRow>> = BTreeMap::new();
+    for r in rows {
+        by_intent.entry(&r.intent_sha).or_default().push(r.clone());
+    }
+    let mut out: Vec<MyPlan> = by_intent
+        .into_iter()
+        .map(|(sha, rows)| {
+            let mut outcomes = BTreeMap::new();
+            let mut seqs: BTreeMap<Vec<String>, (usize, usize)> = BTreeMap::new();
+            for r in &rows {
+                *outcomes.entry(r.outcome.as_str().to_string()).or_default() += 1;
+                let e = seqs.entry(r.sequence()).or_default();
+                e.0 += 1;
+                e.1 += usize::from(r.outcome == Outcome::Ok);
+            }
+            let mut sequences: Vec<SequenceCount> = seqs
+                .into_iter()
+                .map(|(tools, (count, ok))| SequenceCount { tools, count, ok })
+                .collect();
+            sequences.sort_by_key(|s| std::cmp::Reverse(s.count));
+            MyPlan {
+                intent_sha: sha.to_string(),
+                count: rows.len(),
+                outcomes,
+                stable: learned(&rows, rule),
+                last_at_unix: rows.iter().map(|r| r.at_unix).max().unwrap_or(0),
+                sequences,
+            }
+        })
+        .collect();
+    out.sort_by_key(|p| std::cmp::Reverse(p.last_at_unix));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::StepRecord;
+
+    fn row(at: i64, tools: &[&str], outcome: Outcome) -> HistoryRow {
+        HistoryRow {
+            caller: "c".into(),
+            intent_sha: "i".into(),
+            complexity: "pack-chain".into(),
+            steps: tools
+                .iter()
+                .enumerate()
+                .map(|(i, t)| StepRecord {
+                    order: u32::try_from(i + 1).unwrap(),
+                    tool: (*t).into(),
+                    args_sha: "x".into(),
+                })
+                .collect(),
+            outcome,
+            at_unix: at,
+            duration_ms: 1,
+            model: None,
+            planner: "deterministic".into(),
+        }
+    }
+
+    #[test]
+    fn three_equal_successes_make_a_learned_plan() {
+        let rows = [
+            row(1, &["a", "b"], Outcome::Ok),
+            row(2, &["a", "b"], Outcome::Ok),
+        ];
+        assert_eq!(learned(&rows, LearnRule::default()), None);
+        let rows = [
+            row(1, &["a", "b"], Outcome::Ok),
+            row(2, &["a", "b"], Outcome::Ok),
+            row(3, &["a", "b"], Outcome::Ok),
+        ];
+        assert_eq!(
+            learned(&rows, LearnRule::default()),
+            Some(vec!["a".into(), "b".into()])
+        );
+    }
+
+    #[test]
+    fn a_failure_demotes_until_successes_come_back() {
+        let mut rows = vec![
+            row(1, &["a"], Outcome::Ok),
+            row(2, &["a"], Outcome::Ok),
+            row(3, &["a"], Outcome::Ok),
+            row(4, &["a"], Outcome::Failed),
+        ];
+        assert_eq!(learned(&rows, LearnRule::default()), None);
+        rows.extend([
+            row(5, &["a"], Outcome::Ok),
+            row(6, &["a"], Outcome::Ok),
+            row(7, &["a"], Outcome::Ok),
+        ]);
+        assert_eq!(learned(&rows, LearnRule::default()), Some(vec!["a".into()]));
+    }
+
+    #[test]
+    fn the_projection_counts_outcomes_and_sequences() {
+        let rows = [row(1, &["a"], Outcome::Ok), row(2, &["b"], Outcome::Failed)];
+        let p = project(&rows, LearnRule::default());
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].count, 2);
+        assert_eq!(p[0].outcomes["failed"], 1);
+        assert_eq!(p[0].sequences.len(), 2);
+        assert_eq!(p[0].last_at_unix, 2);
+    }
+}

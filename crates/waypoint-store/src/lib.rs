@@ -1,0 +1,15 @@
+//! Plan history (seed 000's self-learning loop) behind one interface.
+//!
+//! A [`HistoryRow`] is what a plan leaves behind: hashes of the request and of each
+//! step's args, the tool sequence, the outcome — never the request text, args or
+//! rationale. Backends (`waypoint-store-sqlite`, `waypoint-store-postgres`) keep rows per
+//! caller namespace with a time to live; [`project`] turns a caller's rows into the
+//! my-plans view and [`learned`] finds the sequence a repeated request can reuse.
+
+mod hash;
+mod learn;
+mod model;
+
+pub use hash::{args_sha, intent_sha, normalise};
+pub use learn::{LearnRule, MyPlan, SequenceCount, learned, project};
+pub use model::{Forget, HistoryFilter, HistoryRow, Outcome, StepRecord, StoreError};

@@ -1,0 +1,344 @@
+//! One behaviour suite for every store backend. Each backend's `tests/` includes this
+//! file and implements [`Backend`] for its store; the tests are the same text.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use waypoint_store::{Forget, HistoryFilter, HistoryRow, LearnRule, Outcome, StepRecord, learned};
+
+/// What the suite needs from a store.
+pub trait Backend: Clone + Send + Sync + 'static {
+    fn record(
+        &self,
+        row: &HistoryRow,
+    ) -> impl std::future::Future<Output = Result<(), waypoint_store::StoreError>> + Send;
+    fn history(
+        &self,
+        caller: &str,
+        filter: &HistoryFilter,
+        now: i64,
+    ) -> impl std::future::Future<Output = Result<Vec<HistoryRow>, waypoint_store::StoreError>> + Send;
+    fn forget(
+        &self,
+        caller: &str,
+        what: &Forget,
+    ) -> impl std::future::Future<Output = Result<u64, waypoint_store::StoreError>> + Send;
+    fn purge_expired(
+        &self,
+        now: i64,
+    ) -> impl std::future::Future<Output = Result<u64, waypoint_store::StoreError>> + Send;
+}
+
+/// A caller name no other test (or earlier run) uses.
+pub fn caller(tag: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{tag}-{}-{nanos}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+pub const NOW: i64 = 1_900_000_000;
+
+pub fn row(caller: &str, intent: &str, tools: &[&str], outcome: Outcome, at: i64) -> HistoryRow {
+    HistoryRow {
+        caller: caller.into(),
+        intent_sha: intent.into(),
+        complexity: if tools.len() > 1 {
+            "pack-chain".into()
+        } else {
+            "single-action".into()
+        },
+        steps: tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| StepRecord {
+                order: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                tool: (*t).into(),
+                args_sha: "00ff00ff00ff00ff".into(),
+            })
+            .collect(),
+        outcome,
+        at_unix: at,
+        duration_ms: 12,
+        model: None,
+        planner: "deterministic".into(),
+    }
+}
+
+pub async fn rows_round_trip_and_filter<B: Backend>(store: B) {
+    let c = caller("filter");
+    store
+        .record(&row(&c, "aaaa", &["git_status"], Outcome::Ok, NOW - 30))
+        .await
+        .unwrap();
+    store
+        .record(&row(
+            &c,
+            "bbbb",
+            &["git_diff", "code_review"],
+            Outcome::Failed,
+            NOW - 20,
+        ))
+        .await
+        .unwrap();
+    store
+        .record(&row(
+            &c,
+            "bbbb",
+            &["git_diff", "code_review"],
+            Outcome::Ok,
+            NOW - 10,
+        ))
+        .await
+        .unwrap();
+    let all = store
+        .history(&c, &HistoryFilter::default(), NOW)
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 3);
+    assert_eq!(all[0].at_unix, NOW - 10, "newest first");
+    assert_eq!(
+        all[2],
+        row(&c, "aaaa", &["git_status"], Outcome::Ok, NOW - 30),
+        "rows come back as written"
+    );
+    let by_tool = store
+        .history(
+            &c,
+            &HistoryFilter {
+                tool: Some("code_review".into()),
+                ..HistoryFilter::default()
+            },
+            NOW,
+        )
+        .await
+        .unwrap();
+    assert_eq!(by_tool.len(), 2);
+    let partial = store
+        .history(
+            &c,
+            &HistoryFilter {
+                tool: Some("code".into()),
+                ..HistoryFilter::default()
+            },
+            NOW,
+        )
+        .await
+        .unwrap();
+    assert!(partial.is_empty(), "tool filter matches whole names only");
+    let failed = store
+        .history(
+            &c,
+            &HistoryFilter {
+                outcome: Some(Outcome::Failed),
+                ..HistoryFilter::default()
+            },
+            NOW,
+        )
+        .await
+        .unwrap();
+    assert_eq!(failed.len(), 1);
+    let since = store
+        .history(
+            &c,
+            &HistoryFilter {
+                since: Some(NOW - 15),
+                ..HistoryFilter::default()
+            },
+            NOW,
+        )
+        .await
+        .unwrap();
+    assert_eq!(since.len(), 1);
+    let intent = store
+        .history(
+            &c,
+            &HistoryFilter {
+                intent_sha: Some("aaaa".into()),
+                limit: Some(1),
+                ..HistoryFilter::default()
+            },
+            NOW,
+        )
+        .await
+        .unwrap();
+    assert_eq!(intent.len(), 1);
+}
+
+pub async fn forget_touches_only_its_caller<B: Backend>(store: B) {
+    let (a, b) = (caller("forget-a"), caller("forget-b"));
+    for c in [&a, &b] {
+        store
+            .record(&row(c, "i1", &["x"], Outcome::Ok, NOW - 100))
+            .await
+            .unwrap();
+        store
+            .record(&row(c, "i2", &["y"], Outcome::Ok, NOW - 10))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        store
+            .forget(&a, &Forget::OlderThan(NOW - 50))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store
+            .forget(&a, &Forget::Intent("i2".into()))
+            .await
+            .unwrap(),
+        1
+    );
+    store
+        .record(&row(&a, "i3", &["z"], Outcome::Ok, NOW))
+        .await
+        .unwrap();
+    assert_eq!(store.forget(&a, &Forget::All).await.unwrap(), 1);
+    assert!(
+        store
+            .history(&a, &HistoryFilter::default(), NOW)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .history(&b, &HistoryFilter::default(), NOW)
+            .await
+            .unwrap()
+            .len(),
+        2,
+        "another caller keeps its rows"
+    );
+}
+
+pub async fn expired_rows_are_hidden_and_purged<B: Backend>(store: B, ttl: i64) {
+    let c = caller("ttl");
+    store
+        .record(&row(&c, "old", &["x"], Outcome::Ok, NOW - ttl - 1))
+        .await
+        .unwrap();
+    store
+        .record(&row(&c, "new", &["x"], Outcome::Ok, NOW))
+        .await
+        .unwrap();
+    let visible = store
+        .history(&c, &HistoryFilter::default(), NOW)
+        .await
+        .unwrap();
+    assert_eq!(visible.len(), 1);
+    assert_eq!(visible[0].intent_sha, "new");
+    assert!(store.purge_expired(NOW).await.unwrap() >= 1);
+    assert_eq!(
+        store
+            .history(&c, &HistoryFilter::default(), NOW - ttl - 2)
+            .await
+            .unwrap()
+            .len(),
+        1,
+        "the expired row is gone"
+    );
+}
+
+pub async fn repeated_successes_become_learned<B: Backend>(store: B) {
+    let c = caller("learn");
+    for at in 1..=3 {
+        store
+            .record(&row(
+                &c,
+                "same",
+                &["web_fetch", "translate_text"],
+                Outcome::Ok,
+                NOW - 10 + at,
+            ))
+            .await
+            .unwrap();
+    }
+    let rows = store
+        .history(
+            &c,
+            &HistoryFilter {
+                intent_sha: Some("same".into()),
+                ..HistoryFilter::default()
+            },
+            NOW,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        learned(&rows, LearnRule::default()),
+        Some(vec!["web_fetch".to_string(), "translate_text".to_string()])
+    );
+    store
+        .record(&row(
+            &c,
+            "same",
+            &["web_fetch", "translate_text"],
+            Outcome::Failed,
+            NOW,
+        ))
+        .await
+        .unwrap();
+    let rows = store
+        .history(
+            &c,
+            &HistoryFilter {
+                intent_sha: Some("same".into()),
+                ..HistoryFilter::default()
+            },
+            NOW,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        learned(&rows, LearnRule::default()),
+        None,
+        "a failure demotes the learned plan"
+    );
+}
+
+/// 10,000 rows from 8 concurrent writers, all read back.
+pub async fn concurrent_writers_lose_nothing<B: Backend>(store: B) {
+    let c = caller("concurrent");
+    let mut tasks = Vec::new();
+    for w in 0..8_i64 {
+        let store = store.clone();
+        let c = c.clone();
+        tasks.push(tokio::spawn(async move {
+            for i in 0..1_250_i64 {
+                store
+                    .record(&row(
+                        &c,
+                        &format!("w{w}"),
+                        &["git_status"],
+                        Outcome::Ok,
+                        NOW - 100_000 + w * 10_000 + i,
+                    ))
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let rows = store
+        .history(&c, &HistoryFilter::default(), NOW)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 10_000);
+    for w in 0..8 {
+        assert_eq!(
+            rows.iter()
+                .filter(|r| r.intent_sha == format!("w{w}"))
+                .count(),
+            1_250
+        );
+    }
+}
