@@ -33,6 +33,22 @@ pub struct Global {
     /// Route score (0–1) below which a clause is reported as a gap.
     #[arg(long, global = true, value_name = "SCORE", value_parser = parse_unit)]
     pub threshold: Option<f64>,
+    /// Where plan history lives: `sqlite:PATH`, `postgres://…`, or `none`.
+    /// Default: a SQLite file in your data directory.
+    #[arg(long, global = true, value_name = "URL", env = "WAYPOINT_STORE")]
+    pub store: Option<String>,
+    /// The caller namespace history belongs to.
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME",
+        env = "WAYPOINT_CALLER",
+        default_value = "local"
+    )]
+    pub caller: String,
+    /// How long history rows are kept, e.g. `30d`.
+    #[arg(long, global = true, value_name = "DURATION", default_value = "30d")]
+    pub history_ttl: String,
 }
 
 fn parse_unit(s: &str) -> Result<f64, String> {
@@ -76,6 +92,63 @@ pub enum Command {
     /// Check or list a catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// List your plan history (hashes and tools only, never request text).
+    #[command(
+        after_help = "Examples:\n  waypoint history\n  waypoint history --tool git_status --since 7d --json\n  waypoint history --plans          # per request: counts, sequences, the learned one\n  waypoint history show 3f2a9c01d4e5b6a7"
+    )]
+    History(HistoryArgs),
+    /// Delete your plan history: all of it, what is older than a duration, or one request's.
+    #[command(
+        after_help = "Examples:\n  waypoint forget --all\n  waypoint forget --older-than 7d\n  waypoint forget --intent 3f2a9c01d4e5b6a7"
+    )]
+    Forget(ForgetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub show: Option<HistoryCommand>,
+    /// Only plans with a step using this tool.
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Only plans with this outcome: ok, failed or limit.
+    #[arg(long)]
+    pub outcome: Option<String>,
+    /// Only plans from the last DURATION, e.g. `7d`, `12h`.
+    #[arg(long, value_name = "DURATION")]
+    pub since: Option<String>,
+    /// Group by request: counts, outcomes, tool sequences and the stable (learned) one.
+    #[arg(long)]
+    pub plans: bool,
+    /// Most rows to list.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Every row of one request, by its intent hash.
+    Show {
+        intent_sha: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct ForgetArgs {
+    /// Delete all of your history.
+    #[arg(long)]
+    pub all: bool,
+    /// Delete rows older than DURATION, e.g. `7d`.
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: Option<String>,
+    /// Delete the rows of one request.
+    #[arg(long, value_name = "INTENT_SHA")]
+    pub intent: Option<String>,
 }
 
 #[derive(Debug, Args)]

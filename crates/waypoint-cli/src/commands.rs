@@ -8,7 +8,11 @@ use waypoint_catalog::{Catalog, CatalogError, Loaded};
 use waypoint_core::{Engine, Options, render};
 use waypoint_protocol::{EvalReport, Understanding};
 
-use crate::cli::{CatalogCommand, Cli, Command, EvalArgs, Format, Global, PlanArgs, RequestArgs};
+use crate::cli::{
+    CatalogCommand, Cli, Command, EvalArgs, ForgetArgs, Format, Global, HistoryArgs,
+    HistoryCommand, PlanArgs, RequestArgs,
+};
+use crate::history::{self, Store};
 use crate::report;
 
 pub fn run(cli: &Cli) -> Result<ExitCode> {
@@ -19,6 +23,8 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval(&cli.global, args),
         Command::Catalog(CatalogCommand::Check { json }) => check(&cli.global, *json),
         Command::Catalog(CatalogCommand::Show { json }) => show(&cli.global, *json),
+        Command::History(args) => list_history(&cli.global, args),
+        Command::Forget(args) => forget(&cli.global, args),
     }
 }
 
@@ -92,7 +98,7 @@ fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
     let engine = engine(global)?;
     let request = request_text(&args.request.request)?;
     let ctx = context(args.request.context.as_deref())?;
-    let plan = engine.plan(&request, ctx.as_ref())?;
+    let plan = plan_with_history(global, &engine, &request, ctx.as_ref())?;
     if args.specialists {
         let view = engine.specialist_plan(&request, &plan);
         if args.request.json || args.format == Some(Format::Json) {
@@ -116,6 +122,204 @@ fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
         Format::Mermaid => print!("{}", render::mermaid(&plan)),
         Format::Dot => print!("{}", render::dot(&plan)),
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The cascade: a learned plan when the caller's history has a stable one for this
+/// request, else the deterministic planner; either way the plan leaves an audit row.
+/// History is best effort: a store that cannot be opened is reported, not fatal.
+fn plan_with_history(
+    global: &Global,
+    engine: &Engine,
+    request: &str,
+    ctx: Option<&serde_json::Value>,
+) -> Result<waypoint_protocol::Plan> {
+    let started = std::time::Instant::now();
+    let spec = global
+        .store
+        .clone()
+        .unwrap_or_else(history::default_location);
+    let ttl = history::parse_duration(&global.history_ttl)?;
+    let rt = history::runtime()?;
+    let store = match rt.block_on(Store::open(&spec, ttl)) {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("warning: plan history is off: {e}");
+            None
+        }
+    };
+    let Some(store) = store else {
+        return Ok(engine.plan(request, ctx)?);
+    };
+    let now = history::now_unix();
+    let filter = waypoint_store::HistoryFilter {
+        intent_sha: Some(waypoint_store::intent_sha(request)),
+        ..waypoint_store::HistoryFilter::default()
+    };
+    let rows = rt.block_on(async {
+        let _ = store.purge_expired(now).await;
+        store.history(&global.caller, &filter, now).await
+    });
+    let learned = match rows {
+        Ok(rows) => waypoint_store::learned(&rows, waypoint_store::LearnRule::default()),
+        Err(e) => {
+            eprintln!("warning: cannot read plan history: {e}");
+            None
+        }
+    };
+    let plan = match &learned {
+        Some(tools) => engine.plan_learned(request, ctx, tools)?,
+        None => engine.plan(request, ctx)?,
+    };
+    let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+    let row = history::row_for(
+        &plan,
+        request,
+        &global.caller,
+        waypoint_store::Outcome::Ok,
+        ms,
+    );
+    if let Err(e) = rt.block_on(async {
+        let r = store.record(&row).await;
+        store.close().await;
+        r
+    }) {
+        eprintln!("warning: cannot record plan history: {e}");
+    }
+    Ok(plan)
+}
+
+fn open_store(global: &Global, rt: &tokio::runtime::Runtime) -> Result<Store> {
+    let spec = global
+        .store
+        .clone()
+        .unwrap_or_else(history::default_location);
+    let ttl = history::parse_duration(&global.history_ttl)?;
+    match rt.block_on(Store::open(&spec, ttl))? {
+        Some(store) => Ok(store),
+        None => bail!(
+            "history is off (`--store none`); name a store with `--store sqlite:PATH` or `--store postgres://…`"
+        ),
+    }
+}
+
+fn list_history(global: &Global, args: &HistoryArgs) -> Result<ExitCode> {
+    let rt = history::runtime()?;
+    let store = open_store(global, &rt)?;
+    let now = history::now_unix();
+    let (filter, json) = match &args.show {
+        Some(HistoryCommand::Show { intent_sha, json }) => (
+            waypoint_store::HistoryFilter {
+                intent_sha: Some(intent_sha.clone()),
+                ..waypoint_store::HistoryFilter::default()
+            },
+            *json,
+        ),
+        None => {
+            let outcome =
+                match &args.outcome {
+                    Some(o) => Some(waypoint_store::Outcome::parse(o).with_context(|| {
+                        format!("unknown outcome `{o}`; use ok, failed or limit")
+                    })?),
+                    None => None,
+                };
+            let since = match &args.since {
+                Some(d) => Some(now - history::parse_duration(d)?),
+                None => None,
+            };
+            let limit = (!args.plans).then_some(args.limit);
+            (
+                waypoint_store::HistoryFilter {
+                    intent_sha: None,
+                    tool: args.tool.clone(),
+                    outcome,
+                    since,
+                    limit,
+                },
+                args.json,
+            )
+        }
+    };
+    let rows = rt.block_on(store.history(&global.caller, &filter, now))?;
+    rt.block_on(store.close());
+    if args.plans && args.show.is_none() {
+        let plans = waypoint_store::project(&rows, waypoint_store::LearnRule::default());
+        if json {
+            print_json(&plans)?;
+        } else {
+            let mut out = anstream::stdout();
+            for p in &plans {
+                let outcomes: Vec<String> =
+                    p.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                writeln!(
+                    out,
+                    "\x1b[1m{}\x1b[0m  {} plans ({})",
+                    p.intent_sha,
+                    p.count,
+                    outcomes.join(", ")
+                )?;
+                for seq in &p.sequences {
+                    let mark = if p.stable.as_ref() == Some(&seq.tools) {
+                        "  ← learned"
+                    } else {
+                        ""
+                    };
+                    writeln!(
+                        out,
+                        "    {:>3}×  {}{mark}",
+                        seq.count,
+                        seq.tools.join(" → ")
+                    )?;
+                }
+            }
+            if plans.is_empty() {
+                writeln!(out, "no plan history for caller `{}`", global.caller)?;
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if json {
+        print_json(&rows)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = anstream::stdout();
+    for r in &rows {
+        let tools: Vec<&str> = r.steps.iter().map(|s| s.tool.as_str()).collect();
+        writeln!(
+            out,
+            "{}  {:<7} {:<15} {:<13} {}",
+            r.intent_sha,
+            r.outcome.as_str(),
+            r.complexity,
+            r.planner,
+            tools.join(" → ")
+        )?;
+    }
+    if rows.is_empty() {
+        writeln!(out, "no plan history for caller `{}`", global.caller)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn forget(global: &Global, args: &ForgetArgs) -> Result<ExitCode> {
+    let what = if args.all {
+        waypoint_store::Forget::All
+    } else if let Some(d) = &args.older_than {
+        waypoint_store::Forget::OlderThan(history::now_unix() - history::parse_duration(d)?)
+    } else if let Some(sha) = &args.intent {
+        waypoint_store::Forget::Intent(sha.clone())
+    } else {
+        bail!("say what to forget: `--all`, `--older-than DURATION` or `--intent SHA`");
+    };
+    let rt = history::runtime()?;
+    let store = open_store(global, &rt)?;
+    let n = rt.block_on(store.forget(&global.caller, &what))?;
+    rt.block_on(store.close());
+    eprintln!(
+        "forgot {n} plan{} of caller `{}`",
+        if n == 1 { "" } else { "s" },
+        global.caller
+    );
     Ok(ExitCode::SUCCESS)
 }
 

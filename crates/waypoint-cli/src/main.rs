@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod history;
 mod report;
 
 use std::process::ExitCode;

@@ -19,6 +19,9 @@ fn waypoint_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_waypoint"))
         .args(args)
         .env_remove("NO_COLOR")
+        // Tests never touch the user's history; those that need a store name one.
+        .env("WAYPOINT_STORE", "none")
+        .env_remove("WAYPOINT_CALLER")
         .env_remove("CLICOLOR_FORCE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -259,4 +262,102 @@ fn eval_handles_a_ten_thousand_tool_catalog() {
         "{}",
         v["unknown_accuracy"]
     );
+}
+
+fn sqlite_store(dir: &tempfile::TempDir) -> String {
+    format!("sqlite:{}", dir.path().join("history.db").display())
+}
+
+#[test]
+fn three_identical_successes_make_the_fourth_plan_learned() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(&dir);
+    let request = "fetch https://blog.rust-lang.org/ and translate it into Spanish";
+    let planners: Vec<String> = (0..4)
+        .map(|_| {
+            let o = waypoint(&["plan", request, "--json", "--store", &store]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(
+                v["steps"][1]["args"]["target_language"], "Spanish",
+                "args are derived anew"
+            );
+            v["planner"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        planners,
+        ["deterministic", "deterministic", "deterministic", "learned"]
+    );
+    let o = waypoint(&["history", "--plans", "--json", "--store", &store]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["count"], 4);
+    assert_eq!(v[0]["stable"][0], "web_fetch");
+}
+
+#[test]
+fn forget_all_empties_one_callers_history_and_no_one_elses() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(&dir);
+    for caller in ["ana", "bo"] {
+        let o = waypoint(&[
+            "plan",
+            "which files changed",
+            "--store",
+            &store,
+            "--caller",
+            caller,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = waypoint(&["forget", "--all", "--store", &store, "--caller", "ana"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("forgot 1 plan of caller `ana`"));
+    let rows = |caller: &str| -> usize {
+        let o = waypoint(&["history", "--json", "--store", &store, "--caller", caller]);
+        serde_json::from_slice::<serde_json::Value>(&o.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(rows("ana"), 0);
+    assert_eq!(rows("bo"), 1);
+    let bad = waypoint(&["forget", "--store", &store]);
+    assert_eq!(bad.status.code(), Some(2), "forget needs to be told what");
+}
+
+#[test]
+fn no_word_of_a_request_reaches_the_sqlite_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(&dir);
+    let request =
+        "summarize https://zanzibar-quokka.example/report.pdf and email it to marigold@example.com";
+    let o = waypoint(&["plan", request, "--store", &store]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut bytes = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        bytes.extend(std::fs::read(entry.unwrap().path()).unwrap());
+    }
+    assert!(bytes.len() > 1_000, "the store was written");
+    let text = String::from_utf8_lossy(&bytes).to_lowercase();
+    for word in [
+        "zanzibar",
+        "quokka",
+        "marigold",
+        "report.pdf",
+        "summarize https",
+    ] {
+        assert!(!text.contains(word), "`{word}` found in the history file");
+    }
+}
+
+#[test]
+fn a_store_that_cannot_open_does_not_stop_planning() {
+    let o = waypoint(&["plan", "which files changed", "--store", "redis://nowhere"]);
+    assert!(o.status.success());
+    assert!(stderr(&o).contains("plan history is off"), "{}", stderr(&o));
+    let o = waypoint(&["history", "--store", "none"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("history is off"));
 }

@@ -1,0 +1,168 @@
+//! Opening the configured history store and the rows a plan leaves in it.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result, bail};
+use waypoint_protocol::Plan;
+use waypoint_store::{
+    Forget, HistoryFilter, HistoryRow, Outcome, StepRecord, StoreError, args_sha, intent_sha,
+};
+use waypoint_store_postgres::PostgresStore;
+use waypoint_store_sqlite::SqliteStore;
+
+/// The store a `--store` value names.
+pub enum Store {
+    Sqlite(SqliteStore),
+    Postgres(PostgresStore),
+}
+
+/// Where history lives by default: `sqlite:` a file in the user's data directory.
+pub fn default_location() -> String {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    format!("sqlite:{}", base.join("waypoint/history.db").display())
+}
+
+impl Store {
+    /// Opens `spec` (`sqlite:PATH`, `postgres://…`); `none` means no history.
+    pub async fn open(spec: &str, ttl_secs: i64) -> Result<Option<Self>, StoreError> {
+        if spec == "none" {
+            return Ok(None);
+        }
+        if let Some(path) = spec.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            return Ok(Some(Self::Sqlite(
+                SqliteStore::open(std::path::Path::new(path), ttl_secs).await?,
+            )));
+        }
+        if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            return Ok(Some(Self::Postgres(
+                PostgresStore::connect(spec, ttl_secs).await?,
+            )));
+        }
+        Err(StoreError::UnknownScheme(spec.to_string()))
+    }
+
+    pub async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
+        match self {
+            Self::Sqlite(s) => s.record(row).await,
+            Self::Postgres(s) => s.record(row).await,
+        }
+    }
+
+    pub async fn history(
+        &self,
+        caller: &str,
+        filter: &HistoryFilter,
+        now: i64,
+    ) -> Result<Vec<HistoryRow>, StoreError> {
+        match self {
+            Self::Sqlite(s) => s.history(caller, filter, now).await,
+            Self::Postgres(s) => s.history(caller, filter, now).await,
+        }
+    }
+
+    pub async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
+        match self {
+            Self::Sqlite(s) => s.forget(caller, what).await,
+            Self::Postgres(s) => s.forget(caller, what).await,
+        }
+    }
+
+    pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        match self {
+            Self::Sqlite(s) => s.purge_expired(now).await,
+            Self::Postgres(s) => s.purge_expired(now).await,
+        }
+    }
+
+    pub async fn close(self) {
+        match self {
+            Self::Sqlite(s) => s.close().await,
+            Self::Postgres(s) => s.close().await,
+        }
+    }
+}
+
+pub fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// The audit row a plan leaves: hashes and tool names only.
+pub fn row_for(
+    plan: &Plan,
+    request: &str,
+    caller: &str,
+    outcome: Outcome,
+    duration_ms: i64,
+) -> HistoryRow {
+    HistoryRow {
+        caller: caller.to_string(),
+        intent_sha: intent_sha(request),
+        complexity: plan.complexity().as_str().to_string(),
+        steps: plan
+            .steps()
+            .iter()
+            .map(|s| StepRecord {
+                order: s.order,
+                tool: s.tool.clone(),
+                args_sha: args_sha(&s.args),
+            })
+            .collect(),
+        outcome,
+        at_unix: now_unix(),
+        duration_ms,
+        model: plan.model().map(str::to_string),
+        planner: serde_json::to_value(plan.planner())
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    }
+}
+
+/// Parses `30d`, `12h`, `15m`, `90s`, `2w` into seconds.
+pub fn parse_duration(text: &str) -> Result<i64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (num, unit) = text.split_at(split);
+    let n: i64 = num
+        .parse()
+        .with_context(|| format!("`{text}` is not a duration; write e.g. `30d`, `12h`, `15m`"))?;
+    let factor = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" | "" => 86_400,
+        "w" => 7 * 86_400,
+        _ => bail!("unknown unit `{unit}` in `{text}`; use s, m, h, d or w"),
+    };
+    Ok(n.saturating_mul(factor))
+}
+
+/// A current-thread runtime for the store's async calls.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_people_write_them() {
+        assert_eq!(parse_duration("30d").unwrap(), 30 * 86_400);
+        assert_eq!(parse_duration("12h").unwrap(), 43_200);
+        assert_eq!(parse_duration("2w").unwrap(), 14 * 86_400);
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5y").is_err());
+    }
+}
