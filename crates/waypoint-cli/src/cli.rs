@@ -49,6 +49,9 @@ pub struct Global {
     /// How long history rows are kept, e.g. `30d`.
     #[arg(long, global = true, value_name = "DURATION", default_value = "30d")]
     pub history_ttl: String,
+    /// Successful plans with the same tools after which a request's plan is learned.
+    #[arg(long, global = true, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub learn_after: u32,
 }
 
 fn parse_unit(s: &str) -> Result<f64, String> {

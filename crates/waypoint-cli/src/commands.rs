@@ -161,7 +161,7 @@ fn plan_with_history(
         store.history(&global.caller, &filter, now).await
     });
     let learned = match rows {
-        Ok(rows) => waypoint_store::learned(&rows, waypoint_store::LearnRule::default()),
+        Ok(rows) => waypoint_store::learned(&rows, learn_rule(global)),
         Err(e) => {
             eprintln!("warning: cannot read plan history: {e}");
             None
@@ -187,6 +187,12 @@ fn plan_with_history(
         eprintln!("warning: cannot record plan history: {e}");
     }
     Ok(plan)
+}
+
+fn learn_rule(global: &Global) -> waypoint_store::LearnRule {
+    waypoint_store::LearnRule {
+        min_ok: usize::try_from(global.learn_after).unwrap_or(usize::MAX),
+    }
 }
 
 fn open_store(global: &Global, rt: &tokio::runtime::Runtime) -> Result<Store> {
@@ -243,7 +249,7 @@ fn list_history(global: &Global, args: &HistoryArgs) -> Result<ExitCode> {
     let rows = rt.block_on(store.history(&global.caller, &filter, now))?;
     rt.block_on(store.close());
     if args.plans && args.show.is_none() {
-        let plans = waypoint_store::project(&rows, waypoint_store::LearnRule::default());
+        let plans = waypoint_store::project(&rows, learn_rule(global));
         if json {
             print_json(&plans)?;
         } else {

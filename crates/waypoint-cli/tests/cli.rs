@@ -361,3 +361,61 @@ fn a_store_that_cannot_open_does_not_stop_planning() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("history is off"));
 }
+
+#[test]
+fn concurrent_processes_lose_no_history_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(&dir);
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_waypoint"))
+                .args([
+                    "plan",
+                    &format!("which files changed {i}"),
+                    "--store",
+                    &store,
+                    "--caller",
+                    "many",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("warning"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let o = waypoint(&["history", "--json", "--store", &store, "--caller", "many"]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 8);
+}
+
+#[test]
+fn learn_after_sets_how_many_successes_make_a_plan_learned() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(&dir);
+    let planner = || {
+        let o = waypoint(&[
+            "plan",
+            "review my changes",
+            "--json",
+            "--store",
+            &store,
+            "--learn-after",
+            "1",
+        ]);
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()["planner"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(planner(), "deterministic");
+    assert_eq!(planner(), "learned");
+}
