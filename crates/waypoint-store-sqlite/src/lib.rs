@@ -13,6 +13,9 @@ use sqlx::sqlite::{
 };
 use waypoint_store::{Forget, HistoryFilter, HistoryRow, StoreError};
 
+/// How often opening retries a migration another process is applying.
+const MIGRATE_RETRIES: u32 = 10;
+
 /// A SQLite-backed history store.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -50,10 +53,19 @@ impl SqliteStore {
                 location: path.display().to_string(),
                 message: e.to_string(),
             })?;
-        sqlx::migrate!("./migrations")
-            .run(&pool)
-            .await
-            .map_err(|e| StoreError::Migrate(e.to_string()))?;
+        // Two processes opening a new file at once both try to record migration 1; SQLite
+        // has no advisory lock, so the loser waits and finds the migration applied.
+        let mut attempt = 0;
+        loop {
+            match sqlx::migrate!("./migrations").run(&pool).await {
+                Ok(()) => break,
+                Err(_) if attempt < MIGRATE_RETRIES => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
+                }
+                Err(e) => return Err(StoreError::Migrate(e.to_string())),
+            }
+        }
         Ok(Self { pool, ttl_secs })
     }
 

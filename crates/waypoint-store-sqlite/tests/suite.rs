@@ -93,3 +93,19 @@ async fn reopening_keeps_rows_and_migrations_are_idempotent() {
         1
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn many_openers_of_a_new_file_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("race.db");
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let path = path.clone();
+        tasks.push(tokio::spawn(async move {
+            SqliteStore::open(&path, TTL).await.map(|_| ())
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+}
