@@ -10,7 +10,8 @@ use waypoint_store::{
 use waypoint_store_postgres::PostgresStore;
 use waypoint_store_sqlite::SqliteStore;
 
-/// The store a `--store` value names.
+/// The store a `--store` value names: one of the [`waypoint_store::HistoryStore`]
+/// backends.
 pub enum Store {
     Sqlite(SqliteStore),
     Postgres(PostgresStore),

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
-use waypoint_store::{Forget, HistoryFilter, HistoryRow, StoreError};
+use waypoint_store::{Forget, HistoryFilter, HistoryRow, HistoryStore, StoreError};
 
 /// A PostgreSQL-backed history store.
 #[derive(Debug, Clone)]
@@ -180,5 +180,28 @@ mod tests {
             "postgres://u:***@h/db"
         );
         assert_eq!(super::redact("postgres://h/db"), "postgres://h/db");
+    }
+}
+
+impl HistoryStore for PostgresStore {
+    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
+        PostgresStore::record(self, row).await
+    }
+
+    async fn history(
+        &self,
+        caller: &str,
+        filter: &HistoryFilter,
+        now: i64,
+    ) -> Result<Vec<HistoryRow>, StoreError> {
+        PostgresStore::history(self, caller, filter, now).await
+    }
+
+    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
+        PostgresStore::forget(self, caller, what).await
+    }
+
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        PostgresStore::purge_expired(self, now).await
     }
 }

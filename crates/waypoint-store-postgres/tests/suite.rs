@@ -11,30 +11,9 @@
 #[path = "../../waypoint-store/suite/mod.rs"]
 mod suite;
 
-use waypoint_store::{Forget, HistoryFilter, HistoryRow, StoreError};
 use waypoint_store_postgres::PostgresStore;
 
 const TTL: i64 = 30 * 24 * 3600;
-
-impl suite::Backend for PostgresStore {
-    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
-        PostgresStore::record(self, row).await
-    }
-    async fn history(
-        &self,
-        caller: &str,
-        filter: &HistoryFilter,
-        now: i64,
-    ) -> Result<Vec<HistoryRow>, StoreError> {
-        PostgresStore::history(self, caller, filter, now).await
-    }
-    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
-        PostgresStore::forget(self, caller, what).await
-    }
-    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
-        PostgresStore::purge_expired(self, now).await
-    }
-}
 
 async fn store() -> Option<PostgresStore> {
     let url = std::env::var("WAYPOINT_TEST_POSTGRES")

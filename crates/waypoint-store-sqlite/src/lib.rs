@@ -11,7 +11,7 @@ use std::time::Duration;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use waypoint_store::{Forget, HistoryFilter, HistoryRow, StoreError};
+use waypoint_store::{Forget, HistoryFilter, HistoryRow, HistoryStore, StoreError};
 
 /// How often opening retries a migration another process is applying.
 const MIGRATE_RETRIES: u32 = 10;
@@ -186,5 +186,28 @@ impl SqliteStore {
     /// Closes the pool, checkpointing the WAL into the main file.
     pub async fn close(self) {
         self.pool.close().await;
+    }
+}
+
+impl HistoryStore for SqliteStore {
+    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
+        SqliteStore::record(self, row).await
+    }
+
+    async fn history(
+        &self,
+        caller: &str,
+        filter: &HistoryFilter,
+        now: i64,
+    ) -> Result<Vec<HistoryRow>, StoreError> {
+        SqliteStore::history(self, caller, filter, now).await
+    }
+
+    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
+        SqliteStore::forget(self, caller, what).await
+    }
+
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+        SqliteStore::purge_expired(self, now).await
     }
 }

@@ -9,30 +9,10 @@
 #[path = "../../waypoint-store/suite/mod.rs"]
 mod suite;
 
-use waypoint_store::{Forget, HistoryFilter, HistoryRow, StoreError};
+use waypoint_store::HistoryFilter;
 use waypoint_store_sqlite::SqliteStore;
 
 const TTL: i64 = 30 * 24 * 3600;
-
-impl suite::Backend for SqliteStore {
-    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
-        SqliteStore::record(self, row).await
-    }
-    async fn history(
-        &self,
-        caller: &str,
-        filter: &HistoryFilter,
-        now: i64,
-    ) -> Result<Vec<HistoryRow>, StoreError> {
-        SqliteStore::history(self, caller, filter, now).await
-    }
-    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
-        SqliteStore::forget(self, caller, what).await
-    }
-    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
-        SqliteStore::purge_expired(self, now).await
-    }
-}
 
 async fn store() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
@@ -77,7 +57,7 @@ async fn reopening_keeps_rows_and_migrations_are_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.db");
     let s = SqliteStore::open(&path, TTL).await.unwrap();
-    suite::Backend::record(
+    waypoint_store::HistoryStore::record(
         &s,
         &suite::row("re", "i", &["x"], waypoint_store::Outcome::Ok, suite::NOW),
     )

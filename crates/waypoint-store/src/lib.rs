@@ -9,7 +9,9 @@
 mod hash;
 mod learn;
 mod model;
+mod store;
 
 pub use hash::{args_sha, intent_sha, normalise};
 pub use learn::{LearnRule, MyPlan, SequenceCount, learned, project};
 pub use model::{Forget, HistoryFilter, HistoryRow, Outcome, StepRecord, StoreError};
+pub use store::HistoryStore;

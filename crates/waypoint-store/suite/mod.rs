@@ -3,30 +3,14 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use waypoint_store::{Forget, HistoryFilter, HistoryRow, LearnRule, Outcome, StepRecord, learned};
+use waypoint_store::{
+    Forget, HistoryFilter, HistoryRow, HistoryStore, LearnRule, Outcome, StepRecord, learned,
+};
 
-/// What the suite needs from a store.
-pub trait Backend: Clone + Send + Sync + 'static {
-    fn record(
-        &self,
-        row: &HistoryRow,
-    ) -> impl std::future::Future<Output = Result<(), waypoint_store::StoreError>> + Send;
-    fn history(
-        &self,
-        caller: &str,
-        filter: &HistoryFilter,
-        now: i64,
-    ) -> impl std::future::Future<Output = Result<Vec<HistoryRow>, waypoint_store::StoreError>> + Send;
-    fn forget(
-        &self,
-        caller: &str,
-        what: &Forget,
-    ) -> impl std::future::Future<Output = Result<u64, waypoint_store::StoreError>> + Send;
-    fn purge_expired(
-        &self,
-        now: i64,
-    ) -> impl std::future::Future<Output = Result<u64, waypoint_store::StoreError>> + Send;
-}
+/// What the suite needs from a store: the one interface, and cheap clones for writers.
+pub trait Backend: HistoryStore + Clone + 'static {}
+
+impl<T: HistoryStore + Clone + 'static> Backend for T {}
 
 /// A caller name no other test (or earlier run) uses.
 pub fn caller(tag: &str) -> String {
