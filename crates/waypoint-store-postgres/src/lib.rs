@@ -171,18 +171,6 @@ impl PostgresStore {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn passwords_never_reach_messages() {
-        assert_eq!(
-            super::redact("postgres://u:secret@h/db"),
-            "postgres://u:***@h/db"
-        );
-        assert_eq!(super::redact("postgres://h/db"), "postgres://h/db");
-    }
-}
-
 impl HistoryStore for PostgresStore {
     async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
         PostgresStore::record(self, row).await
@@ -203,5 +191,17 @@ impl HistoryStore for PostgresStore {
 
     async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
         PostgresStore::purge_expired(self, now).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            super::redact("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+        assert_eq!(super::redact("postgres://h/db"), "postgres://h/db");
     }
 }
