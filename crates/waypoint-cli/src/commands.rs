@@ -14,6 +14,7 @@ use crate::cli::{
 };
 use crate::history::{self, Store};
 use crate::report;
+use waypoint_store::HistoryStore as _;
 
 pub fn run(cli: &Cli) -> Result<ExitCode> {
     match &cli.command {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context as _, Result, bail};
 use waypoint_protocol::Plan;
+use waypoint_store::HistoryStore;
 use waypoint_store::{
     Forget, HistoryFilter, HistoryRow, Outcome, StepRecord, StoreError, args_sha, intent_sha,
 };
@@ -46,14 +47,23 @@ impl Store {
         Err(StoreError::UnknownScheme(spec.to_string()))
     }
 
-    pub async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
+    pub async fn close(self) {
+        match self {
+            Self::Sqlite(s) => s.close().await,
+            Self::Postgres(s) => s.close().await,
+        }
+    }
+}
+
+impl HistoryStore for Store {
+    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
         match self {
             Self::Sqlite(s) => s.record(row).await,
             Self::Postgres(s) => s.record(row).await,
         }
     }
 
-    pub async fn history(
+    async fn history(
         &self,
         caller: &str,
         filter: &HistoryFilter,
@@ -65,24 +75,17 @@ impl Store {
         }
     }
 
-    pub async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
+    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
         match self {
             Self::Sqlite(s) => s.forget(caller, what).await,
             Self::Postgres(s) => s.forget(caller, what).await,
         }
     }
 
-    pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
         match self {
             Self::Sqlite(s) => s.purge_expired(now).await,
             Self::Postgres(s) => s.purge_expired(now).await,
-        }
-    }
-
-    pub async fn close(self) {
-        match self {
-            Self::Sqlite(s) => s.close().await,
-            Self::Postgres(s) => s.close().await,
         }
     }
 }

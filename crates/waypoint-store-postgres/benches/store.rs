@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "benchmark set-up fails loudly")]
 
-use waypoint_store::{HistoryFilter, HistoryRow, Outcome, StepRecord};
+use waypoint_store::{HistoryFilter, HistoryRow, HistoryStore, Outcome, StepRecord};
 use waypoint_store_postgres::PostgresStore;
 
 fn main() {

@@ -53,8 +53,14 @@ impl PostgresStore {
         Ok(Self { pool, ttl_secs })
     }
 
+    pub async fn close(self) {
+        self.pool.close().await;
+    }
+}
+
+impl HistoryStore for PostgresStore {
     /// Appends one row; it expires `ttl_secs` after `row.at_unix`.
-    pub async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
+    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
         let steps = row.steps_json();
         let tools = row.tools_column();
         let outcome = row.outcome.as_str();
@@ -81,7 +87,7 @@ impl PostgresStore {
     }
 
     /// A caller's unexpired rows matching the filter, newest first.
-    pub async fn history(
+    async fn history(
         &self,
         caller: &str,
         filter: &HistoryFilter,
@@ -128,7 +134,7 @@ impl PostgresStore {
     }
 
     /// Removes a caller's rows; returns how many went.
-    pub async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
+    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
         let done = match what {
             Forget::All => {
                 sqlx::query!("DELETE FROM plan_history WHERE caller = $1", caller)
@@ -158,39 +164,12 @@ impl PostgresStore {
     }
 
     /// Removes every caller's expired rows.
-    pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
         let done = sqlx::query!("DELETE FROM plan_history WHERE expires_at <= $1", now)
             .execute(&self.pool)
             .await
             .map_err(|e| query_err(&e))?;
         Ok(done.rows_affected())
-    }
-
-    pub async fn close(self) {
-        self.pool.close().await;
-    }
-}
-
-impl HistoryStore for PostgresStore {
-    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
-        PostgresStore::record(self, row).await
-    }
-
-    async fn history(
-        &self,
-        caller: &str,
-        filter: &HistoryFilter,
-        now: i64,
-    ) -> Result<Vec<HistoryRow>, StoreError> {
-        PostgresStore::history(self, caller, filter, now).await
-    }
-
-    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
-        PostgresStore::forget(self, caller, what).await
-    }
-
-    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
-        PostgresStore::purge_expired(self, now).await
     }
 }
 

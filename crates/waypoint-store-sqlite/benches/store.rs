@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, reason = "benchmark set-up fails loudly")]
 
-use waypoint_store::{HistoryFilter, HistoryRow, Outcome, StepRecord};
+use waypoint_store::{HistoryFilter, HistoryRow, HistoryStore, Outcome, StepRecord};
 use waypoint_store_sqlite::SqliteStore;
 
 fn main() {

@@ -69,8 +69,15 @@ impl SqliteStore {
         Ok(Self { pool, ttl_secs })
     }
 
+    /// Closes the pool, checkpointing the WAL into the main file.
+    pub async fn close(self) {
+        self.pool.close().await;
+    }
+}
+
+impl HistoryStore for SqliteStore {
     /// Appends one row; it expires `ttl_secs` after `row.at_unix`.
-    pub async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
+    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
         let steps = row.steps_json();
         let tools = row.tools_column();
         let outcome = row.outcome.as_str();
@@ -97,7 +104,7 @@ impl SqliteStore {
     }
 
     /// A caller's unexpired rows matching the filter, newest first.
-    pub async fn history(
+    async fn history(
         &self,
         caller: &str,
         filter: &HistoryFilter,
@@ -145,7 +152,7 @@ impl SqliteStore {
     }
 
     /// Removes a caller's rows; returns how many went.
-    pub async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
+    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
         let done = match what {
             Forget::All => {
                 sqlx::query!("DELETE FROM plan_history WHERE caller = ?1", caller)
@@ -175,39 +182,11 @@ impl SqliteStore {
     }
 
     /// Removes every caller's expired rows.
-    pub async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
+    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
         let done = sqlx::query!("DELETE FROM plan_history WHERE expires_at <= ?1", now)
             .execute(&self.pool)
             .await
             .map_err(|e| query_err(&e))?;
         Ok(done.rows_affected())
-    }
-
-    /// Closes the pool, checkpointing the WAL into the main file.
-    pub async fn close(self) {
-        self.pool.close().await;
-    }
-}
-
-impl HistoryStore for SqliteStore {
-    async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
-        SqliteStore::record(self, row).await
-    }
-
-    async fn history(
-        &self,
-        caller: &str,
-        filter: &HistoryFilter,
-        now: i64,
-    ) -> Result<Vec<HistoryRow>, StoreError> {
-        SqliteStore::history(self, caller, filter, now).await
-    }
-
-    async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, StoreError> {
-        SqliteStore::forget(self, caller, what).await
-    }
-
-    async fn purge_expired(&self, now: i64) -> Result<u64, StoreError> {
-        SqliteStore::purge_expired(self, now).await
     }
 }

@@ -9,7 +9,7 @@
 #[path = "../../waypoint-store/suite/mod.rs"]
 mod suite;
 
-use waypoint_store::HistoryFilter;
+use waypoint_store::{HistoryFilter, HistoryStore};
 use waypoint_store_sqlite::SqliteStore;
 
 const TTL: i64 = 30 * 24 * 3600;
