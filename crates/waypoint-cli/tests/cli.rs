@@ -218,6 +218,8 @@ fn every_command_teaches_with_an_example() {
         &["eval", "--help"],
         &["catalog", "check", "--help"],
         &["catalog", "show", "--help"],
+        &["history", "--help"],
+        &["forget", "--help"],
         &["--help"],
     ] {
         let o = waypoint(cmd);
