@@ -63,7 +63,7 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
                     None
                 } else {
                     text_used = true;
-                    text_value(name, inputs, &mut used_values)
+                    text_value(name, inputs, &mut used_values, lex)
                 }
             }
             "languages" => lex.language_in(inputs.clause.tokens()).map(Value::String),
@@ -147,12 +147,17 @@ fn coerce(v: &str, schema: &Value) -> Value {
 }
 
 /// Text for a text-like argument, most specific source first.
-fn text_value(name: &str, inputs: &Inputs<'_>, used: &mut Vec<usize>) -> Option<Value> {
+fn text_value(
+    name: &str,
+    inputs: &Inputs<'_>,
+    used: &mut Vec<usize>,
+    lex: &Lexicon,
+) -> Option<Value> {
     if let Some(step) = inputs.from_step {
         return Some(reference(step));
     }
     let clause = inputs.clause;
-    let identifier_like = matches!(name, "name" | "pattern" | "query" | "symbol" | "target");
+    let identifier_like = lex.identifier_args.contains(name);
     if identifier_like && let Some(tok) = clause.tokens().iter().find(|t| t.identifier) {
         return inputs
             .request

@@ -143,6 +143,9 @@ pub struct Lexicon {
     pub url_tlds: Vec<String>,
     /// Scope name → phrases.
     pub scopes: Vec<(String, Vec<Phrase>)>,
+    pub words: WordClasses,
+    /// Argument names filled from a code identifier.
+    pub identifier_args: HashSet<String>,
     /// Value kind (`urls`, `text`…) → argument names that take it, in file order of kinds.
     pub arg_names: Vec<(String, Vec<String>)>,
 }
@@ -177,6 +180,8 @@ struct Raw {
     calendar: Calendar,
     url_tlds: Vec<String>,
     scopes: BTreeMap<String, Vec<String>>,
+    word_classes: WordClasses,
+    identifier_args: Vec<String>,
     arg_names: BTreeMap<String, Vec<String>>,
     intents: BTreeMap<String, RawIntent>,
     entities: BTreeMap<String, Vec<String>>,
@@ -216,6 +221,18 @@ pub struct Articles {
     pub new: HashSet<String>,
     pub existing_intent: String,
     pub new_intent: String,
+}
+
+/// Small closed word classes, by lower-case form.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WordClasses {
+    pub fillers: HashSet<String>,
+    pub articles: HashSet<String>,
+    pub possessives: HashSet<String>,
+    pub object_pronouns: HashSet<String>,
+    pub referring_pronouns: HashSet<String>,
+    pub particles: HashSet<String>,
 }
 
 #[derive(Deserialize)]
@@ -322,6 +339,8 @@ impl Lexicon {
                 .iter()
                 .map(|(name, list)| (name.clone(), phrases(list)))
                 .collect(),
+            words: raw.word_classes,
+            identifier_args: forms(&raw.identifier_args),
             arg_names: raw.arg_names.into_iter().collect(),
             synonyms,
         })

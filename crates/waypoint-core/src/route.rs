@@ -696,8 +696,7 @@ fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
     while tokens.get(i).is_some_and(|t| {
         !t.value
             && !lex.is_content(t)
-            && (lex.is_determiner(t)
-                || matches!(t.form.as_str(), "me" | "us" | "up" | "all" | "some" | "any"))
+            && (lex.is_determiner(t) || lex.words.particles.contains(&t.form))
     }) {
         i += 1;
     }

@@ -163,7 +163,7 @@ fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
     let mut at = at;
     while run
         .get(at)
-        .is_some_and(|t| t.form == "please" || t.form == "also" || t.form == "and")
+        .is_some_and(|t| t.form == "and" || lex.words.fillers.contains(&t.form))
     {
         at += 1;
     }
@@ -178,10 +178,9 @@ fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
         return true;
     }
     let takes_object = run.get(at + 1).is_some_and(|next| {
-        lex.vague_objects.contains(&next.form) && matches!(next.form.as_str(), "it" | "them")
-            || lex.is_determiner(next)
-            || matches!(next.form.as_str(), "me" | "us" | "him" | "her")
+        lex.words.object_pronouns.contains(&next.form) || lex.is_determiner(next)
     });
+
     lex.is_content(tok) && !tok.proper && !tok.identifier && takes_object
 }
 

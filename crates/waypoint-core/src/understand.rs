@@ -160,12 +160,10 @@ pub fn understand(
 /// word opens the clause ("wipe all my notes"), even when the vocabulary lacks it.
 fn head_verb(tokens: &[Token], lex: &Lexicon) -> Option<usize> {
     let known = tokens.iter().position(|t| lex.is_verb(t));
-    let opener = tokens.iter().position(|t| {
-        !matches!(
-            t.form.as_str(),
-            "please" | "just" | "now" | "also" | "kindly"
-        )
-    });
+    let opener = tokens
+        .iter()
+        .position(|t| !lex.words.fillers.contains(&t.form));
+
     match (known, opener) {
         (Some(k), Some(o))
             if k != o
@@ -196,7 +194,7 @@ fn vague_object(c: &ClauseAnalysis, lex: &Lexicon) -> Option<String> {
     let start = verb_slot(c, lex).map_or(0, |h| h + 1);
     let rest: Vec<&Token> = toks[start..]
         .iter()
-        .filter(|t| !matches!(t.form.as_str(), "the" | "a" | "an"))
+        .filter(|t| !lex.words.articles.contains(&t.form))
         .collect();
     let first = rest.first()?;
     if !lex.vague_objects.contains(&first.form) {
@@ -206,7 +204,7 @@ fn vague_object(c: &ClauseAnalysis, lex: &Lexicon) -> Option<String> {
     let names_something = rest.get(1).is_some_and(|next| {
         lex.is_content(next)
             && !lex.vague_objects.contains(&next.form)
-            && !matches!(first.form.as_str(), "it" | "them")
+            && !lex.words.referring_pronouns.contains(&first.form)
     });
     (!names_something).then(|| first.form.clone())
 }
@@ -255,12 +253,7 @@ enum Role {
 /// any determiner (with at most one describing word between), names a thing, not the
 /// action; "the diff" may still be the action's name.
 fn is_noun_use(toks: &[Token], at: usize, lex: &Lexicon) -> bool {
-    let possessive = |t: &Token| {
-        matches!(
-            t.form.as_str(),
-            "my" | "our" | "your" | "their" | "his" | "her" | "its"
-        )
-    };
+    let possessive = |t: &Token| lex.words.possessives.contains(&t.form);
     let plural = toks[at].form.ends_with('s') && toks[at].form.len() > 3;
     let before: Vec<&Token> = toks[at.saturating_sub(2)..at].iter().collect();
     let det_at = before.iter().rposition(|t| lex.is_determiner(t));
