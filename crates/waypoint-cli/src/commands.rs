@@ -136,13 +136,8 @@ fn plan_with_history(
     ctx: Option<&serde_json::Value>,
 ) -> Result<waypoint_protocol::Plan> {
     let started = std::time::Instant::now();
-    let spec = global
-        .store
-        .clone()
-        .unwrap_or_else(history::default_location);
-    let ttl = history::parse_duration(&global.history_ttl)?;
     let rt = history::runtime()?;
-    let store = match rt.block_on(Store::open(&spec, ttl)) {
+    let store = match open_configured(global, &rt)? {
         Ok(store) => store,
         Err(e) => {
             eprintln!("warning: plan history is off: {e}");
@@ -196,13 +191,21 @@ fn learn_rule(global: &Global) -> waypoint_store::LearnRule {
     }
 }
 
-fn open_store(global: &Global, rt: &tokio::runtime::Runtime) -> Result<Store> {
+/// Opens the store `--store` (or the default) names; `Ok(Err(_))` when it cannot open.
+fn open_configured(
+    global: &Global,
+    rt: &tokio::runtime::Runtime,
+) -> Result<Result<Option<Store>, waypoint_store::StoreError>> {
     let spec = global
         .store
         .clone()
         .unwrap_or_else(history::default_location);
     let ttl = history::parse_duration(&global.history_ttl)?;
-    match rt.block_on(Store::open(&spec, ttl))? {
+    Ok(rt.block_on(Store::open(&spec, ttl)))
+}
+
+fn open_store(global: &Global, rt: &tokio::runtime::Runtime) -> Result<Store> {
+    match open_configured(global, rt)?? {
         Some(store) => Ok(store),
         None => bail!(
             "history is off (`--store none`); name a store with `--store sqlite:PATH` or `--store postgres://…`"
