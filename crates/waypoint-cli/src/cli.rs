@@ -52,6 +52,62 @@ pub struct Global {
     /// Successful plans with the same tools after which a request's plan is learned.
     #[arg(long, global = true, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub learn_after: u32,
+    #[command(flatten)]
+    pub planner: PlannerArgs,
+}
+
+/// Which planner answers, and the model it may ask.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Planner")]
+pub struct PlannerArgs {
+    /// `deterministic` never calls a model; `llm` always asks the model (falling back to
+    /// the deterministic plan when it fails); `cascade` asks the model only when the
+    /// deterministic planner is unsure. Default: `cascade` when a model is configured,
+    /// else `deterministic`.
+    #[arg(long, global = true, value_enum, env = "WAYPOINT_PLANNER")]
+    pub planner: Option<PlannerChoice>,
+    /// The model, as PROVIDER/MODEL: llamacpp/…, ollama/…, vllm/…, lmstudio/…,
+    /// openrouter/…, openai/…, or a provider from waypoint.toml.
+    #[arg(
+        long,
+        global = true,
+        value_name = "PROVIDER/MODEL",
+        env = "WAYPOINT_MODEL"
+    )]
+    pub model: Option<String>,
+    /// Config file. Default: waypoint.toml in your config directory, if it exists.
+    #[arg(long, global = true, value_name = "FILE", env = "WAYPOINT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// The model server's OpenAI-compatible base URL, e.g. `http://127.0.0.1:8080/v1`.
+    #[arg(long, global = true, value_name = "URL")]
+    pub llm_base_url: Option<String>,
+    /// The environment variable that holds the model server's API key.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub llm_api_key_env: Option<String>,
+    /// Seconds one plan may wait for the model, retries included (default 60).
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_seconds)]
+    pub llm_timeout: Option<f64>,
+    /// Deterministic confidence (0–1) below which the cascade asks the model (default 0.6).
+    #[arg(long, global = true, value_name = "SCORE", value_parser = parse_unit)]
+    pub cascade_threshold: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlannerChoice {
+    Deterministic,
+    Llm,
+    Cascade,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if v > 0.0 && v <= 3600.0 {
+        Ok(v)
+    } else {
+        Err(format!("`{s}` is outside 0–3600 seconds"))
+    }
 }
 
 fn parse_unit(s: &str) -> Result<f64, String> {
@@ -74,7 +130,7 @@ pub enum ColorChoice {
 pub enum Command {
     /// Plan a request: ordered steps with tools, args, dependencies and gaps.
     #[command(
-        after_help = "Examples:\n  waypoint plan \"fetch https://blog.rust-lang.org/ and translate it into Spanish\"\n  waypoint plan \"turn it into a blog post\" --context '{\"paste\": \"Our launch…\"}'\n  echo \"review my changes\" | waypoint plan - --format mermaid\n  waypoint plan \"build the project\" --json | jq .steps"
+        after_help = "Examples:\n  waypoint plan \"fetch https://blog.rust-lang.org/ and translate it into Spanish\"\n  waypoint plan \"turn it into a blog post\" --context '{\"paste\": \"Our launch…\"}'\n  echo \"review my changes\" | waypoint plan - --format mermaid\n  waypoint plan \"build the project\" --json | jq .steps\n  waypoint plan \"summarize the changelog\" --planner llm --model llamacpp/gemma3-270m --llm-base-url http://127.0.0.1:8089/v1\n  waypoint plan \"…\" --model openrouter/meta-llama/llama-3.1-8b-instruct   # cascade; key in OPENROUTER_API_KEY"
     )]
     Plan(PlanArgs),
     /// Rank the catalog's tools and pipelines for each clause of a request.

@@ -13,6 +13,7 @@ use crate::cli::{
     HistoryCommand, PlanArgs, RequestArgs,
 };
 use crate::history::{self, Store};
+use crate::planning::Planning;
 use crate::report;
 use waypoint_store::HistoryStore as _;
 
@@ -95,13 +96,17 @@ fn color_wanted() -> bool {
     true
 }
 
+fn planning(global: &Global, engine: Engine) -> Result<Planning> {
+    Planning::new(engine, &global.planner)
+}
+
 fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
-    let engine = engine(global)?;
+    let planning = planning(global, engine(global)?)?;
     let request = request_text(&args.request.request)?;
     let ctx = context(args.request.context.as_deref())?;
-    let plan = plan_with_history(global, &engine, &request, ctx.as_ref())?;
+    let plan = plan_with_history(global, &planning, &request, ctx.as_ref())?;
     if args.specialists {
-        let view = engine.specialist_plan(&request, &plan);
+        let view = planning.engine.specialist_plan(&request, &plan);
         if args.request.json || args.format == Some(Format::Json) {
             print_json(&view)?;
         } else {
@@ -127,16 +132,18 @@ fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
 }
 
 /// The cascade: a learned plan when the caller's history has a stable one for this
-/// request, else the deterministic planner; either way the plan leaves an audit row.
-/// History is best effort: a store that cannot be opened is reported, not fatal.
+/// request, else the deterministic planner, else (when configured and needed) the model;
+/// the plan leaves an audit row. History is best effort: a store that cannot be opened
+/// is reported, not fatal.
 fn plan_with_history(
     global: &Global,
-    engine: &Engine,
+    planning: &Planning,
     request: &str,
     ctx: Option<&serde_json::Value>,
 ) -> Result<waypoint_protocol::Plan> {
     let started = std::time::Instant::now();
     let rt = history::runtime()?;
+    let cancel = waypoint_llm::CancellationToken::new();
     let store = match open_configured(global, &rt)? {
         Ok(store) => store,
         Err(e) => {
@@ -145,7 +152,9 @@ fn plan_with_history(
         }
     };
     let Some(store) = store else {
-        return Ok(engine.plan(request, ctx)?);
+        let (plan, _) = rt.block_on(planning.cascade().plan(request, ctx, None, &cancel))?;
+        planning.save_modes();
+        return Ok(plan);
     };
     let now = history::now_unix();
     let filter = waypoint_store::HistoryFilter {
@@ -163,10 +172,13 @@ fn plan_with_history(
             None
         }
     };
-    let plan = match &learned {
-        Some(tools) => engine.plan_learned(request, ctx, tools)?,
-        None => engine.plan(request, ctx)?,
-    };
+    let (plan, _) = rt.block_on(planning.cascade().plan(
+        request,
+        ctx,
+        learned.as_deref(),
+        &cancel,
+    ))?;
+    planning.save_modes();
     let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
     let row = history::row_for(
         &plan,
@@ -489,23 +501,110 @@ fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
             );
         }
     }
-    let engine = Engine::new(catalog, options(global))?;
-    let show_progress = !args.json && std::io::stderr().is_terminal() && cases.len() >= 500;
+    let planning = planning(global, Engine::new(catalog, options(global))?)?;
     let total = cases.len();
-    let report = waypoint_eval::evaluate_with_progress(&engine, &cases, |done| {
-        if show_progress && (done % 250 == 0 || done == total) {
+    // A model takes seconds per case, so progress shows early; the engine alone is fast.
+    let every = if planning.llm.is_some() { 1 } else { 250 };
+    let show_progress =
+        !args.json && std::io::stderr().is_terminal() && (every == 1 || total >= 500);
+    let progress = |done: usize| {
+        if show_progress && (done.is_multiple_of(every) || done == total) {
             eprint!("\rplanned {done}/{total}");
             if done == total {
                 eprintln!();
             }
         }
-    });
+    };
+    let report = if planning.llm.is_some() {
+        let rt = history::runtime()?;
+        let cancel = waypoint_llm::CancellationToken::new();
+        let cascade = planning.cascade();
+        let mut tally = ModelTally::default();
+        let report = waypoint_eval::evaluate_by(
+            &cases,
+            |case| {
+                let planned = rt
+                    .block_on(cascade.plan(&case.request, case.context.as_ref(), None, &cancel))
+                    .map_err(|e| e.to_string())?;
+                tally.add(&planned.0, planned.1.as_ref());
+                Ok(planned.0)
+            },
+            progress,
+        );
+        planning.save_modes();
+        tally.report();
+        report
+    } else {
+        waypoint_eval::evaluate_with_progress(&planning.engine, &cases, progress)
+    };
     if args.json {
         print_json(&report)?;
     } else {
         print_table(&report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the model did over an evaluation, printed to stderr so `--json` stays the
+/// DESIGN §4 object.
+#[derive(Default)]
+struct ModelTally {
+    asked: u32,
+    answered: u32,
+    calls: u32,
+    repairs: u32,
+    fallbacks: u32,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    latencies_ms: Vec<u64>,
+    cost_usd: Option<f64>,
+}
+
+impl ModelTally {
+    fn add(&mut self, plan: &waypoint_protocol::Plan, attempt: Option<&waypoint_cascade::Attempt>) {
+        let Some(a) = attempt else { return };
+        self.asked += 1;
+        self.calls += a.usage.calls;
+        self.repairs += a.repairs;
+        self.prompt_tokens += u64::from(a.usage.prompt_tokens);
+        self.completion_tokens += u64::from(a.usage.completion_tokens);
+        self.latencies_ms.push(a.usage.latency_ms);
+        if let Some(c) = a.usage.cost_usd {
+            *self.cost_usd.get_or_insert(0.0) += c;
+        }
+        if a.fell_back.is_some() {
+            self.fallbacks += 1;
+        }
+        if plan.planner() == waypoint_protocol::PlannerKind::Llm {
+            self.answered += 1;
+        }
+    }
+
+    fn report(&mut self) {
+        if self.asked == 0 {
+            eprintln!("model: not asked (the deterministic planner was confident every time)");
+            return;
+        }
+        self.latencies_ms.sort_unstable();
+        let at = |num: usize, den: usize| {
+            let i = (self.latencies_ms.len().saturating_sub(1) * num).div_ceil(den);
+            self.latencies_ms.get(i).copied().unwrap_or(0)
+        };
+        eprintln!(
+            "model: asked {} · answered {} · repairs {} · fallbacks {} · calls {} · tokens {} prompt + {} completion · latency p50 {} ms, max {} ms{}",
+            self.asked,
+            self.answered,
+            self.repairs,
+            self.fallbacks,
+            self.calls,
+            self.prompt_tokens,
+            self.completion_tokens,
+            at(1, 2),
+            at(1, 1),
+            self.cost_usd
+                .map_or(String::new(), |c| format!(" · est. ${c:.4}"))
+        );
+    }
 }
 
 fn print_table(r: &EvalReport) -> Result<()> {

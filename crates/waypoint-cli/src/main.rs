@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod history;
+mod planning;
 mod report;
 
 use std::process::ExitCode;

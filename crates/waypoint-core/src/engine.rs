@@ -223,7 +223,70 @@ impl Engine {
             None => planner.draft(&analysis),
         };
         planner.fill_args(request, &analysis, context, &mut drafted);
-        let mut steps = to_steps(&drafted);
+        let steps = to_steps(&drafted);
+        let kind = if learned.is_some() {
+            PlannerKind::Learned
+        } else {
+            PlannerKind::Deterministic
+        };
+        Ok(self.finish(request, context, analysis, &drafted, steps, kind))
+    }
+
+    /// Adopts steps another planner wrote (a model): they pass the same guards as the
+    /// deterministic planner's, and the request's understanding and clarity are derived
+    /// here, so no planner can claim more certainty than the request allows.
+    pub fn adopt(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+        steps: Vec<Step>,
+        planner: PlannerKind,
+        note: &str,
+    ) -> Result<Plan, CoreError> {
+        let analysis = self.analyse(request, context)?;
+        let mut drafted = self.planner().draft(&analysis);
+        // The deterministic planner's notes explain its own steps, not these.
+        drafted.notes.clear();
+        let note = note.trim().trim_end_matches('.');
+        if !note.is_empty() {
+            drafted.notes.push(note.to_string());
+        }
+        Ok(self.finish(request, context, analysis, &drafted, steps, planner))
+    }
+
+    /// Every catalog entry that any action clause of the request routes to, best first,
+    /// with its best score over the clauses (what compaction keeps first).
+    pub fn rank_catalog(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Vec<(String, f64)>, CoreError> {
+        let analysis = self.analyse(request, context)?;
+        let planner = self.planner();
+        let mut best: Vec<(String, f64)> = Vec::new();
+        let mut goals = analysis.understanding.goals.iter();
+        for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
+            let hints = planner.hints(clause, goals.next());
+            for c in self.index.rank(clause.tokens(), &hints, &self.lexicon) {
+                match best.iter_mut().find(|(id, _)| *id == c.id) {
+                    Some(slot) => slot.1 = slot.1.max(c.score),
+                    None => best.push((c.id, c.score)),
+                }
+            }
+        }
+        best.sort_by(|a, b| b.1.total_cmp(&a.1));
+        Ok(best)
+    }
+
+    fn finish(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+        analysis: Analysis,
+        drafted: &Drafted,
+        mut steps: Vec<Step>,
+        planner: PlannerKind,
+    ) -> Plan {
         let verdict = validate(
             &mut steps,
             &Guards {
@@ -237,28 +300,25 @@ impl Engine {
         questions.extend(verdict.questions);
         let clarity = clarity(
             &analysis,
-            &drafted,
+            drafted,
             questions,
             self.options.threshold,
             &self.lexicon,
         );
-        let reasoning = reasoning(&analysis, &steps, &drafted);
-        Ok(Plan::new(PlanParts {
+        let reasoning = reasoning(&analysis, &steps, drafted);
+        Plan::new(PlanParts {
             plan_id: plan_id(request, context, self.fingerprint),
             request: request.to_string(),
             steps,
             reasoning,
             understanding: analysis.understanding,
             clarity,
-            planner: if learned.is_some() {
-                PlannerKind::Learned
-            } else {
-                PlannerKind::Deterministic
-            },
+            planner,
             model: None,
             compaction: None,
+            usage: None,
             warnings: verdict.warnings,
-        }))
+        })
     }
 }
 

@@ -58,6 +58,34 @@ pub fn text(plan: &Plan, color: bool) -> String {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default()
     );
+    if let Some(model) = plan.model() {
+        let _ = write!(out, "  model {model}");
+        if let Some(c) = plan.compaction() {
+            let _ = write!(
+                out,
+                " · catalog {} → {} tokens, {} dropped",
+                c.before_tokens,
+                c.after_tokens,
+                c.dropped.len()
+            );
+        }
+        out.push('\n');
+    }
+    if let Some(u) = plan.usage() {
+        let _ = write!(
+            out,
+            "  {} model call{} · {} + {} tokens · {} ms",
+            u.calls,
+            if u.calls == 1 { "" } else { "s" },
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.latency_ms
+        );
+        if let Some(cost) = u.cost_usd {
+            let _ = write!(out, " · ${cost:.6}");
+        }
+        out.push('\n');
+    }
     out.push('\n');
     for s in steps {
         if s.kind == StepKind::Unknown {

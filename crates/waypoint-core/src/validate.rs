@@ -1,6 +1,6 @@
 //! Guards every plan passes, whoever wrote it (the deterministic planner or a model):
 //! unknown names become `unknown` steps with a `gap:` rationale, a step may not call the
-//! planner, args must satisfy the tool's `input_schema`, only allowlisted tools may
+//! planner, args must be declared by and satisfy the tool's `input_schema`, only allowlisted tools may
 //! appear, references point backwards only, and the step count is bounded.
 
 use std::collections::{HashMap, HashSet};
@@ -78,6 +78,7 @@ pub fn validate(steps: &mut Vec<Step>, guards: &Guards<'_>) -> Verdict {
             demote_if_invalid(step, guards, &mut verdict);
         }
         if step.kind != StepKind::Unknown && step.kind != StepKind::AskUser {
+            drop_undeclared(step, guards, &mut verdict);
             check_args(step, guards, &mut verdict);
         }
         let before = step.input_refs.len();
@@ -133,6 +134,35 @@ fn demote_if_invalid(step: &mut Step, guards: &Guards<'_>, verdict: &mut Verdict
         let why = format!("`{}` is not on the allowlist", step.tool);
         verdict.warnings.push(why.clone());
         demote(step, &why);
+    }
+}
+
+/// Drops args the tool does not declare (a model's invention), unless its schema allows
+/// additional properties explicitly.
+fn drop_undeclared(step: &mut Step, guards: &Guards<'_>, verdict: &mut Verdict) {
+    let Some(Entry::Tool(tool)) = guards.catalog.entry(&step.tool) else {
+        return;
+    };
+    let Some(schema) = tool.input_schema.as_ref() else {
+        return;
+    };
+    if schema.get("properties").is_none()
+        || schema.get("additionalProperties") == Some(&Value::Bool(true))
+    {
+        return;
+    }
+    let undeclared: Vec<String> = step
+        .args
+        .keys()
+        .filter(|k| tool.properties().all(|(p, _)| p != k.as_str()))
+        .cloned()
+        .collect();
+    for name in undeclared {
+        step.args.remove(&name);
+        verdict.warnings.push(format!(
+            "step `{}` (`{}`): dropped arg `{name}`, which the tool does not declare",
+            step.id, step.tool
+        ));
     }
 }
 

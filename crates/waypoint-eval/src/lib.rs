@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use waypoint_catalog::Catalog;
 use waypoint_core::Engine;
-use waypoint_protocol::{EvalCase, EvalReport};
+use waypoint_protocol::{EvalCase, EvalReport, Plan};
 
 pub use metrics::Scorer;
 
@@ -99,14 +99,32 @@ pub fn evaluate(engine: &Engine, cases: &[EvalCase]) -> EvalReport {
 pub fn evaluate_with_progress(
     engine: &Engine,
     cases: &[EvalCase],
+    progress: impl FnMut(usize),
+) -> EvalReport {
+    evaluate_by(
+        cases,
+        |case| {
+            engine
+                .plan(&case.request, case.context.as_ref())
+                .map_err(|e| e.to_string())
+        },
+        progress,
+    )
+}
+
+/// Scores the plans `plan` makes for each case — any planner, e.g. a model through
+/// the cascade. Latency is measured around each call.
+pub fn evaluate_by(
+    cases: &[EvalCase],
+    mut plan: impl FnMut(&EvalCase) -> Result<Plan, String>,
     mut progress: impl FnMut(usize),
 ) -> EvalReport {
     let mut scorer = Scorer::default();
     for (i, case) in cases.iter().enumerate() {
         let started = Instant::now();
-        let plan = engine.plan(&case.request, case.context.as_ref());
+        let planned = plan(case);
         let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        scorer.score(case, plan.as_ref().map_err(ToString::to_string), micros);
+        scorer.score(case, planned.as_ref().map_err(Clone::clone), micros);
         progress(i + 1);
     }
     scorer.finish()

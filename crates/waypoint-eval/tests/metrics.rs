@@ -60,6 +60,7 @@ fn plan(steps: Vec<Step>, goal: Option<(&str, &str)>, urls: &[&str], ready: bool
         planner: PlannerKind::Deterministic,
         model: None,
         compaction: None,
+        usage: None,
         warnings: vec![],
     })
 }

@@ -18,7 +18,7 @@ mod understanding;
 pub use eval::{EvalCase, EvalFailure, EvalReport, Expect, GoalExpect, Latency, OneOrMany};
 pub use plan::{
     Compaction, Complexity, Plan, PlanParts, PlannerKind, SCHEMA_VERSION, Step, StepKind,
-    UNKNOWN_TOOL,
+    UNKNOWN_TOOL, Usage,
 };
 pub use route::{Candidate, CandidateKind, RouteReport};
 pub use specialists::{Priority, SpecialistPlan};

@@ -114,6 +114,20 @@ pub struct Compaction {
     pub dropped: Vec<String>,
 }
 
+/// What answering with a model cost: summed over every call made for one plan
+/// (a repair round is a second call).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Usage {
+    /// Model calls made, repairs included.
+    pub calls: u32,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    /// Wall time spent waiting for the model, retries and backoff included.
+    pub latency_ms: u64,
+    /// Estimated from the model table's prices; `None` when the price is unknown.
+    pub cost_usd: Option<f64>,
+}
+
 /// Everything a plan holds except what is derived from its steps.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanParts {
@@ -127,6 +141,7 @@ pub struct PlanParts {
     pub planner: PlannerKind,
     pub model: Option<String>,
     pub compaction: Option<Compaction>,
+    pub usage: Option<Usage>,
     pub warnings: Vec<String>,
 }
 
@@ -153,6 +168,10 @@ pub struct Plan {
     planner: PlannerKind,
     model: Option<String>,
     compaction: Option<Compaction>,
+    /// Tokens, latency and cost of the model calls behind this plan, when a model answered
+    /// or was tried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<Usage>,
     /// Things the caller should know that are not errors (fallbacks, dropped args).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<String>,
@@ -177,6 +196,8 @@ struct PlanWire {
     model: Option<String>,
     #[serde(default)]
     compaction: Option<Compaction>,
+    #[serde(default)]
+    usage: Option<Usage>,
     #[serde(default)]
     warnings: Vec<String>,
 }
@@ -208,6 +229,7 @@ impl From<PlanWire> for Plan {
             planner: w.planner,
             model: w.model,
             compaction: w.compaction,
+            usage: w.usage,
             warnings: w.warnings,
         });
         plan.schema_version = w.schema_version;
@@ -232,8 +254,32 @@ impl Plan {
             planner: parts.planner,
             model: parts.model,
             compaction: parts.compaction,
+            usage: parts.usage,
             warnings: parts.warnings,
         }
+    }
+
+    /// The same plan with one more warning (a fallback says why it fell back).
+    #[must_use]
+    pub fn with_warning(mut self, warning: impl Into<String>) -> Self {
+        self.warnings.push(warning.into());
+        self
+    }
+
+    /// The same plan with the usage of the model calls made for it, also when a
+    /// fallback answered in the end.
+    #[must_use]
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// The same plan with the model that was consulted and the compaction it was shown.
+    #[must_use]
+    pub fn with_model(mut self, model: Option<String>, compaction: Option<Compaction>) -> Self {
+        self.model = model;
+        self.compaction = compaction;
+        self
     }
 
     pub fn schema_version(&self) -> u32 {
@@ -268,6 +314,9 @@ impl Plan {
     }
     pub fn compaction(&self) -> Option<&Compaction> {
         self.compaction.as_ref()
+    }
+    pub fn usage(&self) -> Option<&Usage> {
+        self.usage.as_ref()
     }
     pub fn warnings(&self) -> &[String] {
         &self.warnings

@@ -33,6 +33,7 @@ fn schema_names_every_contract_field() {
         "planner",
         "model",
         "compaction",
+        "usage",
     ] {
         assert!(props.contains_key(key), "plan schema lacks `{key}`");
     }

@@ -13,8 +13,8 @@ use sqlx::sqlite::{
 };
 use waypoint_store::{Forget, HistoryFilter, HistoryRow, HistoryStore, StoreError};
 
-/// How often opening retries a migration another process is applying.
-const MIGRATE_RETRIES: u32 = 10;
+/// How often opening retries while another process is setting up the same new file.
+const OPEN_RETRIES: u32 = 10;
 
 /// A SQLite-backed history store.
 #[derive(Debug, Clone)]
@@ -45,28 +45,39 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(30));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await
-            .map_err(|e| StoreError::Open {
-                location: path.display().to_string(),
-                message: e.to_string(),
-            })?;
-        // Two processes opening a new file at once both try to record migration 1; SQLite
-        // has no advisory lock, so the loser waits and finds the migration applied.
+        // Several processes opening a new file at once race twice: switching it to WAL
+        // takes a lock the busy timeout does not cover, and both try to record
+        // migration 1 (SQLite has no advisory lock). The loser waits and tries again,
+        // and finds the file set up.
         let mut attempt = 0;
         loop {
-            match sqlx::migrate!("./migrations").run(&pool).await {
-                Ok(()) => break,
-                Err(_) if attempt < MIGRATE_RETRIES => {
+            let opened = async {
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(4)
+                    .connect_with(options.clone())
+                    .await
+                    .map_err(|e| StoreError::Open {
+                        location: path.display().to_string(),
+                        message: e.to_string(),
+                    })?;
+                match sqlx::migrate!("./migrations").run(&pool).await {
+                    Ok(()) => Ok(pool),
+                    Err(e) => {
+                        pool.close().await;
+                        Err(StoreError::Migrate(e.to_string()))
+                    }
+                }
+            }
+            .await;
+            match opened {
+                Ok(pool) => return Ok(Self { pool, ttl_secs }),
+                Err(_) if attempt < OPEN_RETRIES => {
                     attempt += 1;
                     tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
                 }
-                Err(e) => return Err(StoreError::Migrate(e.to_string())),
+                Err(e) => return Err(e),
             }
         }
-        Ok(Self { pool, ttl_secs })
     }
 
     /// Closes the pool, checkpointing the WAL into the main file.

@@ -1,0 +1,166 @@
+//! The planner a command uses: the engine, the strategy, and — when configured — a model
+//! with its endpoint, read from flags, `waypoint.toml` and the built-in tables.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use serde::Deserialize;
+use waypoint_cascade::{Cascade, DEFAULT_THRESHOLD, LlmPlanner, Strategy};
+use waypoint_core::Engine;
+use waypoint_llm::{Client, Config, OutputMode, Overrides};
+
+use crate::cli::{PlannerArgs, PlannerChoice};
+
+/// The `[planner]` section of `waypoint.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlannerSection {
+    strategy: Option<String>,
+    cascade_threshold: Option<f64>,
+}
+
+/// A catalog's engine and the planner choice over it.
+pub struct Planning {
+    pub engine: Engine,
+    pub llm: Option<LlmPlanner>,
+    pub strategy: Strategy,
+    pub threshold: f64,
+    client: Option<Arc<Client>>,
+}
+
+impl Planning {
+    pub fn new(engine: Engine, args: &PlannerArgs) -> Result<Self> {
+        let (config, section) = read_config(args.config.as_deref())?;
+        let model = args.model.clone().or_else(|| config.settings.model.clone());
+        let from_file = section
+            .strategy
+            .as_deref()
+            .map(|s| {
+                Strategy::parse(s).with_context(|| {
+                    format!(
+                        "[planner] strategy = \"{s}\" is not one of deterministic, llm, cascade"
+                    )
+                })
+            })
+            .transpose()?;
+        let strategy = match args.planner {
+            Some(PlannerChoice::Deterministic) => Strategy::Deterministic,
+            Some(PlannerChoice::Llm) => Strategy::Llm,
+            Some(PlannerChoice::Cascade) => Strategy::Cascade,
+            None => from_file.unwrap_or(if model.is_some() {
+                Strategy::Cascade
+            } else {
+                Strategy::Deterministic
+            }),
+        };
+        let threshold = args
+            .cascade_threshold
+            .or(section.cascade_threshold)
+            .unwrap_or(DEFAULT_THRESHOLD);
+        let mut planning = Self {
+            engine,
+            llm: None,
+            strategy,
+            threshold,
+            client: None,
+        };
+        if strategy == Strategy::Deterministic {
+            return Ok(planning);
+        }
+        if model.is_none() {
+            bail!(
+                "`--planner {}` needs a model: pass --model PROVIDER/MODEL (e.g. llamacpp/gemma3-270m) or set `model` under [llm] in waypoint.toml",
+                if strategy == Strategy::Llm {
+                    "llm"
+                } else {
+                    "cascade"
+                }
+            );
+        }
+        let overrides = Overrides {
+            base_url: args.llm_base_url.clone(),
+            api_key_env: args.llm_api_key_env.clone(),
+            timeout: args.llm_timeout.map(Duration::from_secs_f64),
+        };
+        let endpoint = config.endpoint(model.as_deref(), &overrides)?;
+        let client = Arc::new(Client::new()?);
+        client.remember_modes(load_modes());
+        planning.llm = Some(LlmPlanner::new(client.clone(), endpoint));
+        planning.client = Some(client);
+        Ok(planning)
+    }
+
+    pub fn cascade(&self) -> Cascade<'_> {
+        Cascade {
+            engine: &self.engine,
+            llm: self.llm.as_ref(),
+            strategy: self.strategy,
+            threshold: self.threshold,
+        }
+    }
+
+    /// Remembers, for the next process, which output mode each endpoint accepted.
+    pub fn save_modes(&self) {
+        let Some(client) = &self.client else { return };
+        let Some(path) = modes_file() else { return };
+        let mut modes = load_modes();
+        modes.extend(client.known_modes());
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Ok(text) = serde_json::to_string_pretty(&modes) {
+            let _ = std::fs::write(path, text);
+        }
+    }
+}
+
+fn config_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+}
+
+fn modes_file() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("waypoint/endpoints.json"))
+}
+
+fn load_modes() -> HashMap<String, OutputMode> {
+    modes_file()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// Reads `--config FILE` (which must exist) or the default file (if it exists).
+fn read_config(explicit: Option<&Path>) -> Result<(Config, PlannerSection)> {
+    let path = match explicit {
+        Some(p) => Some(p.to_path_buf()),
+        None => config_dir()
+            .map(|d| d.join("waypoint/waypoint.toml"))
+            .filter(|p| p.is_file()),
+    };
+    let Some(path) = path else {
+        return Ok((Config::builtin(), PlannerSection::default()));
+    };
+    let name = path.display().to_string();
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("cannot read config `{name}`"))?;
+    let config = Config::with_file(&text, &name)?;
+    let table: toml::Table = text
+        .parse()
+        .with_context(|| format!("config `{name}` is not valid TOML"))?;
+    let section = match table.get("planner") {
+        Some(v) => v
+            .clone()
+            .try_into()
+            .with_context(|| format!("config `{name}`: [planner]"))?,
+        None => PlannerSection::default(),
+    };
+    Ok((config, section))
+}
