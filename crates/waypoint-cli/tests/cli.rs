@@ -7,54 +7,10 @@
     reason = "test helpers fail loudly on purpose"
 )]
 
-use std::io::Write as _;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn waypoint(args: &[&str]) -> Output {
-    waypoint_with_stdin(args, None)
-}
-
-fn waypoint_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_waypoint"))
-        .args(args)
-        .env_remove("NO_COLOR")
-        // Tests never touch the user's history; those that need a store name one.
-        .env("WAYPOINT_STORE", "none")
-        .env_remove("WAYPOINT_CALLER")
-        .env_remove("CLICOLOR_FORCE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-fn fixture(path: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../waypoint-catalog/tests/fixtures")
-        .join(path)
-        .display()
-        .to_string()
-}
+use common::{fixture, stderr, stdout, waypoint, waypoint_with_stdin};
+use std::process::{Command, Stdio};
 
 #[test]
 fn plan_prints_numbered_steps_without_colour_when_piped() {

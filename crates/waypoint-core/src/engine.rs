@@ -254,8 +254,9 @@ impl Engine {
         Ok(self.finish(request, context, analysis, &drafted, steps, planner))
     }
 
-    /// Every catalog entry that any action clause of the request routes to, best first,
-    /// with its best score over the clauses (what compaction keeps first).
+    /// Every catalog entry that any action clause of the request routes to or whose
+    /// goal's evidence it produces, best first, with its best score over the clauses
+    /// (what compaction keeps first).
     pub fn rank_catalog(
         &self,
         request: &str,
@@ -265,12 +266,22 @@ impl Engine {
         let planner = self.planner();
         let mut best: Vec<(String, f64)> = Vec::new();
         let mut goals = analysis.understanding.goals.iter();
+        let mut raise = |id: &str, score: f64| match best.iter_mut().find(|(i, _)| i == id) {
+            Some(slot) => slot.1 = slot.1.max(score),
+            None => best.push((id.to_string(), score)),
+        };
         for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
-            let hints = planner.hints(clause, goals.next());
+            let goal = goals.next();
+            let hints = planner.hints(clause, goal);
             for c in self.index.rank(clause.tokens(), &hints, &self.lexicon) {
-                match best.iter_mut().find(|(id, _)| *id == c.id) {
-                    Some(slot) => slot.1 = slot.1.max(c.score),
-                    None => best.push((c.id, c.score)),
+                raise(&c.id, c.score);
+            }
+            // The goal's evidence needs (seed 002) choose tools the words may not name
+            // ("how is this designed" needs discovery); they rank with the goal's confidence.
+            let confidence = goal.map_or(0.0, |g| g.confidence);
+            for need in &hints.needs {
+                for id in self.index.producers(need) {
+                    raise(id, confidence);
                 }
             }
         }

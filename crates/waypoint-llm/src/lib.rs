@@ -8,12 +8,16 @@
 //!   prompt-only) and is remembered.
 //! - [`TokenCounter`]: a real BPE tokenizer for budgets.
 //!
+//! - [`replay`] (feature `replay`): a recorded-response server for failure-shape tests.
+//!
 //! What to ask and what to do with the answer is the caller's business
 //! (`waypoint-cascade` for plans).
 
 mod client;
 pub mod config;
 mod error;
+#[cfg(feature = "replay")]
+pub mod replay;
 mod tokens;
 mod wire;
 

@@ -1,0 +1,67 @@
+//! Running the `waypoint` binary from tests, isolated from the user's settings.
+
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+pub fn waypoint(args: &[&str]) -> Output {
+    waypoint_with_stdin(args, None)
+}
+
+pub fn waypoint_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_waypoint"))
+        .args(args)
+        .env_remove("NO_COLOR")
+        // Tests never touch the user's history; those that need a store name one.
+        .env("WAYPOINT_STORE", "none")
+        .env_remove("WAYPOINT_CALLER")
+        .env_remove("CLICOLOR_FORCE")
+        // Nor the user's planner settings: no model unless a test names one.
+        .env_remove("WAYPOINT_MODEL")
+        .env_remove("WAYPOINT_PLANNER")
+        .env_remove("WAYPOINT_CONFIG")
+        .env("XDG_CONFIG_HOME", isolated("config"))
+        .env("XDG_CACHE_HOME", isolated("cache"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+pub fn fixture(path: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../waypoint-catalog/tests/fixtures")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+/// A directory of this test binary's own, so no test reads the user's files.
+fn isolated(what: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("waypoint-cli-tests-{}", std::process::id()))
+        .join(what);
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
