@@ -22,51 +22,70 @@ pub struct Bounds {
 }
 
 impl Bounds {
-    /// JSON runs about three characters per token at worst (punctuation, quotes).
-    const CHARS_PER_TOKEN: usize = 3;
+    /// Characters per token at worst: JSON punctuation, whitespace the grammar allows
+    /// between tokens, and non-ASCII text all tokenize densely.
+    const CHARS_PER_TOKEN: usize = 2;
     /// Keys, quotes, brackets and a tool id around one step.
     const STEP_OVERHEAD_CHARS: usize = 110;
     /// Keys and quotes around one arg, plus its name.
     const ARG_OVERHEAD_CHARS: usize = 45;
+    /// Steps a plan should be able to hold before field sizes are cut further.
+    const WANTED_STEPS: usize = 4;
 
-    /// The largest bounds whose worst case fits `max_output_tokens`, at most `max_steps`.
+    /// From roomy to terse; the first that allows enough steps is used.
+    const LADDER: [Self; 4] = [
+        Self::preset(8, 300, 160, 300),
+        Self::preset(6, 160, 100, 200),
+        Self::preset(4, 80, 60, 120),
+        Self::preset(2, 40, 40, 40),
+    ];
+
+    const fn preset(
+        args: usize,
+        value_chars: usize,
+        why_chars: usize,
+        reasoning_chars: usize,
+    ) -> Self {
+        Self {
+            steps: 0,
+            args,
+            value_chars,
+            why_chars,
+            reasoning_chars,
+        }
+    }
+
+    fn per_step(&self) -> usize {
+        Self::STEP_OVERHEAD_CHARS
+            + self.why_chars
+            + self.args * (Self::ARG_OVERHEAD_CHARS + self.value_chars)
+    }
+
+    fn fixed(&self) -> usize {
+        self.reasoning_chars + 60
+    }
+
+    /// The roomiest bounds whose worst case fits `max_output_tokens` with enough steps
+    /// (at most `max_steps`); the tersest when none does.
     pub fn for_output(max_output_tokens: u32, max_steps: usize) -> Self {
-        let generous = max_output_tokens >= 2048;
-        let mut b = if generous {
-            Self {
-                steps: 16,
-                args: 8,
-                value_chars: 300,
-                why_chars: 160,
-                reasoning_chars: 300,
-            }
-        } else {
-            Self {
-                steps: 16,
-                args: 4,
-                value_chars: 80,
-                why_chars: 60,
-                reasoning_chars: 120,
-            }
-        };
         let budget =
-            usize::try_from(max_output_tokens).unwrap_or(usize::MAX) * Self::CHARS_PER_TOKEN;
-        let fixed = b.reasoning_chars + 60;
-        let per_step = Self::STEP_OVERHEAD_CHARS
-            + b.why_chars
-            + b.args * (Self::ARG_OVERHEAD_CHARS + b.value_chars);
-        b.steps = (budget.saturating_sub(fixed) / per_step).clamp(1, max_steps.clamp(1, 16));
-        b
+            usize::try_from(max_output_tokens).unwrap_or(usize::MAX / 4) * Self::CHARS_PER_TOKEN;
+        let cap = max_steps.clamp(1, 16);
+        let wanted = Self::WANTED_STEPS.min(cap);
+        let fit = |b: &Self| (budget.saturating_sub(b.fixed()) / b.per_step()).min(cap);
+        let chosen = Self::LADDER
+            .iter()
+            .find(|b| fit(b) >= wanted)
+            .unwrap_or(&Self::LADDER[Self::LADDER.len() - 1]);
+        Self {
+            steps: fit(chosen).max(1),
+            ..*chosen
+        }
     }
 
     /// Worst-case reply length in characters.
     pub fn worst_case_chars(&self) -> usize {
-        self.reasoning_chars
-            + 60
-            + self.steps
-                * (Self::STEP_OVERHEAD_CHARS
-                    + self.why_chars
-                    + self.args * (Self::ARG_OVERHEAD_CHARS + self.value_chars))
+        self.fixed() + self.steps * self.per_step()
     }
 }
 
@@ -176,15 +195,17 @@ mod tests {
 
     #[test]
     fn the_worst_case_reply_fits_the_output_budget() {
-        for out in [64, 256, 512, 1024, 2048, 4096, 16384] {
+        for out in [256, 384, 512, 1024, 2048, 4096, 16384] {
             let b = Bounds::for_output(out, 32);
             let budget = usize::try_from(out).unwrap() * Bounds::CHARS_PER_TOKEN;
             assert!(b.steps >= 1);
-            if b.steps > 1 {
-                assert!(b.worst_case_chars() <= budget, "{out}: {b:?}");
-            }
+            assert!(b.worst_case_chars() <= budget, "{out}: {b:?}");
         }
+        // Roomy budgets keep roomy fields; small ones trade field size for steps.
         assert_eq!(Bounds::for_output(1 << 20, 32).steps, 16);
+        assert_eq!(Bounds::for_output(1 << 20, 32).value_chars, 300);
         assert_eq!(Bounds::for_output(1 << 20, 3).steps, 3);
+        assert!(Bounds::for_output(2048, 32).steps >= 4);
+        assert!(Bounds::for_output(384, 32).steps >= 2);
     }
 }
