@@ -9,7 +9,7 @@ use waypoint_core::Engine;
 use waypoint_llm::{CancellationToken, ChatRequest, Client, Endpoint, LlmError, TokenCounter};
 use waypoint_protocol::{Plan, PlannerKind, Usage};
 
-use crate::compact::{Compacted, Compactor};
+use crate::compact::Compactor;
 use crate::{prompt, reply};
 
 /// A tenth of the window is kept free for the difference between our tokenizer and
@@ -49,13 +49,6 @@ impl LlmPlanner {
     fn compactor(&self, engine: &Engine) -> &Compactor {
         self.compactor
             .get_or_init(|| Compactor::new(engine.catalog()))
-    }
-
-    /// The catalog as this model would see it for `request`.
-    pub fn compact(&self, engine: &Engine, request: &str, budget: Option<u32>) -> Compacted {
-        let ranking = engine.rank_catalog(request, None).unwrap_or_default();
-        let budget = budget.unwrap_or_else(|| self.catalog_budget(request));
-        self.compactor(engine).compact(&ranking, budget)
     }
 
     /// Tokens the catalog may use: the window, less the reply, the fixed prompt and the

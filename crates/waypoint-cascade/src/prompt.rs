@@ -89,17 +89,8 @@ impl Bounds {
     }
 }
 
-const SYSTEM: &str = "You are the planner of an AI agent. Turn the user's request into an \
-ordered plan over the catalog of tools and pipelines you are given.
-Rules:
-- Use only ids from the catalog. When nothing in the catalog can do a part of the request, \
-add a step with tool \"unknown\" and say in `why` what capability is missing.
-- Prefer a pipeline when it covers several parts of the request at once.
-- One step per action, in the order they must happen.
-- `uses` lists the numbers of earlier steps whose output this step needs.
-- Fill `args` from the request. To pass an earlier step's output, write \"$s1\" \
-(for step 1) as the value. Leave out args you cannot fill.
-- Keep `why` and `reasoning` short.";
+/// The planner's instructions: wording, not mechanism, so it lives in a data file.
+const SYSTEM: &str = include_str!("../data/system_prompt.txt");
 
 /// The messages for one planning call.
 pub fn messages(catalog_text: &str, request: &str, understanding: &Understanding) -> Vec<Message> {
@@ -122,7 +113,7 @@ pub fn messages(catalog_text: &str, request: &str, understanding: &Understanding
         ));
     }
     user.push_str(&format!("Request: {}", request.trim()));
-    vec![Message::system(SYSTEM), Message::user(user)]
+    vec![Message::system(SYSTEM.trim_end()), Message::user(user)]
 }
 
 /// The message that asks for a second try, with what was wrong.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use waypoint_cascade::{Cascade, LlmPlanner, Strategy, confidence};
 use waypoint_core::{Engine, Options};
 use waypoint_llm::replay::{Replay, Scripted};
-use waypoint_llm::{CancellationToken, Client, Config, Overrides};
+use waypoint_llm::{CancellationToken, Client};
 use waypoint_protocol::{PlannerKind, StepKind};
 
 fn engine() -> Engine {
@@ -20,16 +20,7 @@ fn engine() -> Engine {
 }
 
 fn planner(server: &Replay, timeout: Duration) -> LlmPlanner {
-    let endpoint = Config::builtin()
-        .endpoint(
-            Some("replay/test-model"),
-            &Overrides {
-                base_url: Some(server.base_url()),
-                api_key_env: None,
-                timeout: Some(timeout),
-            },
-        )
-        .unwrap();
+    let endpoint = server.endpoint("replay/test-model", timeout).unwrap();
     let client = Client::new()
         .unwrap()
         .with_backoff(Duration::from_millis(5));

@@ -41,8 +41,8 @@ usd_per_mtok_in = 0.0
 usd_per_mtok_out = 0.0
 "#;
 
-fn planner(url: &str) -> LlmPlanner {
-    let endpoint = Config::with_file(TEST_CONFIG, "test config")
+fn endpoint(url: &str) -> waypoint_llm::Endpoint {
+    Config::with_file(TEST_CONFIG, "test config")
         .unwrap()
         .endpoint(
             Some("llamacpp/gemma3-270m"),
@@ -52,8 +52,11 @@ fn planner(url: &str) -> LlmPlanner {
                 timeout: Some(Duration::from_mins(2)),
             },
         )
-        .unwrap();
-    LlmPlanner::new(Arc::new(Client::new().unwrap()), endpoint)
+        .unwrap()
+}
+
+fn planner(url: &str) -> LlmPlanner {
+    LlmPlanner::new(Arc::new(Client::new().unwrap()), endpoint(url))
 }
 
 fn cases() -> Vec<waypoint_protocol::EvalCase> {
@@ -176,16 +179,7 @@ async fn the_server_accepts_json_schema_and_is_remembered() {
     )
     .unwrap();
     let client = Arc::new(Client::new().unwrap());
-    let endpoint = Config::with_file(TEST_CONFIG, "test config")
-        .unwrap()
-        .endpoint(
-            Some("llamacpp/gemma3-270m"),
-            &Overrides {
-                base_url: Some(url.clone()),
-                ..Overrides::default()
-            },
-        )
-        .unwrap();
+    let endpoint = endpoint(&url);
     let llm = LlmPlanner::new(client.clone(), endpoint);
     let request = "list the files in the repo";
     let fallback = engine.plan(request, None).unwrap();

@@ -151,27 +151,9 @@ fn plan_with_history(
             None
         }
     };
-    let Some(store) = store else {
-        let (plan, _) = rt.block_on(planning.cascade().plan(request, ctx, None, &cancel))?;
-        planning.save_modes();
-        return Ok(plan);
-    };
-    let now = history::now_unix();
-    let filter = waypoint_store::HistoryFilter {
-        intent_sha: Some(waypoint_store::intent_sha(request)),
-        ..waypoint_store::HistoryFilter::default()
-    };
-    let rows = rt.block_on(async {
-        let _ = store.purge_expired(now).await;
-        store.history(&global.caller, &filter, now).await
-    });
-    let learned = match rows {
-        Ok(rows) => waypoint_store::learned(&rows, learn_rule(global)),
-        Err(e) => {
-            eprintln!("warning: cannot read plan history: {e}");
-            None
-        }
-    };
+    let learned = store
+        .as_ref()
+        .and_then(|store| learned_for(global, store, request, &rt));
     let (plan, _) = rt.block_on(planning.cascade().plan(
         request,
         ctx,
@@ -179,6 +161,9 @@ fn plan_with_history(
         &cancel,
     ))?;
     planning.save_modes();
+    let Some(store) = store else {
+        return Ok(plan);
+    };
     let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
     let row = history::row_for(
         &plan,
@@ -195,6 +180,31 @@ fn plan_with_history(
         eprintln!("warning: cannot record plan history: {e}");
     }
     Ok(plan)
+}
+
+/// The tool sequence the caller's history has learned for this request, if any.
+fn learned_for(
+    global: &Global,
+    store: &Store,
+    request: &str,
+    rt: &tokio::runtime::Runtime,
+) -> Option<Vec<String>> {
+    let now = history::now_unix();
+    let filter = waypoint_store::HistoryFilter {
+        intent_sha: Some(waypoint_store::intent_sha(request)),
+        ..waypoint_store::HistoryFilter::default()
+    };
+    let rows = rt.block_on(async {
+        let _ = store.purge_expired(now).await;
+        store.history(&global.caller, &filter, now).await
+    });
+    match rows {
+        Ok(rows) => waypoint_store::learned(&rows, learn_rule(global)),
+        Err(e) => {
+            eprintln!("warning: cannot read plan history: {e}");
+            None
+        }
+    }
 }
 
 fn learn_rule(global: &Global) -> waypoint_store::LearnRule {

@@ -102,12 +102,12 @@ impl Planning {
         }
     }
 
-    /// Remembers, for the next process, which output mode each endpoint accepted.
+    /// Remembers, for the next process, which output mode each endpoint accepted (the
+    /// client was seeded from the same file, so its view is the whole file's).
     pub fn save_modes(&self) {
         let Some(client) = &self.client else { return };
         let Some(path) = modes_file() else { return };
-        let mut modes = load_modes();
-        modes.extend(client.known_modes());
+        let modes = client.known_modes();
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
@@ -151,10 +151,10 @@ fn read_config(explicit: Option<&Path>) -> Result<(Config, PlannerSection)> {
     let name = path.display().to_string();
     let text =
         std::fs::read_to_string(&path).with_context(|| format!("cannot read config `{name}`"))?;
-    let config = Config::with_file(&text, &name)?;
     let table: toml::Table = text
         .parse()
         .with_context(|| format!("config `{name}` is not valid TOML"))?;
+    let config = Config::with_table(&table, &name)?;
     let section = match table.get("planner") {
         Some(v) => v
             .clone()

@@ -198,7 +198,7 @@ impl Client {
         loop {
             attempts += 1;
             match self.once(ep, url, req, mode).await {
-                Ok((completion, _)) => {
+                Ok(completion) => {
                     self.set_mode(&ep.base_url, mode);
                     return finish(completion, req, mode, attempts, started, url);
                 }
@@ -217,13 +217,9 @@ impl Client {
                         }
                     }
                 }
-                Err(Failure::Error(e)) if e.is_retryable() && retries_left > 0 => {
+                Err(Failure::Error(e, retry_after)) if e.is_retryable() && retries_left > 0 => {
                     retries_left -= 1;
-                    let wait = match &e {
-                        LlmError::Status { excerpt, .. } => retry_after(excerpt).unwrap_or(delay),
-                        _ => delay,
-                    };
-                    tokio::time::sleep(wait).await;
+                    tokio::time::sleep(retry_after.unwrap_or(delay)).await;
                     delay = delay.saturating_mul(2).min(Duration::from_secs(8));
                 }
                 Err(Failure::Rejected(status, excerpt)) => {
@@ -233,7 +229,7 @@ impl Client {
                         excerpt,
                     });
                 }
-                Err(Failure::Error(e)) => return Err(e),
+                Err(Failure::Error(e, _)) => return Err(e),
             }
         }
     }
@@ -244,7 +240,7 @@ impl Client {
         url: &str,
         req: &ChatRequest,
         mode: OutputMode,
-    ) -> Result<(Completion, u16), Failure> {
+    ) -> Result<Completion, Failure> {
         let body = request_body(ep, req, mode);
         let mut http = self
             .http
@@ -255,19 +251,20 @@ impl Client {
             http = http.bearer_auth(key);
         }
         let resp = http.send().await.map_err(|e| {
-            Failure::Error(LlmError::Unreachable {
+            Failure::error(LlmError::Unreachable {
                 url: url.to_string(),
                 message: root_cause(&e),
             })
         })?;
         let status = resp.status().as_u16();
-        let retry_after_secs = resp
+        let retry_after = resp
             .headers()
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|secs| Duration::from_secs(secs.min(30)));
         let text = resp.text().await.map_err(|e| {
-            Failure::Error(LlmError::BadResponse {
+            Failure::error(LlmError::BadResponse {
                 url: url.to_string(),
                 why: format!("the body could not be read: {}", root_cause(&e)),
             })
@@ -276,30 +273,35 @@ impl Client {
             return Err(Failure::Rejected(status, excerpt(&text)));
         }
         if !(200..300).contains(&status) {
-            let mut excerpt = excerpt(&text);
-            if let Some(s) = retry_after_secs {
-                excerpt = format!("{excerpt} (retry-after: {s})");
-            }
-            return Err(Failure::Error(LlmError::Status {
-                url: url.to_string(),
-                status,
-                excerpt,
-            }));
+            return Err(Failure::Error(
+                LlmError::Status {
+                    url: url.to_string(),
+                    status,
+                    excerpt: excerpt(&text),
+                },
+                retry_after,
+            ));
         }
-        let completion: Completion = serde_json::from_str(&text).map_err(|e| {
-            Failure::Error(LlmError::BadResponse {
+        serde_json::from_str(&text).map_err(|e| {
+            Failure::error(LlmError::BadResponse {
                 url: url.to_string(),
                 why: format!("{e}; body starts `{}`", excerpt(&text)),
             })
-        })?;
-        Ok((completion, status))
+        })
     }
 }
 
 enum Failure {
     /// The server refused the request's form (400, 422).
     Rejected(u16, String),
-    Error(LlmError),
+    /// Any other failure, with the server's Retry-After when it sent one.
+    Error(LlmError, Option<Duration>),
+}
+
+impl Failure {
+    fn error(e: LlmError) -> Self {
+        Self::Error(e, None)
+    }
 }
 
 fn finish(
@@ -371,16 +373,6 @@ fn request_body(ep: &Endpoint, req: &ChatRequest, mode: OutputMode) -> Value {
         }
     }
     body
-}
-
-fn retry_after(excerpt: &str) -> Option<Duration> {
-    let s = excerpt
-        .rsplit_once("(retry-after: ")?
-        .1
-        .trim_end_matches(')');
-    s.parse::<u64>()
-        .ok()
-        .map(|secs| Duration::from_secs(secs.min(30)))
 }
 
 fn excerpt(text: &str) -> String {

@@ -98,10 +98,12 @@ impl Config {
     pub fn builtin() -> Self {
         // The built-in tables are compiled in and covered by tests; parse failures
         // would be a packaging bug, so they degrade to empty tables rather than panic.
-        let providers =
-            parse_table::<Provider>(BUILTIN_PROVIDERS, "built-in providers").unwrap_or_default();
-        let models =
-            parse_table::<ModelInfo>(BUILTIN_MODELS, "built-in models").unwrap_or_default();
+        let providers = parse(BUILTIN_PROVIDERS, "built-in providers")
+            .and_then(|t| entries::<Provider>(t, "built-in providers"))
+            .unwrap_or_default();
+        let models = parse(BUILTIN_MODELS, "built-in models")
+            .and_then(|t| entries::<ModelInfo>(t, "built-in models"))
+            .unwrap_or_default();
         Self {
             settings: Settings::default(),
             providers,
@@ -112,13 +114,13 @@ impl Config {
     /// The built-in tables with a `waypoint.toml`'s text laid over them.
     /// `origin` names the file in errors.
     pub fn with_file(text: &str, origin: &str) -> Result<Self, LlmError> {
+        Self::with_table(&parse(text, origin)?, origin)
+    }
+
+    /// The built-in tables with an already parsed `waypoint.toml` laid over them, for
+    /// callers that read other sections of the same file.
+    pub fn with_table(table: &Table, origin: &str) -> Result<Self, LlmError> {
         let mut config = Self::builtin();
-        let table: Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| LlmError::Config {
-                path: origin.to_string(),
-                message: e.to_string(),
-            })?;
         if let Some(llm) = table.get("llm") {
             config.settings =
                 llm.clone()
@@ -128,8 +130,8 @@ impl Config {
                         message: format!("[llm]: {e}"),
                     })?;
         }
-        if let Some(text) = section_text(&table, "providers") {
-            for (name, p) in parse_table::<Provider>(&text, origin)? {
+        if let Some(section) = subtable(table, "providers") {
+            for (name, p) in entries::<Provider>(section.clone(), origin)? {
                 match config.providers.iter_mut().find(|(n, _)| *n == name) {
                     Some((_, old)) => {
                         if p.base_url.is_some() {
@@ -143,8 +145,8 @@ impl Config {
                 }
             }
         }
-        if let Some(text) = section_text(&table, "models") {
-            let mut mine = parse_table::<ModelInfo>(&text, origin)?;
+        if let Some(section) = subtable(table, "models") {
+            let mut mine = entries::<ModelInfo>(section.clone(), origin)?;
             mine.append(&mut config.models);
             config.models = mine;
         }
@@ -232,24 +234,26 @@ impl Config {
     }
 }
 
-fn section_text(table: &Table, name: &str) -> Option<String> {
+fn subtable<'t>(table: &'t Table, name: &str) -> Option<&'t Table> {
     match table.get(name) {
-        Some(toml::Value::Table(t)) => toml::to_string(t).ok(),
+        Some(toml::Value::Table(t)) => Some(t),
         _ => None,
     }
 }
 
-/// Parses a table of named entries, keeping file order.
-fn parse_table<T: for<'de> Deserialize<'de>>(
-    text: &str,
+/// Parses TOML text; `origin` names it in errors.
+fn parse(text: &str, origin: &str) -> Result<Table, LlmError> {
+    text.parse().map_err(|e: toml::de::Error| LlmError::Config {
+        path: origin.to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// A table of named entries, keeping file order.
+fn entries<T: for<'de> Deserialize<'de>>(
+    table: Table,
     origin: &str,
 ) -> Result<Vec<(String, T)>, LlmError> {
-    let table: Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| LlmError::Config {
-            path: origin.to_string(),
-            message: e.to_string(),
-        })?;
     table
         .into_iter()
         .map(|(name, value)| {

@@ -123,6 +123,21 @@ impl Replay {
         format!("http://{}/v1", self.addr)
     }
 
+    /// An endpoint for `PROVIDER/MODEL` on this server, with the built-in settings and
+    /// the given deadline.
+    pub fn endpoint(
+        &self,
+        model: &str,
+        timeout: std::time::Duration,
+    ) -> Result<crate::Endpoint, crate::LlmError> {
+        let overrides = crate::Overrides {
+            base_url: Some(self.base_url()),
+            api_key_env: None,
+            timeout: Some(timeout),
+        };
+        crate::Config::builtin().endpoint(Some(model), &overrides)
+    }
+
     /// Requests received so far, in order.
     pub fn requests(&self) -> Vec<Recorded> {
         self.recorded.lock().map(|r| r.clone()).unwrap_or_default()

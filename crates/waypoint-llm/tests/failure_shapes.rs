@@ -13,16 +13,18 @@ use waypoint_llm::{
 };
 
 fn endpoint(server: &Replay, timeout: Duration) -> Endpoint {
-    Config::builtin()
-        .endpoint(
-            Some("replay/test-model"),
-            &Overrides {
-                base_url: Some(server.base_url()),
-                api_key_env: None,
-                timeout: Some(timeout),
-            },
+    server.endpoint("replay/test-model", timeout).unwrap()
+}
+
+/// One call with a roomy deadline and no cancellation.
+async fn call(server: &Replay, schema: bool) -> Result<waypoint_llm::Reply, LlmError> {
+    client()
+        .chat(
+            &endpoint(server, Duration::from_secs(20)),
+            &request(schema),
+            &CancellationToken::new(),
         )
-        .unwrap()
+        .await
 }
 
 fn request(schema: bool) -> ChatRequest {
@@ -51,14 +53,7 @@ async fn retries_5xx_and_429_then_succeeds() {
         Scripted::completion("{\"ok\":true}"),
     ])
     .unwrap();
-    let r = client()
-        .chat(
-            &endpoint(&server, Duration::from_secs(20)),
-            &request(false),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let r = call(&server, false).await.unwrap();
     assert_eq!(r.content, "{\"ok\":true}");
     assert_eq!(r.attempts, 3);
     assert_eq!((r.prompt_tokens, r.completion_tokens), (100, 20));
@@ -84,14 +79,7 @@ async fn gives_up_after_the_configured_retries() {
 #[tokio::test]
 async fn does_not_retry_other_errors() {
     let server = Replay::start(vec![Scripted::json(404, r#"{"error":"no such model"}"#)]).unwrap();
-    let e = client()
-        .chat(
-            &endpoint(&server, Duration::from_secs(20)),
-            &request(false),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let e = call(&server, false).await.unwrap_err();
     assert!(matches!(e, LlmError::Status { status: 404, .. }));
     assert!(e.to_string().contains("no such model"), "{e}");
     assert_eq!(server.requests().len(), 1);
@@ -147,14 +135,7 @@ async fn truncated_and_garbage_bodies_are_bad_responses() {
         Scripted::json(200, r#"{"choices":[]}"#),
     ] {
         let server = Replay::start(vec![script.clone()]).unwrap();
-        let e = client()
-            .chat(
-                &endpoint(&server, Duration::from_secs(20)),
-                &request(false),
-                &CancellationToken::new(),
-            )
-            .await
-            .unwrap_err();
+        let e = call(&server, false).await.unwrap_err();
         assert!(matches!(e, LlmError::BadResponse { .. }), "{script:?}: {e}");
     }
 }
@@ -223,14 +204,7 @@ async fn structured_output_degrades_once_and_is_remembered() {
 #[tokio::test]
 async fn a_400_without_a_schema_is_an_error() {
     let server = Replay::start(vec![Scripted::json(400, r#"{"error":"bad messages"}"#)]).unwrap();
-    let e = client()
-        .chat(
-            &endpoint(&server, Duration::from_secs(20)),
-            &request(false),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap_err();
+    let e = call(&server, false).await.unwrap_err();
     assert!(matches!(e, LlmError::Status { status: 400, .. }), "{e}");
 }
 
@@ -254,14 +228,7 @@ async fn usage_is_counted_when_the_server_omits_it() {
     let body =
         json!({"choices": [{"message": {"content": "hello world"}, "finish_reason": "length"}]});
     let server = Replay::start(vec![Scripted::json(200, &body.to_string())]).unwrap();
-    let r = client()
-        .chat(
-            &endpoint(&server, Duration::from_secs(20)),
-            &request(false),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let r = call(&server, false).await.unwrap();
     assert_eq!(r.completion_tokens, 2);
     assert!(r.prompt_tokens > 0);
     assert!(r.truncated());
