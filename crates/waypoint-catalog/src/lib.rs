@@ -114,6 +114,21 @@ impl Catalog {
         }
     }
 
+    /// The catalog less some tools and the pipelines that use them: what a replan
+    /// chooses from after those tools failed.
+    #[must_use]
+    pub fn without(&self, names: &std::collections::HashSet<String>) -> Catalog {
+        let mut contents = self.contents.clone();
+        contents.tools.retain(|t| !names.contains(&t.name));
+        contents
+            .pipelines
+            .retain(|p| !names.contains(&p.id) && !p.steps.iter().any(|s| names.contains(s)));
+        for s in &mut contents.specialists {
+            s.tools.retain(|t| !names.contains(t));
+        }
+        Catalog::new(contents)
+    }
+
     /// Adds example requests to a tool or pipeline (how `--train` teaches the router).
     /// Returns false when the name is not in the catalog.
     pub fn add_examples(&mut self, name: &str, examples: impl IntoIterator<Item = String>) -> bool {

@@ -156,11 +156,131 @@ pub enum Command {
         after_help = "Examples:\n  waypoint history\n  waypoint history --tool git_status --since 7d --json\n  waypoint history --plans          # per request: counts, sequences, the learned one\n  waypoint history show 3f2a9c01d4e5b6a7"
     )]
     History(HistoryArgs),
+    /// Plan a request (or load a plan) and run it under limits, journaling every call.
+    #[command(
+        after_help = "Exit status: 0 ok, 1 error or failed, 3 a limit was hit, 4 needs input, 5 needs a human.\n\nExamples:\n  waypoint run \"what changed\" --workdir ~/src/app\n  waypoint run --plan plan.json --max-tool-calls 10 --max-wall 30s --json\n  waypoint run \"remember that the launch is on Friday\" --events jsonl\n  waypoint run \"create an agent that watches https://example.com/search\" --specialists\n  waypoint run \"…\" --catalog ./catalog --model llamacpp/gemma3-270m   # llm_subtask steps call the model"
+    )]
+    Run(RunArgs),
+    /// Resume a run that stopped: completed steps are not called again.
+    #[command(
+        after_help = "A step that was called but never answered (a crash, a timeout) is called again only when its tool only reads; otherwise say what happened with --retry or --done.\n\nExamples:\n  waypoint resume run_3f2a9c01d4e5b6a7\n  waypoint resume run_3f2a9c01d4e5b6a7 --answer s2=\"the staging cluster\"\n  waypoint resume run_3f2a9c01d4e5b6a7 --answer s1.path=README.md\n  waypoint resume run_3f2a9c01d4e5b6a7 --retry s3      # it did not happen: call it again\n  waypoint resume run_3f2a9c01d4e5b6a7 --done s3       # it happened: go on without calling it"
+    )]
+    Resume(ResumeArgs),
+    /// List your runs, or show one with its steps.
+    #[command(
+        after_help = "Examples:\n  waypoint runs\n  waypoint runs --json\n  waypoint runs show run_3f2a9c01d4e5b6a7 --json"
+    )]
+    Runs(RunsArgs),
     /// Delete your plan history: all of it, what is older than a duration, or one request's.
     #[command(
         after_help = "Examples:\n  waypoint forget --all\n  waypoint forget --older-than 7d\n  waypoint forget --intent 3f2a9c01d4e5b6a7"
     )]
     Forget(ForgetArgs),
+}
+
+/// Limits and where tools run; flags override `[run]` in waypoint.toml.
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Limits")]
+pub struct LimitArgs {
+    /// Most plan steps started, replans included (default 32).
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
+    /// Most tool calls (default 64).
+    #[arg(long, value_name = "N")]
+    pub max_tool_calls: Option<u32>,
+    /// Longest the whole run may take, e.g. `30s`, `10m`, `500ms` (default 10m).
+    #[arg(long, value_name = "DURATION")]
+    pub max_wall: Option<String>,
+    /// Most spend in US dollars at catalog and model prices (default 1.0).
+    #[arg(long, value_name = "USD")]
+    pub max_usd: Option<f64>,
+    /// New plans after a failure before a human is asked (K, default 2).
+    #[arg(long, value_name = "K")]
+    pub max_replans: Option<u32>,
+    /// Longest one tool call may take, e.g. `60s` (default 60s).
+    #[arg(long, value_name = "DURATION")]
+    pub tool_timeout: Option<String>,
+    /// Steps of one group run at once (default 4).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+}
+
+/// How a run reports as it goes and when it ends.
+#[derive(Debug, Args)]
+pub struct RunOutput {
+    /// Stream events to standard output, one JSON object per line.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub events: Option<EventsFormat>,
+    /// Print the final report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The directory file tools are confined to and commands run in (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EventsFormat {
+    Jsonl,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The request in the user's words; `-` reads it from standard input.
+    #[arg(required_unless_present = "plan", conflicts_with = "plan")]
+    pub request: Option<String>,
+    /// Run this plan (JSON, DESIGN §3) instead of planning a request.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Extra context: inline JSON, or @FILE to read JSON from a file.
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub context: Option<String>,
+    /// Run as specialists in priority order (seed 004), each given its instructions and
+    /// the request's concrete values.
+    #[arg(long)]
+    pub specialists: bool,
+    #[command(flatten)]
+    pub output: RunOutput,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run to resume, as `waypoint runs` lists it.
+    pub run_id: String,
+    /// Answer a question: `STEP=TEXT` for an ask_user step, `STEP.ARG=VALUE` for a placeholder.
+    #[arg(long, value_name = "STEP=TEXT")]
+    pub answer: Vec<String>,
+    /// A step whose outcome is unknown did not happen: call it again.
+    #[arg(long, value_name = "STEP")]
+    pub retry: Vec<String>,
+    /// A step whose outcome is unknown did happen: go on without calling it.
+    #[arg(long, value_name = "STEP")]
+    pub done: Vec<String>,
+    #[command(flatten)]
+    pub output: RunOutput,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(subcommand)]
+    pub show: Option<RunsCommand>,
+    /// Most runs to list.
+    #[arg(long, default_value_t = 20)]
+    pub limit: u32,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// One run's report: status, steps, outputs, attempts.
+    Show {
+        run_id: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -272,5 +392,17 @@ pub enum CatalogCommand {
     Show {
         #[arg(long)]
         json: bool,
+    },
+    /// Write a catalog of an MCP server's tools (from its tools/list), to run them as steps.
+    #[command(
+        after_help = "The server must be declared under `servers:` in a loaded catalog. Tool names get the server's name as a prefix; effects come from the tools' annotations (read-only → read, destructive → destructive, open-world → external, else write).\n\nExamples:\n  waypoint catalog import --mcp fs --catalog servers.yaml > fs-tools.yaml\n  waypoint catalog import --mcp memory --catalog servers.yaml --out catalog/memory.yaml"
+    )]
+    Import {
+        /// The server's name under `servers:`.
+        #[arg(long, value_name = "NAME")]
+        mcp: String,
+        /// Write here instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
 }

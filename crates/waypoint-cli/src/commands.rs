@@ -15,6 +15,7 @@ use crate::cli::{
 use crate::history::{self, Store};
 use crate::planning::Planning;
 use crate::report;
+use crate::running;
 use waypoint_store::HistoryStore as _;
 
 pub fn run(cli: &Cli) -> Result<ExitCode> {
@@ -27,6 +28,22 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
         Command::Catalog(CatalogCommand::Show { json }) => show(&cli.global, *json),
         Command::History(args) => list_history(&cli.global, args),
         Command::Forget(args) => forget(&cli.global, args),
+        Command::Run(args) => running::run(
+            &cli.global,
+            args,
+            &planning(&cli.global, engine(&cli.global)?)?,
+        ),
+        Command::Resume(args) => running::resume(
+            &cli.global,
+            args,
+            &planning(&cli.global, engine(&cli.global)?)?,
+        ),
+        Command::Runs(args) => running::runs(&cli.global, args),
+        Command::Catalog(CatalogCommand::Import { mcp, out }) => running::import(
+            &planning(&cli.global, engine(&cli.global)?)?,
+            mcp,
+            out.as_ref(),
+        ),
     }
 }
 
@@ -50,7 +67,7 @@ fn engine(global: &Global) -> Result<Engine> {
     Ok(Engine::new(load_catalog(global)?, options(global))?)
 }
 
-fn request_text(raw: &str) -> Result<String> {
+pub(crate) fn request_text(raw: &str) -> Result<String> {
     if raw == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -61,7 +78,7 @@ fn request_text(raw: &str) -> Result<String> {
     Ok(raw.to_string())
 }
 
-fn context(raw: Option<&str>) -> Result<Option<serde_json::Value>> {
+pub(crate) fn context(raw: Option<&str>) -> Result<Option<serde_json::Value>> {
     let Some(raw) = raw else { return Ok(None) };
     let (text, origin) = match raw.strip_prefix('@') {
         Some(path) => (
@@ -79,7 +96,7 @@ fn context(raw: Option<&str>) -> Result<Option<serde_json::Value>> {
     Ok(Some(value))
 }
 
-fn print_json(value: &impl serde::Serialize) -> Result<()> {
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let written = serde_json::to_writer_pretty(&mut out, value)
         .map_err(std::io::Error::from)
@@ -104,7 +121,7 @@ fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
     let planning = planning(global, engine(global)?)?;
     let request = request_text(&args.request.request)?;
     let ctx = context(args.request.context.as_deref())?;
-    let plan = plan_with_history(global, &planning, &request, ctx.as_ref())?;
+    let plan = plan_request(global, &planning, &request, ctx.as_ref())?;
     if args.specialists {
         let view = planning.engine.specialist_plan(&request, &plan);
         if args.request.json || args.format == Some(Format::Json) {
@@ -135,7 +152,7 @@ fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
 /// request, else the deterministic planner, else (when configured and needed) the model;
 /// the plan leaves an audit row. History is best effort: a store that cannot be opened
 /// is reported, not fatal.
-fn plan_with_history(
+pub(crate) fn plan_request(
     global: &Global,
     planning: &Planning,
     request: &str,

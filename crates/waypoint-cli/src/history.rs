@@ -1,13 +1,14 @@
-//! Opening the configured history store and the rows a plan leaves in it.
+//! Opening the configured store (plan history, the run journal, memories) and the
+//! rows a plan leaves in it.
 
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result, bail};
 use waypoint_protocol::Plan;
-use waypoint_store::HistoryStore;
 use waypoint_store::{
     Forget, HistoryFilter, HistoryRow, Outcome, StepRecord, StoreError, args_sha, intent_sha,
 };
+use waypoint_store::{HistoryStore, Memory, MemoryStore, RunRow, RunStore, StepEnd, StepRow};
 use waypoint_store_postgres::PostgresStore;
 use waypoint_store_sqlite::SqliteStore;
 
@@ -87,6 +88,57 @@ impl HistoryStore for Store {
             Self::Sqlite(s) => s.purge_expired(now).await,
             Self::Postgres(s) => s.purge_expired(now).await,
         }
+    }
+}
+
+/// Calls the same method on whichever backend is open.
+macro_rules! either {
+    ($self:ident, $s:ident => $call:expr) => {
+        match $self {
+            Self::Sqlite($s) => $call,
+            Self::Postgres($s) => $call,
+        }
+    };
+}
+
+impl RunStore for Store {
+    async fn create_run(&self, row: &RunRow) -> Result<(), StoreError> {
+        either!(self, s => s.create_run(row).await)
+    }
+    async fn update_run(&self, row: &RunRow) -> Result<(), StoreError> {
+        either!(self, s => s.update_run(row).await)
+    }
+    async fn run(&self, caller: &str, run_id: &str) -> Result<Option<RunRow>, StoreError> {
+        either!(self, s => s.run(caller, run_id).await)
+    }
+    async fn runs(&self, caller: &str, limit: u32) -> Result<Vec<RunRow>, StoreError> {
+        either!(self, s => s.runs(caller, limit).await)
+    }
+    async fn begin_step(&self, row: &StepRow) -> Result<(), StoreError> {
+        either!(self, s => s.begin_step(row).await)
+    }
+    async fn finish_step(&self, run_id: &str, key: &str, end: &StepEnd) -> Result<(), StoreError> {
+        either!(self, s => s.finish_step(run_id, key, end).await)
+    }
+    async fn steps(&self, run_id: &str) -> Result<Vec<StepRow>, StoreError> {
+        either!(self, s => s.steps(run_id).await)
+    }
+}
+
+impl MemoryStore for Store {
+    async fn remember(&self, caller: &str, memory: &Memory) -> Result<(), StoreError> {
+        either!(self, s => s.remember(caller, memory).await)
+    }
+    async fn recall(
+        &self,
+        caller: &str,
+        query: &str,
+        limit: u32,
+    ) -> Result<Vec<Memory>, StoreError> {
+        either!(self, s => s.recall(caller, query, limit).await)
+    }
+    async fn forget_memory(&self, caller: &str, key: &str) -> Result<bool, StoreError> {
+        either!(self, s => s.forget_memory(caller, key).await)
     }
 }
 

@@ -6,6 +6,7 @@ mod commands;
 mod history;
 mod planning;
 mod report;
+mod running;
 
 use std::process::ExitCode;
 

@@ -22,6 +22,20 @@ struct PlannerSection {
     cascade_threshold: Option<f64>,
 }
 
+/// The `[run]` section of `waypoint.toml`: executor limits (flags override them).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    pub max_steps: Option<u32>,
+    pub max_tool_calls: Option<u32>,
+    pub max_wall: Option<String>,
+    pub max_usd: Option<f64>,
+    pub max_replans: Option<u32>,
+    pub tool_timeout: Option<String>,
+    pub concurrency: Option<usize>,
+    pub max_output_bytes: Option<usize>,
+}
+
 /// A catalog's engine and the planner choice over it.
 pub struct Planning {
     pub engine: Engine,
@@ -29,11 +43,15 @@ pub struct Planning {
     pub strategy: Strategy,
     pub threshold: f64,
     client: Option<Arc<Client>>,
+    /// The configured model, whatever the strategy: `llm_subtask` steps call it.
+    endpoint: Option<waypoint_llm::Endpoint>,
+    /// `[run]` from the config file.
+    pub run: RunSection,
 }
 
 impl Planning {
     pub fn new(engine: Engine, args: &PlannerArgs) -> Result<Self> {
-        let (config, section) = read_config(args.config.as_deref())?;
+        let (config, section, run) = read_config(args.config.as_deref())?;
         let model = args.model.clone().or_else(|| config.settings.model.clone());
         let from_file = section
             .strategy
@@ -66,11 +84,13 @@ impl Planning {
             strategy,
             threshold,
             client: None,
+            endpoint: None,
+            run,
         };
-        if strategy == Strategy::Deterministic {
-            return Ok(planning);
-        }
         if model.is_none() {
+            if strategy == Strategy::Deterministic {
+                return Ok(planning);
+            }
             bail!(
                 "`--planner {}` needs a model: pass --model PROVIDER/MODEL (e.g. llamacpp/gemma3-270m) or set `model` under [llm] in waypoint.toml",
                 if strategy == Strategy::Llm {
@@ -85,12 +105,29 @@ impl Planning {
             api_key_env: args.llm_api_key_env.clone(),
             timeout: args.llm_timeout.map(Duration::from_secs_f64),
         };
-        let endpoint = config.endpoint(model.as_deref(), &overrides)?;
+        let endpoint = match config.endpoint(model.as_deref(), &overrides) {
+            Ok(e) => e,
+            // A deterministic planner never calls the model; a model it cannot reach
+            // only matters to `llm_subtask` steps, which say so when they run.
+            Err(_) if strategy == Strategy::Deterministic => return Ok(planning),
+            Err(e) => return Err(e.into()),
+        };
         let client = Arc::new(Client::new()?);
         client.remember_modes(load_modes());
-        planning.llm = Some(LlmPlanner::new(client.clone(), endpoint));
+        if strategy != Strategy::Deterministic {
+            planning.llm = Some(LlmPlanner::new(client.clone(), endpoint.clone()));
+        }
+        planning.endpoint = Some(endpoint);
         planning.client = Some(client);
         Ok(planning)
+    }
+
+    /// The configured model for `llm_subtask` steps, if any.
+    pub fn model(&self) -> Option<waypoint_run::Model> {
+        Some(waypoint_run::Model {
+            client: self.client.clone()?,
+            endpoint: self.endpoint.clone()?,
+        })
     }
 
     pub fn cascade(&self) -> Cascade<'_> {
@@ -138,7 +175,7 @@ fn load_modes() -> HashMap<String, OutputMode> {
 }
 
 /// Reads `--config FILE` (which must exist) or the default file (if it exists).
-fn read_config(explicit: Option<&Path>) -> Result<(Config, PlannerSection)> {
+fn read_config(explicit: Option<&Path>) -> Result<(Config, PlannerSection, RunSection)> {
     let path = match explicit {
         Some(p) => Some(p.to_path_buf()),
         None => config_dir()
@@ -146,7 +183,11 @@ fn read_config(explicit: Option<&Path>) -> Result<(Config, PlannerSection)> {
             .filter(|p| p.is_file()),
     };
     let Some(path) = path else {
-        return Ok((Config::builtin(), PlannerSection::default()));
+        return Ok((
+            Config::builtin(),
+            PlannerSection::default(),
+            RunSection::default(),
+        ));
     };
     let name = path.display().to_string();
     let text =
@@ -162,5 +203,12 @@ fn read_config(explicit: Option<&Path>) -> Result<(Config, PlannerSection)> {
             .with_context(|| format!("config `{name}`: [planner]"))?,
         None => PlannerSection::default(),
     };
-    Ok((config, section))
+    let run = match table.get("run") {
+        Some(v) => v
+            .clone()
+            .try_into()
+            .with_context(|| format!("config `{name}`: [run]"))?,
+        None => RunSection::default(),
+    };
+    Ok((config, section, run))
 }

@@ -2,7 +2,7 @@
 //!
 //! Every other crate speaks these types: the planner produces a [`Plan`], the CLI and the
 //! servers print it, the evaluation harness reads [`EvalCase`]s and writes an
-//! [`EvalReport`]. The JSON they serialise to is the contract of `docs/contracts.md`
+//! [`EvalReport`]; the executor reports a [`RunReport`] and streams [`RunEvent`]s. The JSON they serialise to is the contract of `docs/contracts.md`
 //! (DESIGN §3 and §4); `docs/plan.schema.json` is generated from these types.
 //!
 //! Facts that can be derived are derived, never stored on their own: a plan's
@@ -12,6 +12,7 @@
 mod eval;
 mod plan;
 mod route;
+mod run;
 mod specialists;
 mod understanding;
 
@@ -21,6 +22,10 @@ pub use plan::{
     UNKNOWN_TOOL, Usage,
 };
 pub use route::{Candidate, CandidateKind, RouteReport};
+pub use run::{
+    Attempt, Criterion, LimitHit, Question, RunEvent, RunReport, RunStatus, RunTotals, StepRun,
+    StepStatus, Verification,
+};
 pub use specialists::{Priority, SpecialistPlan};
 pub use understanding::{
     Ambiguity, Clarity, Clause, ClauseRole, Extracted, ExtractedKind, Goal, TextSpan, Understanding,

@@ -4,6 +4,8 @@
 //! rows; migrations run on connect under PostgreSQL's advisory lock; queries are checked
 //! at compile time (offline data in `.sqlx/`).
 
+mod runs;
+
 use std::time::Duration;
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
@@ -12,11 +14,11 @@ use waypoint_store::{Forget, HistoryFilter, HistoryRow, HistoryStore, StoreError
 /// A PostgreSQL-backed history store.
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
-    pool: PgPool,
+    pub(crate) pool: PgPool,
     ttl_secs: i64,
 }
 
-fn query_err(e: &sqlx::Error) -> StoreError {
+pub(crate) fn query_err(e: &sqlx::Error) -> StoreError {
     StoreError::Query(e.to_string())
 }
 

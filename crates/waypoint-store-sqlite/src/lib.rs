@@ -4,6 +4,8 @@
 //! migrations run on open; queries are checked at compile time against the schema in
 //! `migrations/` (offline data in `.sqlx/`, so building needs no database).
 
+mod runs;
+
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
@@ -19,11 +21,11 @@ const OPEN_RETRIES: u32 = 10;
 /// A SQLite-backed history store.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
-    pool: SqlitePool,
+    pub(crate) pool: SqlitePool,
     ttl_secs: i64,
 }
 
-fn query_err(e: &sqlx::Error) -> StoreError {
+pub(crate) fn query_err(e: &sqlx::Error) -> StoreError {
     StoreError::Query(e.to_string())
 }
 

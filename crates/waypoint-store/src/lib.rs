@@ -5,13 +5,19 @@
 //! rationale. Backends (`waypoint-store-sqlite`, `waypoint-store-postgres`) keep rows per
 //! caller namespace with a time to live; [`project`] turns a caller's rows into the
 //! my-plans view and [`learned`] finds the sequence a repeated request can reuse.
+//!
+//! The same backends keep the run journal ([`RunStore`]: runs and their step calls,
+//! written before and after every call) and the memories of `memory_*` tools
+//! ([`MemoryStore`]).
 
 mod hash;
 mod learn;
 mod model;
+mod runs;
 mod store;
 
 pub use hash::{args_sha, intent_sha, normalise};
 pub use learn::{LearnRule, MyPlan, SequenceCount, learned, project};
 pub use model::{Forget, HistoryFilter, HistoryRow, Outcome, StepRecord, StoreError};
+pub use runs::{Memory, MemoryStore, RunRow, RunStore, StepEnd, StepRow};
 pub use store::HistoryStore;

@@ -1,0 +1,131 @@
+//! `run: {http: {url, method}}` and the `http_fetch` built-in.
+//!
+//! The URL is a template filled from the args (each value percent-encoded); a `GET`
+//! sends no body, any other method sends the args as JSON. Only `http` and `https` are
+//! allowed; bodies beyond the output cap fail the call. An `Idempotency-Key` header
+//! lets a server drop a repeated write.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use waypoint_store::MemoryStore;
+
+use super::{Call, Output, ToolError, Toolbox, check_size};
+
+pub(super) async fn call<M: MemoryStore + 'static>(
+    tb: &Toolbox<M>,
+    template: &str,
+    method: &str,
+    call: &Call<'_>,
+    timeout: Duration,
+) -> Result<Output, ToolError> {
+    let mut encoded = Map::new();
+    for (k, v) in &call.args {
+        encoded.insert(
+            k.clone(),
+            Value::String(percent_encode(&crate::refs::text_of(v))),
+        );
+    }
+    let url = super::fill_template(template, &encoded)?;
+    let method = reqwest::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+        .map_err(|_| ToolError::Failed(format!("`{method}` is not an HTTP method")))?;
+    let body = (method != reqwest::Method::GET).then(|| Value::Object(call.args.clone()));
+    send(tb, &url, method, body, call, timeout).await
+}
+
+pub(super) async fn get<M: MemoryStore + 'static>(
+    tb: &Toolbox<M>,
+    url: &str,
+    call: &Call<'_>,
+    timeout: Duration,
+) -> Result<Output, ToolError> {
+    send(tb, url, reqwest::Method::GET, None, call, timeout).await
+}
+
+async fn send<M: MemoryStore + 'static>(
+    tb: &Toolbox<M>,
+    url: &str,
+    method: reqwest::Method,
+    body: Option<Value>,
+    call: &Call<'_>,
+    timeout: Duration,
+) -> Result<Output, ToolError> {
+    let parsed =
+        reqwest::Url::parse(url).map_err(|e| ToolError::Failed(format!("bad URL `{url}`: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ToolError::Denied(format!(
+            "only http and https URLs are fetched, not `{}`",
+            parsed.scheme()
+        )));
+    }
+    let mut req = tb
+        .http
+        .request(method, parsed)
+        .timeout(timeout)
+        .header("Idempotency-Key", &call.idempotency_key);
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let mut resp = req
+        .send()
+        .await
+        .map_err(|e| ToolError::Failed(format!("{url}: {e}")))?;
+    let status = resp.status();
+    let content_type = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let limit = tb.max_output_bytes;
+    if let Some(len) = resp.content_length() {
+        check_size(usize::try_from(len).unwrap_or(usize::MAX), limit)?;
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| ToolError::Failed(format!("{url}: {e}")))?
+    {
+        bytes.extend_from_slice(&chunk);
+        check_size(bytes.len(), limit)?;
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if !status.is_success() {
+        let head: String = text.chars().take(200).collect();
+        return Err(ToolError::Failed(format!(
+            "{url} answered {status}: {head}"
+        )));
+    }
+    let json_body = content_type
+        .contains("json")
+        .then(|| serde_json::from_str::<Value>(&text).ok())
+        .flatten();
+    Ok(Output::of(json!({
+        "url": url,
+        "status": status.as_u16(),
+        "content_type": content_type,
+        "body": text,
+        "json": json_body,
+    })))
+}
+
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn values_are_percent_encoded() {
+        assert_eq!(super::percent_encode("a b/c?"), "a%20b%2Fc%3F");
+    }
+}

@@ -1,0 +1,25 @@
+//! The executor: runs a validated plan under hard limits (seed 001).
+//!
+//! - [`limits`]: the caps (`max_steps`, `max_tool_calls`, `max_wall_ms`, `max_usd`,
+//!   `max_replans`, tool timeout, concurrency) and the meter that enforces them;
+//! - [`adapters`]: how a tool's `run:` becomes a call — built-ins, commands (no shell),
+//!   HTTP, MCP servers (rmcp), the configured model;
+//! - [`refs`]: `$ref` data flow from earlier outputs into args;
+//! - [`executor`]: groups in order, steps of a group together, a journal row before and
+//!   after every call, resume from the journal;
+//! - [`verify`]: the completion check against the goals' evidence needs (seed 002);
+//! - [`replan`]: bounded replanning with an error digest, then a human;
+//! - [`specialists`]: the planner-first specialist runner (seed 004).
+
+pub mod adapters;
+pub mod executor;
+pub mod limits;
+pub mod refs;
+pub mod replan;
+pub mod specialists;
+pub mod verify;
+
+pub use adapters::{Asking, Model, Toolbox};
+pub use executor::{Decisions, EventSink, RunError, Runner, Settings};
+pub use limits::{Limit, Limits};
+pub use replan::{NoReplan, Recovery, ReplanAsk, Replanner};
