@@ -462,30 +462,32 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         let mut failures = Vec::new();
         let mut failed_tools = Vec::new();
         for g in groups {
-            let steps: Vec<&Step> = st.plan.steps().iter().filter(|s| s.group == g).collect();
-            let results = futures_util::future::join_all(steps.iter().map(|step| async {
-                let _permit = gate.acquire().await;
-                self.run_step(st, step).await
-            }))
-            .await;
-            let mut questions = Vec::new();
-            let mut limit = None;
-            for (step, result) in steps.iter().zip(results) {
-                match result? {
-                    Outcome::Ok | Outcome::Skipped => {}
-                    Outcome::Failed(e) => {
-                        failures.push(format!("{} ({}) failed: {e}", step.id, step.tool));
-                        failed_tools.push(step.tool.clone());
+            let group: Vec<&Step> = st.plan.steps().iter().filter(|s| s.group == g).collect();
+            for wave in self.waves(&group) {
+                let results = futures_util::future::join_all(wave.iter().map(|step| async {
+                    let _permit = gate.acquire().await;
+                    self.run_step(st, step).await
+                }))
+                .await;
+                let mut questions = Vec::new();
+                let mut limit = None;
+                for (step, result) in wave.iter().zip(results) {
+                    match result? {
+                        Outcome::Ok | Outcome::Skipped => {}
+                        Outcome::Failed(e) => {
+                            failures.push(format!("{} ({}) failed: {e}", step.id, step.tool));
+                            failed_tools.push(step.tool.clone());
+                        }
+                        Outcome::Limit(hit) => limit = limit.or(Some(hit)),
+                        Outcome::Ask(q) => questions.push(q),
                     }
-                    Outcome::Limit(hit) => limit = limit.or(Some(hit)),
-                    Outcome::Ask(q) => questions.push(q),
                 }
-            }
-            if let Some(hit) = limit {
-                return Ok(PlanEnd::Limit(hit));
-            }
-            if !questions.is_empty() {
-                return Ok(PlanEnd::Ask(questions));
+                if let Some(hit) = limit {
+                    return Ok(PlanEnd::Limit(hit));
+                }
+                if !questions.is_empty() {
+                    return Ok(PlanEnd::Ask(questions));
+                }
             }
         }
         if failures.is_empty() {
@@ -495,6 +497,44 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 digest: failures.join("; "),
                 tools: failed_tools,
             })
+        }
+    }
+
+    /// Splits a group into waves that run one after another: steps that only read run
+    /// together, and a step that changes the world runs alone, in plan order — two
+    /// steps with no data dependency may still touch the same file or record.
+    fn waves<'s>(&self, group: &[&'s Step]) -> Vec<Vec<&'s Step>> {
+        let mut waves: Vec<Vec<&Step>> = Vec::new();
+        let mut reads: Vec<&Step> = Vec::new();
+        for step in group {
+            if self.effects(step) == Effects::Read {
+                reads.push(step);
+            } else {
+                if !reads.is_empty() {
+                    waves.push(std::mem::take(&mut reads));
+                }
+                waves.push(vec![step]);
+            }
+        }
+        if !reads.is_empty() {
+            waves.push(reads);
+        }
+        waves
+    }
+
+    /// The strongest effects a step may have: its tool's, or any tool of its pipeline.
+    fn effects(&self, step: &Step) -> Effects {
+        match self.catalog.entry(&step.tool) {
+            Some(Entry::Tool(t)) => t.effects,
+            Some(Entry::Pipeline(p)) => {
+                let tools = self.flatten(&p.steps, 0);
+                if tools.iter().all(|t| t.effects == Effects::Read) {
+                    Effects::Read
+                } else {
+                    Effects::Write
+                }
+            }
+            None => Effects::Read,
         }
     }
 
@@ -630,6 +670,14 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         key: &str,
         args: Map<String, Value>,
     ) -> Result<Result<Value, Outcome>, RunError> {
+        // An answer given on resume is the ask_user step's output; nobody is asked twice.
+        if is_ask(step, tool)
+            && let Some(answer) = st.decisions.answers.get(&step.id)
+        {
+            let value = serde_json::json!({ "answer": answer });
+            self.journal_answer(st, step, tool, key, &value).await?;
+            return Ok(Ok(value));
+        }
         if let Some(row) = st.journal.get(key) {
             match StepStatus::parse(&row.status) {
                 Some(StepStatus::Ok) => {
@@ -817,6 +865,37 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             }))),
             Err(e) => Ok(Err(Outcome::Failed(e.to_string()))),
         }
+    }
+
+    /// Journals an answer as the finished call of its ask_user step.
+    async fn journal_answer(
+        &self,
+        st: &State,
+        step: &Step,
+        tool: &Tool,
+        key: &str,
+        value: &Value,
+    ) -> Result<(), RunError> {
+        let now = now_unix();
+        self.store
+            .begin_step(&StepRow {
+                run_id: st.run_id.clone(),
+                key: key.to_string(),
+                tool: tool.name.clone(),
+                status: StepStatus::Ok.as_str().into(),
+                idempotency_key: idempotency_key(&st.run_id, key, &step.args),
+                output: value.to_string(),
+                error: None,
+                latency_ms: 0,
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                cost_usd: 0.0,
+                started_at: now,
+                finished_at: Some(now),
+            })
+            .await?;
+        self.record_local(st, step, key, StepStatus::Ok, Some(value.clone()), None);
+        Ok(())
     }
 
     async fn dispatch(
@@ -1020,6 +1099,12 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         self.store.update_run(&row).await?;
         Ok(())
     }
+}
+
+/// Whether a step asks the user: by kind, or by its tool's built-in.
+fn is_ask(step: &Step, tool: &Tool) -> bool {
+    step.kind == StepKind::AskUser
+        || matches!(&tool.run, Some(waypoint_catalog::RunSpec::Builtin(b)) if b == "ask_user")
 }
 
 /// The ad-hoc tool an `llm_subtask` step that names no catalog tool runs as: it reads

@@ -68,3 +68,17 @@ async fn concurrent_writers_lose_nothing() {
         suite::concurrent_writers_lose_nothing(s).await;
     }
 }
+
+#[tokio::test]
+async fn the_journal_keeps_runs_and_steps() {
+    if let Some(s) = store().await {
+        suite::the_journal_keeps_runs_and_steps(s).await;
+    }
+}
+
+#[tokio::test]
+async fn memories_are_kept_per_caller() {
+    if let Some(s) = store().await {
+        suite::memories_are_kept_per_caller(s).await;
+    }
+}

@@ -89,3 +89,15 @@ async fn many_openers_of_a_new_file_all_succeed() {
         t.await.unwrap().unwrap();
     }
 }
+
+#[tokio::test]
+async fn the_journal_keeps_runs_and_steps() {
+    let (_d, s) = store().await;
+    suite::the_journal_keeps_runs_and_steps(s).await;
+}
+
+#[tokio::test]
+async fn memories_are_kept_per_caller() {
+    let (_d, s) = store().await;
+    suite::memories_are_kept_per_caller(s).await;
+}

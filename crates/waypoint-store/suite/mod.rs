@@ -326,3 +326,130 @@ pub async fn concurrent_writers_lose_nothing<B: Backend>(store: B) {
         );
     }
 }
+
+fn run_row(caller: &str, run_id: &str, at: i64) -> waypoint_store::RunRow {
+    waypoint_store::RunRow {
+        run_id: run_id.into(),
+        caller: caller.into(),
+        status: "running".into(),
+        plan: "{}".into(),
+        generation: 0,
+        report: String::new(),
+        settings: "{}".into(),
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+fn step_row(run_id: &str, key: &str) -> waypoint_store::StepRow {
+    waypoint_store::StepRow {
+        run_id: run_id.into(),
+        key: key.into(),
+        tool: "git_status".into(),
+        status: "running".into(),
+        idempotency_key: "k".into(),
+        output: String::new(),
+        error: None,
+        latency_ms: 0,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cost_usd: 0.25,
+        started_at: NOW,
+        finished_at: None,
+    }
+}
+
+/// A run's rows are written before and after each call, read back in order, and only
+/// by the run's caller.
+pub async fn the_journal_keeps_runs_and_steps<B: waypoint_store::RunStore>(store: B) {
+    let me = caller("journal");
+    let other = caller("journal-other");
+    let id = format!("run_{me}");
+    store.create_run(&run_row(&me, &id, NOW)).await.unwrap();
+    store.begin_step(&step_row(&id, "g0/s1")).await.unwrap();
+    store.begin_step(&step_row(&id, "g0/s2")).await.unwrap();
+    let end = waypoint_store::StepEnd {
+        status: "ok".into(),
+        output: r#"{"stdout":"x"}"#.into(),
+        error: None,
+        latency_ms: 7,
+        prompt_tokens: 1,
+        completion_tokens: 2,
+        cost_usd: 0.5,
+        finished_at: NOW + 1,
+    };
+    store.finish_step(&id, "g0/s1", &end).await.unwrap();
+    // Beginning the same key again (a retry) replaces the row instead of adding one.
+    store.begin_step(&step_row(&id, "g0/s2")).await.unwrap();
+    let steps = store.steps(&id).await.unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[0].key, "g0/s1");
+    assert_eq!(steps[0].status, "ok");
+    assert_eq!(steps[0].output, r#"{"stdout":"x"}"#);
+    assert_eq!(steps[0].finished_at, Some(NOW + 1));
+    assert_eq!(steps[1].status, "running");
+    assert_eq!(steps[1].finished_at, None);
+
+    let mut done = run_row(&me, &id, NOW);
+    done.status = "ok".into();
+    done.generation = 2;
+    done.report = "{\"r\":1}".into();
+    done.updated_at = NOW + 5;
+    store.update_run(&done).await.unwrap();
+    let got = store.run(&me, &id).await.unwrap().unwrap();
+    assert_eq!(got, done);
+    assert!(
+        store.run(&other, &id).await.unwrap().is_none(),
+        "another caller's run is invisible"
+    );
+    store
+        .create_run(&run_row(&me, &format!("{id}-2"), NOW + 10))
+        .await
+        .unwrap();
+    let listed = store.runs(&me, 10).await.unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].run_id, format!("{id}-2"), "newest first");
+    assert!(store.runs(&other, 10).await.unwrap().is_empty());
+}
+
+/// Memories are per caller, replaced by key, found by key or content, and forgotten.
+pub async fn memories_are_kept_per_caller<B: waypoint_store::MemoryStore>(store: B) {
+    let me = caller("memory");
+    let other = caller("memory-other");
+    let m = |key: &str, value: &str, at: i64| waypoint_store::Memory {
+        key: key.into(),
+        value: value.into(),
+        at_unix: at,
+    };
+    store
+        .remember(&me, &m("launch", "Friday 9am", NOW))
+        .await
+        .unwrap();
+    store
+        .remember(&me, &m("launch", "Monday 10am", NOW + 1))
+        .await
+        .unwrap();
+    store
+        .remember(&me, &m("office", "100% remote_first", NOW + 2))
+        .await
+        .unwrap();
+    let got = store.recall(&me, "launch", 10).await.unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        got[0].value, "Monday 10am",
+        "a key is replaced, not duplicated"
+    );
+    assert_eq!(
+        store.recall(&me, "remote", 10).await.unwrap().len(),
+        1,
+        "found by content"
+    );
+    assert!(
+        store.recall(&me, "%", 10).await.unwrap().len() == 1,
+        "% is literal"
+    );
+    assert!(store.recall(&other, "launch", 10).await.unwrap().is_empty());
+    assert!(!store.forget_memory(&other, "launch").await.unwrap());
+    assert!(store.forget_memory(&me, "launch").await.unwrap());
+    assert!(store.recall(&me, "launch", 10).await.unwrap().is_empty());
+}

@@ -1,0 +1,584 @@
+//! The executor against real parts: a SQLite journal, real processes for command tools,
+//! the built-in memory tools on the same store.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::missing_panics_doc,
+    reason = "tests fail loudly on purpose"
+)]
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use waypoint_catalog::{Catalog, Source, load};
+use waypoint_protocol::{Plan, RunReport, RunStatus, StepStatus};
+use waypoint_run::{Decisions, Limits, NoReplan, ReplanAsk, Replanner, Runner, Settings, Toolbox};
+use waypoint_store::{RunRow, RunStore as _, StepRow};
+use waypoint_store_sqlite::SqliteStore;
+
+const CATALOG: &str = r#"
+tools:
+  - name: echo
+    description: Print a message.
+    input_schema: {type: object, properties: {text: {type: string}}, required: [text]}
+    run: {command: [echo, "{text}"]}
+  - name: nap
+    description: Sleep for some seconds.
+    input_schema: {type: object, properties: {secs: {type: string}}, required: [secs]}
+    run: {command: [sleep, "{secs}"]}
+  - name: append
+    description: Append a line to a file.
+    effects: write
+    input_schema: {type: object, properties: {line: {type: string}, file: {type: string}}, required: [line, file]}
+    run: {command: [sh, -c, 'echo "$0" >> "$1"', "{line}", "{file}"]}
+  - name: pricey
+    description: Costs money.
+    cost_usd: 0.4
+    run: {command: [echo, priced]}
+  - name: broken
+    description: Always fails.
+    run: {command: ["false"]}
+  - name: remember
+    description: Keep a note.
+    effects: write
+    input_schema: {type: object, properties: {key: {type: string}, value: {type: string}}, required: [value]}
+    run: {builtin: memory_store}
+  - name: recall
+    description: Find notes.
+    input_schema: {type: object, properties: {query: {type: string}}, required: [query]}
+    run: {builtin: memory_recall}
+  - name: ask
+    description: Ask the user.
+    input_schema: {type: object, properties: {question: {type: string}}, required: [question]}
+    run: {builtin: ask_user}
+  - name: planned_only
+    description: Has no run field.
+"#;
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    work: std::path::PathBuf,
+    catalog: Catalog,
+    store: Arc<SqliteStore>,
+    toolbox: Toolbox<SqliteStore>,
+}
+
+async fn harness() -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let catalog = load(&[Source {
+        name: "test.yaml".into(),
+        text: CATALOG.into(),
+    }])
+    .unwrap()
+    .catalog;
+    let store = Arc::new(
+        SqliteStore::open(&dir.path().join("wp.db"), 3600)
+            .await
+            .unwrap(),
+    );
+    let toolbox = Toolbox::new(&work, catalog.servers(), store.clone(), 1 << 20).unwrap();
+    Harness {
+        _dir: dir,
+        work,
+        catalog,
+        store,
+        toolbox,
+    }
+}
+
+impl Harness {
+    fn runner<'a>(&'a self, replanner: &'a dyn Replanner) -> Runner<'a, SqliteStore> {
+        Runner {
+            catalog: &self.catalog,
+            store: self.store.clone(),
+            toolbox: &self.toolbox,
+            replanner,
+            caller: "tester".into(),
+            events: None,
+        }
+    }
+
+    async fn run(&self, plan: Plan, limits: Limits) -> RunReport {
+        self.runner(&NoReplan)
+            .run(
+                plan,
+                Settings {
+                    limits,
+                    ..Settings::default()
+                },
+            )
+            .await
+            .unwrap()
+    }
+
+    fn file(&self, name: &str) -> String {
+        self.work.join(name).to_string_lossy().into_owned()
+    }
+}
+
+/// A plan from `(id, tool, args, group, input_refs)`.
+fn plan(steps: &[(&str, &str, Value, u32, &[&str])]) -> Plan {
+    let steps: Vec<Value> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, (id, tool, args, group, refs))| {
+            json!({"id": id, "order": i + 1, "kind": "tool", "tool": tool, "args": args,
+                   "group": group, "input_refs": refs})
+        })
+        .collect();
+    serde_json::from_value(json!({"plan_id": "pl_test", "steps": steps})).unwrap()
+}
+
+fn lines(path: &str) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn outputs_flow_into_later_args_and_values_are_never_a_shell() {
+    let h = harness().await;
+    let nasty = "$(touch pwned); echo `id` > x";
+    let p = plan(&[
+        ("s1", "echo", json!({"text": nasty}), 1, &[]),
+        (
+            "s2",
+            "echo",
+            json!({"text": {"$ref": "s1/output/stdout"}}),
+            2,
+            &["s1"],
+        ),
+    ]);
+    let r = h.run(p, Limits::default()).await;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.message);
+    assert_eq!(r.output("s1").unwrap()["stdout"], format!("{nasty}\n"));
+    assert_eq!(r.output("s2").unwrap()["stdout"], format!("{nasty}\n\n"));
+    assert!(!h.work.join("pwned").exists(), "an arg reached a shell");
+    let journal = h.store.steps(&r.run_id).await.unwrap();
+    assert_eq!(journal.len(), 2);
+    assert!(
+        journal
+            .iter()
+            .all(|s| s.status == "ok" && s.finished_at.is_some())
+    );
+    assert_ne!(journal[0].idempotency_key, journal[1].idempotency_key);
+}
+
+#[tokio::test]
+async fn max_steps_stops_before_the_step_that_would_exceed_it() {
+    let h = harness().await;
+    let p = plan(&[
+        ("s1", "echo", json!({"text": "a"}), 1, &[]),
+        ("s2", "echo", json!({"text": "b"}), 2, &[]),
+        ("s3", "echo", json!({"text": "c"}), 3, &[]),
+    ]);
+    let r = h
+        .run(
+            p,
+            Limits {
+                max_steps: 2,
+                ..Limits::default()
+            },
+        )
+        .await;
+    assert_eq!(r.status, RunStatus::Limit);
+    assert_eq!(r.limit.as_ref().unwrap().name, "max_steps");
+    assert!(r.message.contains("max_steps"), "{}", r.message);
+    assert_eq!(
+        h.store.steps(&r.run_id).await.unwrap().len(),
+        2,
+        "s3 never called"
+    );
+}
+
+#[tokio::test]
+async fn max_tool_calls_counts_every_adapter_call() {
+    let h = harness().await;
+    let p = plan(&[
+        ("s1", "echo", json!({"text": "a"}), 1, &[]),
+        ("s2", "echo", json!({"text": "b"}), 1, &[]),
+        ("s3", "echo", json!({"text": "c"}), 1, &[]),
+    ]);
+    let r = h
+        .run(
+            p,
+            Limits {
+                max_tool_calls: 2,
+                ..Limits::default()
+            },
+        )
+        .await;
+    assert_eq!(r.status, RunStatus::Limit);
+    assert_eq!(r.limit.as_ref().unwrap().name, "max_tool_calls");
+    assert!(
+        r.message.contains("max_tool_calls (3 > 2)"),
+        "{}",
+        r.message
+    );
+    assert_eq!(r.totals.tool_calls, 2);
+}
+
+#[tokio::test]
+async fn max_usd_refuses_the_call_that_would_overspend() {
+    let h = harness().await;
+    let p = plan(&[
+        ("s1", "pricey", json!({}), 1, &[]),
+        ("s2", "pricey", json!({}), 2, &[]),
+        ("s3", "pricey", json!({}), 3, &[]),
+    ]);
+    let r = h
+        .run(
+            p,
+            Limits {
+                max_usd: 1.0,
+                ..Limits::default()
+            },
+        )
+        .await;
+    assert_eq!(r.status, RunStatus::Limit);
+    let hit = r.limit.as_ref().unwrap();
+    assert_eq!(hit.name, "max_usd");
+    assert!((hit.used - 1.2).abs() < 1e-9, "{hit:?}");
+    assert!(r.message.contains("max_usd"), "{}", r.message);
+    assert!((r.totals.cost_usd - 0.8).abs() < 1e-9);
+}
+
+#[tokio::test]
+async fn max_wall_interrupts_what_is_in_flight_and_says_so_in_the_journal() {
+    let h = harness().await;
+    let p = plan(&[("s1", "nap", json!({"secs": "5"}), 1, &[])]);
+    let r = h
+        .run(
+            p,
+            Limits {
+                max_wall_ms: 300,
+                ..Limits::default()
+            },
+        )
+        .await;
+    assert_eq!(r.status, RunStatus::Limit);
+    assert_eq!(r.limit.as_ref().unwrap().name, "max_wall_ms");
+    assert!(r.message.contains("max_wall_ms (300 ms)"), "{}", r.message);
+    let journal = h.store.steps(&r.run_id).await.unwrap();
+    assert_eq!(journal[0].status, "interrupted");
+}
+
+#[tokio::test]
+async fn a_slow_tool_fails_at_the_tool_timeout() {
+    let h = harness().await;
+    let p = plan(&[("s1", "nap", json!({"secs": "5"}), 1, &[])]);
+    let r = h
+        .run(
+            p,
+            Limits {
+                tool_timeout_ms: 200,
+                max_replans: 0,
+                ..Limits::default()
+            },
+        )
+        .await;
+    assert_eq!(r.status, RunStatus::NeedsHuman);
+    assert!(
+        r.steps[0].error.as_ref().unwrap().contains("ran longer"),
+        "{:?}",
+        r.steps[0]
+    );
+}
+
+/// Always offers the same broken plan again.
+struct Stubborn;
+impl Replanner for Stubborn {
+    fn replan(&self, _: &ReplanAsk<'_>) -> Option<Plan> {
+        Some(plan(&[("s1", "broken", json!({}), 1, &[])]))
+    }
+}
+
+#[tokio::test]
+async fn max_replans_bounds_the_new_plans_then_a_human_is_asked() {
+    let h = harness().await;
+    let p = plan(&[("s1", "broken", json!({}), 1, &[])]);
+    let r = h
+        .runner(&Stubborn)
+        .run(
+            p,
+            Settings {
+                limits: Limits {
+                    max_replans: 2,
+                    ..Limits::default()
+                },
+                ..Settings::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::NeedsHuman);
+    assert_eq!(r.limit.as_ref().unwrap().name, "max_replans");
+    assert!(r.message.contains("max_replans (2)"), "{}", r.message);
+    assert_eq!(r.attempts.len(), 3, "the first plan and two replans");
+    assert_eq!(r.totals.replans, 2);
+    assert!(
+        r.attempts
+            .iter()
+            .all(|a| a.digest.contains("exited with status 1"))
+    );
+}
+
+#[tokio::test]
+async fn bad_args_and_unknown_tools_are_refused_before_any_call() {
+    let h = harness().await;
+    let p = plan(&[
+        ("s1", "echo", json!({"text": 5}), 1, &[]),
+        ("s2", "rm_rf", json!({}), 1, &[]),
+        ("s3", "planned_only", json!({}), 1, &[]),
+    ]);
+    let r = h
+        .run(
+            p,
+            Limits {
+                max_replans: 0,
+                ..Limits::default()
+            },
+        )
+        .await;
+    assert_eq!(r.status, RunStatus::NeedsHuman);
+    let err = |id: &str| {
+        r.steps
+            .iter()
+            .find(|s| s.step_id == id)
+            .unwrap()
+            .error
+            .clone()
+            .unwrap()
+    };
+    assert!(err("s1").contains("input_schema"), "{}", err("s1"));
+    assert!(err("s2").contains("not in the catalog"), "{}", err("s2"));
+    assert!(err("s3").contains("no `run:`"), "{}", err("s3"));
+    let journal = h.store.steps(&r.run_id).await.unwrap();
+    assert_eq!(
+        journal.len(),
+        1,
+        "only the runnable-but-unrunnable s3 reached an adapter"
+    );
+}
+
+#[tokio::test]
+async fn a_step_after_a_failure_it_depends_on_is_skipped() {
+    let h = harness().await;
+    let p = plan(&[
+        ("s1", "broken", json!({}), 1, &[]),
+        (
+            "s2",
+            "echo",
+            json!({"text": {"$ref": "s1/output"}}),
+            2,
+            &["s1"],
+        ),
+    ]);
+    let r = h
+        .run(
+            p,
+            Limits {
+                max_replans: 0,
+                ..Limits::default()
+            },
+        )
+        .await;
+    let s2 = r.steps.iter().find(|s| s.step_id == "s2").unwrap();
+    assert_eq!(s2.status, StepStatus::Skipped);
+    assert!(s2.error.as_ref().unwrap().contains("s1"));
+}
+
+#[tokio::test]
+async fn memories_round_trip_through_the_store() {
+    let h = harness().await;
+    let p = plan(&[
+        (
+            "s1",
+            "remember",
+            json!({"key": "launch", "value": "Friday at nine"}),
+            1,
+            &[],
+        ),
+        ("s2", "recall", json!({"query": "launch"}), 2, &[]),
+    ]);
+    let r = h.run(p, Limits::default()).await;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.message);
+    assert_eq!(r.output("s2").unwrap()["text"], "Friday at nine");
+}
+
+/// Writes the journal a crash would leave: s1 finished, s2 called and never answered.
+async fn crashed_run(h: &Harness, p: &Plan, s2_tool: &str) -> String {
+    let run_id = "run_crashed".to_string();
+    let settings = serde_json::to_string(&Settings::default()).unwrap();
+    h.store
+        .create_run(&RunRow {
+            run_id: run_id.clone(),
+            caller: "tester".into(),
+            status: "running".into(),
+            plan: serde_json::to_string(p).unwrap(),
+            generation: 0,
+            report: String::new(),
+            settings,
+            created_at: 1,
+            updated_at: 1,
+        })
+        .await
+        .unwrap();
+    let row = |key: &str, tool: &str, status: &str, output: &str| StepRow {
+        run_id: run_id.clone(),
+        key: key.into(),
+        tool: tool.into(),
+        status: status.into(),
+        idempotency_key: "k".into(),
+        output: output.into(),
+        error: None,
+        latency_ms: 1,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cost_usd: 0.0,
+        started_at: 1,
+        finished_at: None,
+    };
+    h.store
+        .begin_step(&row("g0/s1", "append", "ok", r#"{"stdout":""}"#))
+        .await
+        .unwrap();
+    h.store
+        .begin_step(&row("g0/s2", s2_tool, "running", ""))
+        .await
+        .unwrap();
+    run_id
+}
+
+#[tokio::test]
+async fn resume_never_repeats_a_write_whose_outcome_is_unknown_without_asking() {
+    let h = harness().await;
+    let log = h.file("log.txt");
+    let p = plan(&[
+        ("s1", "append", json!({"line": "one", "file": log}), 1, &[]),
+        ("s2", "append", json!({"line": "two", "file": log}), 2, &[]),
+        (
+            "s3",
+            "append",
+            json!({"line": "three", "file": log}),
+            3,
+            &[],
+        ),
+    ]);
+    let id = crashed_run(&h, &p, "append").await;
+    let r = h
+        .runner(&NoReplan)
+        .resume(&id, Decisions::default())
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::NeedsInput);
+    assert_eq!(r.questions[0].step_id, "s2");
+    assert!(
+        r.questions[0].text.contains("--retry s2"),
+        "{}",
+        r.questions[0].text
+    );
+    assert!(lines(&log).is_empty(), "nothing was called");
+
+    let decisions = Decisions {
+        retry: ["s2".to_string()].into(),
+        ..Decisions::default()
+    };
+    let r = h.runner(&NoReplan).resume(&id, decisions).await.unwrap();
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.message);
+    assert_eq!(lines(&log), ["two", "three"], "s1 came from the journal");
+    assert!(r.steps.iter().any(|s| s.step_id == "s1" && s.replayed));
+    assert!(matches!(
+        h.runner(&NoReplan).resume(&id, Decisions::default()).await,
+        Err(waypoint_run::RunError::NotResumable { .. })
+    ));
+}
+
+#[tokio::test]
+async fn resume_takes_a_step_as_done_when_told_it_happened() {
+    let h = harness().await;
+    let log = h.file("log.txt");
+    let p = plan(&[
+        ("s1", "append", json!({"line": "one", "file": log}), 1, &[]),
+        ("s2", "append", json!({"line": "two", "file": log}), 2, &[]),
+    ]);
+    let id = crashed_run(&h, &p, "append").await;
+    let decisions = Decisions {
+        done: ["s2".to_string()].into(),
+        ..Decisions::default()
+    };
+    let r = h.runner(&NoReplan).resume(&id, decisions).await.unwrap();
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.message);
+    assert!(lines(&log).is_empty(), "neither step was called again");
+}
+
+#[tokio::test]
+async fn resume_calls_a_read_only_step_again_on_its_own() {
+    let h = harness().await;
+    let log = h.file("log.txt");
+    let p = plan(&[
+        ("s1", "append", json!({"line": "one", "file": log}), 1, &[]),
+        ("s2", "echo", json!({"text": "again"}), 2, &[]),
+    ]);
+    let id = crashed_run(&h, &p, "echo").await;
+    let r = h
+        .runner(&NoReplan)
+        .resume(&id, Decisions::default())
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.message);
+    assert_eq!(r.output("s2").unwrap()["stdout"], "again\n");
+}
+
+#[tokio::test]
+async fn questions_stop_the_run_and_answers_resume_it() {
+    let h = harness().await;
+    let p = plan(&[
+        ("s1", "ask", json!({"question": "Which branch?"}), 1, &[]),
+        (
+            "s2",
+            "echo",
+            json!({"text": {"$placeholder": "a greeting"}}),
+            2,
+            &[],
+        ),
+    ]);
+    let r = h.run(p, Limits::default()).await;
+    assert_eq!(r.status, RunStatus::NeedsInput);
+    assert_eq!(r.questions[0].text, "Which branch?");
+    let decisions = Decisions {
+        answers: [("s1".to_string(), "main".to_string())].into(),
+        ..Decisions::default()
+    };
+    let r = h
+        .runner(&NoReplan)
+        .resume(&r.run_id, decisions)
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::NeedsInput, "{}", r.message);
+    assert!(
+        r.questions[0].text.contains("--answer s2.text="),
+        "{}",
+        r.questions[0].text
+    );
+    let decisions = Decisions {
+        answers: [
+            ("s1".to_string(), "main".to_string()),
+            ("s2.text".to_string(), "hi".to_string()),
+        ]
+        .into(),
+        ..Decisions::default()
+    };
+    let r = h
+        .runner(&NoReplan)
+        .resume(&r.run_id, decisions)
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.message);
+    assert_eq!(r.output("s1").unwrap()["answer"], "main");
+    assert_eq!(r.output("s2").unwrap()["stdout"], "hi\n");
+}
