@@ -249,7 +249,7 @@ pub struct RunArgs {
 pub struct ResumeArgs {
     /// The run to resume, as `waypoint runs` lists it.
     pub run_id: String,
-    /// Answer a question: `STEP=TEXT` for an ask_user step, `STEP.ARG=VALUE` for a placeholder.
+    /// Answer a question: `STEP=TEXT` for an `ask_user` step, `STEP.ARG=VALUE` for a placeholder.
     #[arg(long, value_name = "STEP=TEXT")]
     pub answer: Vec<String>,
     /// A step whose outcome is unknown did not happen: call it again.

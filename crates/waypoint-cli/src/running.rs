@@ -52,7 +52,7 @@ pub fn parse_millis(text: &str, what: &str) -> Result<u64> {
         _ => bail!("{what} `{text}` has an unknown unit `{unit}`; use ms, s, m or h"),
     };
     let ms = n * factor;
-    if !(ms.is_finite() && ms >= 1.0 && ms < 1e12) {
+    if !(1.0..1e12).contains(&ms) {
         bail!("{what} `{text}` is out of range");
     }
     #[expect(

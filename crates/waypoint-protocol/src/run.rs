@@ -209,7 +209,7 @@ pub struct Question {
     /// The step that asks (`ask_user`) or whose outcome is unknown.
     pub step_id: String,
     pub text: String,
-    /// What answers it: `answer` (text for ask_user), `retry_or_skip` (unknown outcome).
+    /// What answers it: `answer` (text for `ask_user`), `retry_or_done` (unknown outcome).
     pub expects: String,
 }
 

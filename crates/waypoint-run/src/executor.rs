@@ -8,6 +8,7 @@
 //! reads, and otherwise waits for a person to say whether to retry it or take it as done.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -130,10 +131,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Journal times are unix milliseconds, so runs started in the same second keep their
+/// order.
 fn now_unix() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn millis(d: std::time::Duration) -> u64 {
@@ -154,7 +157,10 @@ pub fn new_run_id() -> String {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 fn idempotency_key(run_id: &str, key: &str, args: &Map<String, Value>) -> String {
@@ -283,29 +289,30 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     meter.used().earlier_wall_ms,
                 ))
         };
-        let (status, message, limit, questions, verification) =
-            match tokio::time::timeout(budget, self.attempts(&mut st)).await {
-                Ok(end) => end?,
-                Err(_) => {
-                    self.interrupt_in_flight(&st, "stopped by max_wall_ms")
-                        .await?;
-                    let limits = lock(&st.meter).limits().clone();
-                    let used =
-                        lock(&st.meter).used().earlier_wall_ms + millis(st.started.elapsed());
-                    let hit = Limit::Wall.hit(limits.max_wall_ms as f64, used as f64);
-                    (
-                        RunStatus::Limit,
-                        format!(
-                            "stopped: the run reached max_wall_ms ({} ms)",
-                            limits.max_wall_ms
-                        ),
-                        Some(hit),
-                        Vec::new(),
-                        None,
-                    )
-                }
-            };
-        let report = self.report(&st, status, message, limit, questions, verification);
+        let (status, message, limit, questions, verification) = if let Ok(end) =
+            tokio::time::timeout(budget, self.attempts(&mut st)).await
+        {
+            end?
+        } else {
+            {
+                self.interrupt_in_flight(&st, "stopped by max_wall_ms")
+                    .await?;
+                let limits = lock(&st.meter).limits().clone();
+                let used = lock(&st.meter).used().earlier_wall_ms + millis(st.started.elapsed());
+                let hit = Limit::Wall.hit(limits.max_wall_ms as f64, used as f64);
+                (
+                    RunStatus::Limit,
+                    format!(
+                        "stopped: the run reached max_wall_ms ({} ms)",
+                        limits.max_wall_ms
+                    ),
+                    Some(hit),
+                    Vec::new(),
+                    None,
+                )
+            }
+        };
+        let report = Self::report(&st, status, message, limit, questions, verification);
         self.save(&st, &report).await?;
         self.emit(&RunEvent::RunFinished {
             report: Box::new(report.clone()),
@@ -314,6 +321,10 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     }
 
     /// Tries the plan, then replans after each failure while the budget lasts.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one loop: each end of a plan and the replan that follows, in order"
+    )]
     async fn attempts(
         &self,
         st: &mut State,
@@ -443,7 +454,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 inner.outputs.clear();
                 inner.failed.clear();
             }
-            let report = self.report(
+            let report = Self::report(
                 st,
                 RunStatus::Running,
                 "replanned".into(),
@@ -581,7 +592,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 return Ok(Outcome::Failed(why));
             }
         };
-        let args = match self.prepare_args(st, step, tool) {
+        let args = match Self::prepare_args(st, step, tool) {
             Ok(a) => a,
             Err(Prep::Ask(q)) => return Ok(Outcome::Ask(q)),
             Err(Prep::Fail(why)) => {
@@ -662,6 +673,10 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
 
     /// One journaled call: replayed when the journal has its end, asked about when the
     /// journal says it started and never ended, made otherwise.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the journal protocol of one call reads best in one place: replay, ask, admit, begin, call, finish"
+    )]
     async fn call_once(
         &self,
         st: &State,
@@ -867,7 +882,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         }
     }
 
-    /// Journals an answer as the finished call of its ask_user step.
+    /// Journals an answer as the finished call of its `ask_user` step.
     async fn journal_answer(
         &self,
         st: &State,
@@ -941,12 +956,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     }
 
     /// Makes a step's args concrete and checks them against the tool's schema.
-    fn prepare_args(
-        &self,
-        st: &State,
-        step: &Step,
-        tool: &Tool,
-    ) -> Result<Map<String, Value>, Prep> {
+    fn prepare_args(st: &State, step: &Step, tool: &Tool) -> Result<Map<String, Value>, Prep> {
         let mut args = step.args.clone();
         // Answers given on resume fill placeholders (`STEP.ARG`) and ask_user steps.
         for (name, value) in &mut args {
@@ -1051,7 +1061,6 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     }
 
     fn report(
-        &self,
         st: &State,
         status: RunStatus,
         message: String,

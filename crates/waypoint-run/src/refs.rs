@@ -7,6 +7,7 @@
 //! text without either knowing the other.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use serde_json::{Map, Value};
 
@@ -29,9 +30,9 @@ pub enum RefError {
 
 /// Replaces every `$ref` in `args` with the value it points at. `schema` is the tool's
 /// input schema, used to coerce a referenced value to the declared type.
-pub fn resolve(
+pub fn resolve<H: BuildHasher>(
     args: &Map<String, Value>,
-    outputs: &HashMap<String, Value>,
+    outputs: &HashMap<String, Value, H>,
     schema: Option<&Value>,
 ) -> Result<Map<String, Value>, RefError> {
     let mut out = Map::with_capacity(args.len());
@@ -44,10 +45,10 @@ pub fn resolve(
     Ok(out)
 }
 
-fn resolve_value(
+fn resolve_value<H: BuildHasher>(
     arg: &str,
     value: &Value,
-    outputs: &HashMap<String, Value>,
+    outputs: &HashMap<String, Value, H>,
     declared: Option<&str>,
 ) -> Result<Value, RefError> {
     match value {
@@ -80,10 +81,10 @@ fn resolve_value(
     }
 }
 
-fn lookup<'o>(
+fn lookup<'o, H: BuildHasher>(
     arg: &str,
     target: &str,
-    outputs: &'o HashMap<String, Value>,
+    outputs: &'o HashMap<String, Value, H>,
 ) -> Result<&'o Value, RefError> {
     let (step, rest) = target.split_once('/').ok_or_else(|| RefError::Malformed {
         arg: arg.to_string(),
@@ -191,6 +192,7 @@ mod tests {
         ])
     }
 
+    #[expect(clippy::needless_pass_by_value, reason = "called with json! literals")]
     fn map(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
     }

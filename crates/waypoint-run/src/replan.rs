@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use waypoint_catalog::Catalog;
 use waypoint_core::{Engine, Options};
-use waypoint_protocol::Plan;
+use waypoint_protocol::{Plan, Step};
 
 /// What a replanner is told.
 #[derive(Debug, Clone)]
@@ -45,7 +45,7 @@ impl Replanner for Recovery<'_> {
         let engine = Engine::new(catalog, self.options.clone()).ok()?;
         let plan = engine.plan(ask.request, ask.context).ok()?;
         let tools: Vec<String> = plan.steps().iter().map(|s| s.tool.clone()).collect();
-        let runnable = plan.steps().iter().all(|s| s.is_known());
+        let runnable = plan.steps().iter().all(Step::is_known);
         (runnable && !plan.steps().is_empty() && !ask.tried.contains(&tools)).then_some(plan)
     }
 }

@@ -70,7 +70,7 @@ pub fn schedule(
             }
             for s in mine {
                 let mut s = s.clone();
-                s.group = base + s.group;
+                s.group += base;
                 briefs.insert(s.id.clone(), brief.clone());
                 steps.push(s);
             }
@@ -83,7 +83,7 @@ pub fn schedule(
     for s in plan.steps() {
         if !steps.iter().any(|t| t.id == s.id) {
             let mut s = s.clone();
-            s.group = last + s.group;
+            s.group += last;
             steps.push(s);
         }
     }
@@ -131,7 +131,7 @@ pub fn brief(spec: &SpecialistPlan, id: &str) -> String {
             let _ = write!(out, "\n- {k}: {}", v.join(", "));
         }
     }
-    if spec.fallback || spec.instructions.get(id).is_none() {
+    if spec.fallback || !spec.instructions.contains_key(id) {
         let _ = write!(
             out,
             "\nUser message (for URLs and exact values):\n---\n{}\n---",

@@ -28,6 +28,7 @@ pub struct RunRow {
     pub report: String,
     /// Limits and options the run started with, as JSON, so a resume keeps them.
     pub settings: String,
+    /// Unix milliseconds.
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -49,6 +50,7 @@ pub struct StepRow {
     pub prompt_tokens: i64,
     pub completion_tokens: i64,
     pub cost_usd: f64,
+    /// Unix milliseconds.
     pub started_at: i64,
     pub finished_at: Option<i64>,
 }

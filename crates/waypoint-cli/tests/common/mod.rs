@@ -10,9 +10,10 @@ pub fn waypoint(args: &[&str]) -> Output {
     waypoint_with_stdin(args, None)
 }
 
-pub fn waypoint_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_waypoint"))
-        .args(args)
+/// The binary with an isolated environment, not yet started.
+pub fn command(args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_waypoint"));
+    cmd.args(args)
         .env_remove("NO_COLOR")
         // Tests never touch the user's history; those that need a store name one.
         .env("WAYPOINT_STORE", "none")
@@ -23,7 +24,12 @@ pub fn waypoint_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
         .env_remove("WAYPOINT_PLANNER")
         .env_remove("WAYPOINT_CONFIG")
         .env("XDG_CONFIG_HOME", isolated("config"))
-        .env("XDG_CACHE_HOME", isolated("cache"))
+        .env("XDG_CACHE_HOME", isolated("cache"));
+    cmd
+}
+
+pub fn waypoint_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = command(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

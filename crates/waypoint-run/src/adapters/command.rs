@@ -51,7 +51,7 @@ pub(super) async fn call<M: MemoryStore + 'static>(
             .map_err(|e| ToolError::Failed(format!("`{program}`: {e}")))?;
         Ok::<_, ToolError>((status, out?, err?))
     };
-    let (status, out, err) = tokio::time::timeout(timeout, work)
+    let (status, out, err) = Box::pin(tokio::time::timeout(timeout, work))
         .await
         .map_err(|_| ToolError::Failed(format!("`{program}` ran longer than {timeout:?}")))??;
     let stdout = String::from_utf8_lossy(&out).into_owned();

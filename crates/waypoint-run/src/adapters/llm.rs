@@ -32,15 +32,14 @@ pub(super) async fn call<M: MemoryStore + 'static>(
             call.tool.name
         ))
     })?;
-    let task = match template {
-        Some(t) => fill_template(t, &call.args)?,
-        None => {
-            let mut task = call.tool.description.clone();
-            for (k, v) in &call.args {
-                let _ = write!(task, "\n{k}: {}", crate::refs::text_of(v));
-            }
-            task
+    let task = if let Some(t) = template {
+        fill_template(t, &call.args)?
+    } else {
+        let mut task = call.tool.description.clone();
+        for (k, v) in &call.args {
+            let _ = write!(task, "\n{k}: {}", crate::refs::text_of(v));
         }
+        task
     };
     let mut prompt = format!("Task: {task}");
     for (step, value) in &call.inputs {

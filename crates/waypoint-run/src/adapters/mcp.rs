@@ -22,7 +22,7 @@ use waypoint_catalog::Server;
 use super::{Call, Output, ToolError};
 
 /// How long starting a server and its handshake may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+const CONNECT_TIMEOUT: Duration = Duration::from_mins(1);
 
 type Client = RunningService<RoleClient, ()>;
 

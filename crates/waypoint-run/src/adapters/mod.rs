@@ -157,7 +157,7 @@ impl<M: MemoryStore + 'static> Toolbox<M> {
         };
         let output = match run {
             RunSpec::Builtin(name) => builtin::call(self, name, call, timeout).await?,
-            RunSpec::Command(argv) => command::call(self, argv, call, timeout).await?,
+            RunSpec::Command(argv) => Box::pin(command::call(self, argv, call, timeout)).await?,
             RunSpec::Http { url, method } => http::call(self, url, method, call, timeout).await?,
             RunSpec::Mcp { server, tool } => self.mcp.call(server, tool, call, timeout).await?,
             RunSpec::Llm { prompt } => llm::call(self, Some(prompt), call, timeout).await?,
@@ -203,9 +203,9 @@ pub(crate) fn fill_template(
             rest = &tail[2..];
             continue;
         }
-        if tail.starts_with('}') {
+        if let Some(after) = tail.strip_prefix('}') {
             out.push('}');
-            rest = &tail[1..];
+            rest = after;
             continue;
         }
         let Some(end) = tail.find('}') else {

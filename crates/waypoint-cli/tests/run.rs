@@ -1,0 +1,250 @@
+//! `waypoint run`, `resume` and `runs` as a user meets them: real processes, a SQLite
+//! journal, and a runner killed with SIGKILL at random points.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::missing_panics_doc,
+    reason = "tests fail loudly on purpose"
+)]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::os::unix::process::CommandExt as _;
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{command, stderr, stdout, waypoint};
+use serde_json::Value;
+
+/// Six writes in a row, each appending its name to a log after a short pause.
+fn journal_catalog(dir: &std::path::Path) -> String {
+    let path = dir.join("catalog.yaml");
+    std::fs::write(
+        &path,
+        r#"tools:
+  - name: append
+    description: Append a line to a log file.
+    effects: write
+    input_schema: {type: object, properties: {line: {type: string}, file: {type: string}}, required: [line, file]}
+    run: {command: [sh, -c, 'sleep 0.04; echo "$0" >> "$1"', "{line}", "{file}"]}
+"#,
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+fn chain_plan(dir: &std::path::Path, log: &str, n: usize) -> String {
+    let steps: Vec<Value> = (1..=n)
+        .map(|i| {
+            serde_json::json!({"id": format!("s{i}"), "order": i, "kind": "tool", "tool": "append",
+                "group": i, "args": {"line": format!("s{i}"), "file": log}})
+        })
+        .collect();
+    let path = dir.join("plan.json");
+    std::fs::write(
+        &path,
+        serde_json::json!({"plan_id": "pl_chain", "steps": steps}).to_string(),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+fn log_lines(log: &str) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_run_killed_at_random_points_resumes_with_each_step_run_exactly_once() {
+    const STEPS: usize = 6;
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let (mut mid_run, mut asked) = (0, 0);
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log.txt").display().to_string();
+        let catalog = journal_catalog(dir.path());
+        let plan = chain_plan(dir.path(), &log, STEPS);
+        let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+        let base = ["--catalog", &catalog, "--store", &store];
+
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend(["run", "--plan", &plan, "--events", "jsonl"]);
+        let mut child = command(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        out.read_line(&mut first).unwrap();
+        let started: Value = serde_json::from_str(&first).unwrap();
+        let run_id = started["run_id"].as_str().unwrap().to_string();
+        // A pseudo-random point in the run (six steps take about 0.4 s).
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        let after = Duration::from_millis((seed >> 33) % 400);
+        std::thread::sleep(after);
+        // The whole process group, as a crash of the machine would: no tool outlives it.
+        let pgid = child.id().to_string();
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pgid}")])
+            .status();
+        let _ = child.wait();
+        std::thread::sleep(Duration::from_millis(60));
+
+        // Resume until done, answering questions the way a person would: look at the
+        // log, and say whether the step whose outcome is unknown happened.
+        let mut finished = false;
+        for _ in 0..STEPS + 2 {
+            let mut args: Vec<String> = base.iter().map(|s| (*s).to_string()).collect();
+            args.extend(["resume".into(), run_id.clone(), "--json".into()]);
+            let probe = waypoint(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            if stderr(&probe).contains("is ok; only a run that stopped") {
+                // The kill came after the run had finished.
+                finished = true;
+                break;
+            }
+            mid_run += 1;
+            let report: Value = match serde_json::from_str(&stdout(&probe)) {
+                Ok(v) => v,
+                Err(e) => panic!("round {round}: {e}: {}\n{}", stdout(&probe), stderr(&probe)),
+            };
+            match report["status"].as_str().unwrap() {
+                "ok" => {
+                    finished = true;
+                    break;
+                }
+                "needs_input" => {
+                    let q = &report["questions"][0];
+                    let step = q["step_id"].as_str().unwrap().to_string();
+                    assert_eq!(q["expects"], "retry_or_done", "round {round}: {q}");
+                    asked += 1;
+                    let happened = log_lines(&log).contains(&step);
+                    let flag = if happened { "--done" } else { "--retry" };
+                    let mut args: Vec<String> = base.iter().map(|s| (*s).to_string()).collect();
+                    args.extend([
+                        "resume".into(),
+                        run_id.clone(),
+                        flag.into(),
+                        step,
+                        "--json".into(),
+                    ]);
+                    let o = waypoint(&args.iter().map(String::as_str).collect::<Vec<_>>());
+                    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+                    if r["status"] == "ok" {
+                        finished = true;
+                        break;
+                    }
+                }
+                other => panic!("round {round} (killed after {after:?}): status {other}: {report}"),
+            }
+        }
+        assert!(finished, "round {round}: the run never finished");
+        let expected: Vec<String> = (1..=STEPS).map(|i| format!("s{i}")).collect();
+        assert_eq!(
+            log_lines(&log),
+            expected,
+            "round {round} (killed after {after:?}): each step exactly once, in order"
+        );
+    }
+    eprintln!("20 kills: {mid_run} resumes mid-run, {asked} unknown outcomes settled by a person");
+    assert!(
+        mid_run >= 10,
+        "most kills should land mid-run ({mid_run}/20)"
+    );
+}
+
+#[test]
+fn runs_lists_and_shows_what_ran_and_exit_codes_say_how_it_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.txt").display().to_string();
+    let catalog = journal_catalog(dir.path());
+    let plan = chain_plan(dir.path(), &log, 2);
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let base = ["--catalog", catalog.as_str(), "--store", store.as_str()];
+
+    let run = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        waypoint(&args)
+    };
+    let ok = run(&["run", "--plan", &plan, "--json"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let report: Value = serde_json::from_str(&stdout(&ok)).unwrap();
+    let id = report["run_id"].as_str().unwrap();
+
+    let limited = run(&["run", "--plan", &plan, "--max-tool-calls", "1"]);
+    assert_eq!(limited.status.code(), Some(3));
+    assert!(
+        stdout(&limited).contains("max_tool_calls"),
+        "{}",
+        stdout(&limited)
+    );
+
+    let listed = run(&["runs", "--json"]);
+    let rows: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    assert_eq!(rows[0]["status"], "limit", "newest first");
+
+    let shown = run(&["runs", "show", id]);
+    let text = stdout(&shown);
+    assert!(text.starts_with("ok "), "{text}");
+    assert!(text.contains("g0/s2 append"), "{text}");
+
+    let missing = run(&["runs", "show", "run_nope"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("waypoint runs"),
+        "{}",
+        stderr(&missing)
+    );
+
+    let other_caller = run(&["--caller", "someone-else", "runs", "--json"]);
+    assert_eq!(
+        stdout(&other_caller).trim(),
+        "[]",
+        "runs belong to their caller"
+    );
+
+    let bad = run(&["run", "--plan", &plan, "--max-wall", "soon"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("30s"), "{}", stderr(&bad));
+}
+
+#[test]
+fn a_request_is_planned_and_run_on_the_built_in_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("router.rs"), "pub struct CommandRouter;\n").unwrap();
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let work = dir.path().display().to_string();
+    let o = waypoint(&[
+        "--store",
+        &store,
+        "run",
+        "find CommandRouter",
+        "--workdir",
+        &work,
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let read = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tool"] == "read_file")
+        .unwrap();
+    assert_eq!(read["output"]["content"], "pub struct CommandRouter;\n");
+    assert!(
+        r["verification"]["satisfied"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "file_content")
+    );
+}
