@@ -178,3 +178,92 @@ fn a_real_model_answers_through_the_cli() {
     assert_eq!(plan["model"], "llamacpp/gemma3-270m");
     assert!(plan["usage"]["completion_tokens"].as_u64().unwrap() > 0);
 }
+
+/// A catalog with one command tool, and a plan whose second step is an `llm_subtask`
+/// fed only by the first.
+fn subtask_plan(dir: &std::path::Path) -> (String, String) {
+    let catalog = dir.join("catalog.yaml");
+    std::fs::write(
+        &catalog,
+        "tools:\n  - name: say\n    description: Print a sentence.\n    input_schema: {type: object, properties: {text: {type: string}}, required: [text]}\n    run: {command: [echo, \"{text}\"]}\n",
+    )
+    .unwrap();
+    let plan = dir.join("plan.json");
+    std::fs::write(
+        &plan,
+        r#"{"plan_id": "pl_subtask", "steps": [
+          {"id": "s1", "order": 1, "kind": "tool", "tool": "say", "group": 1, "args": {"text": "The capital of France is Paris."}},
+          {"id": "s2", "order": 2, "kind": "llm_subtask", "tool": "summarise", "group": 2, "input_refs": ["s1"],
+           "args": {"task": "Repeat the input sentence."}, "rationale": "Repeat the input sentence."}]}"#,
+    )
+    .unwrap();
+    (catalog.display().to_string(), plan.display().to_string())
+}
+
+#[test]
+fn an_llm_subtask_without_a_model_says_how_to_name_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, plan) = subtask_plan(dir.path());
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let o = waypoint(&[
+        "--catalog",
+        &catalog,
+        "--store",
+        &store,
+        "run",
+        "--plan",
+        &plan,
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let err = r["steps"][1]["error"].as_str().unwrap();
+    assert!(err.contains("--model"), "{err}");
+}
+
+#[test]
+fn a_real_model_runs_an_llm_subtask_on_its_inputs() {
+    let Ok(url) = std::env::var("WAYPOINT_LLM_URL") else {
+        assert!(
+            std::env::var("WAYPOINT_REQUIRE_LLM").as_deref() != Ok("1"),
+            "WAYPOINT_REQUIRE_LLM=1 but WAYPOINT_LLM_URL is unset"
+        );
+        eprintln!("skipped: no local model");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog, plan) = subtask_plan(dir.path());
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let o = waypoint(&[
+        "--catalog",
+        &catalog,
+        "--store",
+        &store,
+        "--model",
+        "llamacpp/gemma3-270m",
+        "--llm-base-url",
+        &url,
+        "--llm-timeout",
+        "120",
+        "run",
+        "--plan",
+        &plan,
+        "--json",
+        "--tool-timeout",
+        "150s",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let s2 = &r["steps"][1];
+    assert_eq!(s2["status"], "ok", "{s2}");
+    assert!(
+        !s2["output"]["text"].as_str().unwrap().trim().is_empty(),
+        "{s2}"
+    );
+    assert_eq!(s2["output"]["model"], "llamacpp/gemma3-270m");
+    assert!(s2["prompt_tokens"].as_u64().unwrap() > 10, "{s2}");
+    assert!(
+        r["totals"]["completion_tokens"].as_u64().unwrap() > 0,
+        "{r}"
+    );
+}

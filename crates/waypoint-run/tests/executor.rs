@@ -582,3 +582,47 @@ async fn questions_stop_the_run_and_answers_resume_it() {
     assert_eq!(r.output("s1").unwrap()["answer"], "main");
     assert_eq!(r.output("s2").unwrap()["stdout"], "hi\n");
 }
+
+#[tokio::test]
+async fn a_run_without_the_evidence_its_goal_needs_is_not_done() {
+    let h = harness().await;
+    let text = format!(
+        "{CATALOG}  - name: status\n    description: Show the working tree status.\n    produces: [git_status]\n    run: {{command: [echo, clean]}}\nevidence:\n  - {{intent: status, entity: git_working_tree, needs: [git_status]}}\n"
+    );
+    let catalog = load(&[Source {
+        name: "evidence.yaml".into(),
+        text,
+    }])
+    .unwrap()
+    .catalog;
+    // A plan for "what changed" that never asks for the working tree.
+    let mut p =
+        serde_json::to_value(plan(&[("s1", "echo", json!({"text": "hi"}), 1, &[])])).unwrap();
+    p["understanding"] = json!({"clauses": [{"index": 0, "text": "what changed", "span": {"start": 0, "end": 12}, "role": "action"}],
+        "goals": [{"clause": 0, "intent": "status", "entity": "git_working_tree", "confidence": 0.9}], "extracted": {}});
+    let p: Plan = serde_json::from_value(p).unwrap();
+    let runner = Runner {
+        catalog: &catalog,
+        ..h.runner(&NoReplan)
+    };
+    let r = runner
+        .run(
+            p,
+            Settings {
+                limits: Limits {
+                    max_replans: 0,
+                    ..Limits::default()
+                },
+                ..Settings::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::NeedsHuman);
+    assert_eq!(r.verification.as_ref().unwrap().missing, ["git_status"]);
+    assert!(
+        r.message.contains("missing evidence: git_status"),
+        "{}",
+        r.message
+    );
+}

@@ -41,14 +41,7 @@ pub(super) async fn call<M: MemoryStore + 'static>(
         }
         task
     };
-    let mut prompt = format!("Task: {task}");
-    for (step, value) in &call.inputs {
-        let text: String = crate::refs::text_of(value)
-            .chars()
-            .take(MAX_INPUT_CHARS)
-            .collect();
-        let _ = write!(prompt, "\n\nInput from {step}:\n---\n{text}\n---");
-    }
+    let prompt = prompt(&task, &call.inputs);
     let mut endpoint = model.endpoint.clone();
     endpoint.timeout = endpoint.timeout.min(timeout);
     let req = ChatRequest {
@@ -71,4 +64,37 @@ pub(super) async fn call<M: MemoryStore + 'static>(
         completion_tokens: reply.completion_tokens,
         model_usd: cost,
     })
+}
+
+/// The user message: the task, then each input the step names, bounded.
+fn prompt(task: &str, inputs: &[(String, serde_json::Value)]) -> String {
+    let mut prompt = format!("Task: {task}");
+    for (step, value) in inputs {
+        let text: String = crate::refs::text_of(value)
+            .chars()
+            .take(MAX_INPUT_CHARS)
+            .collect();
+        let _ = write!(prompt, "\n\nInput from {step}:\n---\n{text}\n---");
+    }
+    prompt
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn the_prompt_holds_the_task_and_only_the_given_inputs_bounded() {
+        let long = "x".repeat(super::MAX_INPUT_CHARS + 50);
+        let p = super::prompt(
+            "Summarise",
+            &[
+                ("s1".into(), json!({"stdout": "alpha"})),
+                ("s2".into(), json!(long)),
+            ],
+        );
+        assert!(p.starts_with("Task: Summarise"));
+        assert!(p.contains("Input from s1:\n---\nalpha\n---"));
+        assert_eq!(p.matches('x').count(), super::MAX_INPUT_CHARS);
+    }
 }
