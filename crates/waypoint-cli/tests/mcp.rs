@@ -127,8 +127,27 @@ fn imported_mcp_tools_plan_and_run_two_step_requests() {
         "hello from waypoint"
     );
 
-    // A two-step plan over the memory server: create, then search what was created.
-    let plan = dir.path().join("memory-plan.json");
+    memory_plan_runs(&base, dir.path());
+
+    // An MCP error result is a failed step with the server's message.
+    let mut args = base.to_vec();
+    args.extend([
+        "run",
+        "read the file /etc/passwd",
+        "--json",
+        "--max-replans",
+        "0",
+    ]);
+    let o = waypoint(&args);
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_ne!(r["status"], "ok", "{r}");
+    let err = r["steps"][0]["error"].as_str().unwrap_or_default();
+    assert!(err.contains("denied") || err.contains("outside"), "{r}");
+}
+
+/// A two-step plan over the memory server: create, then search what was created.
+fn memory_plan_runs(base: &[&str], dir: &Path) {
+    let plan = dir.join("memory-plan.json");
     std::fs::write(
         &plan,
         r#"{"plan_id": "pl_memory", "steps": [
@@ -152,25 +171,10 @@ fn imported_mcp_tools_plan_and_run_two_step_requests() {
     assert_eq!(entities.len(), 1);
     assert_eq!(entities[0]["name"], "Ada Lovelace");
     assert!(
-        std::fs::read_to_string(dir.path().join("memory.jsonl"))
+        std::fs::read_to_string(dir.join("memory.jsonl"))
             .unwrap()
             .contains("wrote the first program")
     );
-
-    // An MCP error result is a failed step with the server's message.
-    let mut args = base.to_vec();
-    args.extend([
-        "run",
-        "read the file /etc/passwd",
-        "--json",
-        "--max-replans",
-        "0",
-    ]);
-    let o = waypoint(&args);
-    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_ne!(r["status"], "ok", "{r}");
-    let err = r["steps"][0]["error"].as_str().unwrap_or_default();
-    assert!(err.contains("denied") || err.contains("outside"), "{r}");
 }
 
 #[test]
