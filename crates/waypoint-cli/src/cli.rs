@@ -33,7 +33,7 @@ pub struct Global {
     /// Route score (0–1) below which a clause is reported as a gap.
     #[arg(long, global = true, value_name = "SCORE", value_parser = parse_unit)]
     pub threshold: Option<f64>,
-    /// Where plan history lives: `sqlite:PATH`, `postgres://…`, or `none`.
+    /// Where history, runs and memories live: `sqlite:PATH`, `postgres://…`, or `none`.
     /// Default: a SQLite file in your data directory.
     #[arg(long, global = true, value_name = "URL", env = "WAYPOINT_STORE")]
     pub store: Option<String>,

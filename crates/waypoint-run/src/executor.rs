@@ -45,6 +45,8 @@ pub enum RunError {
     Corrupt { run_id: String, message: String },
     #[error("bad limits: {0}")]
     Limits(String),
+    #[error("the plan cannot run: {0}")]
+    InvalidPlan(String),
 }
 
 /// What a run starts from, kept in the journal so a resume needs nothing else.
@@ -177,6 +179,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     /// Starts a new run of `plan` and drives it to a final status.
     pub async fn run(&self, plan: Plan, settings: Settings) -> Result<RunReport, RunError> {
         settings.limits.check().map_err(RunError::Limits)?;
+        check_plan(&plan).map_err(RunError::InvalidPlan)?;
         let run_id = new_run_id();
         let now = now_unix();
         let row = RunRow {
@@ -1141,6 +1144,37 @@ fn subtask(step: &Step) -> Tool {
 enum Prep {
     Ask(Question),
     Fail(String),
+}
+
+/// A plan's shape must let it run: unique step ids, and every step after the steps it
+/// consumes (in a later group). Plans from the planner always pass; plan files may not.
+fn check_plan(plan: &Plan) -> Result<(), String> {
+    let mut groups: HashMap<&str, u32> = HashMap::new();
+    for step in plan.steps() {
+        if groups.insert(step.id.as_str(), step.group).is_some() {
+            return Err(format!("step id `{}` is used twice", step.id));
+        }
+    }
+    for step in plan.steps() {
+        for dep in dependencies(step) {
+            match groups.get(dep.as_str()) {
+                None => {
+                    return Err(format!(
+                        "step `{}` consumes `{dep}`, which is not a step of this plan",
+                        step.id
+                    ));
+                }
+                Some(g) if *g >= step.group => {
+                    return Err(format!(
+                        "step `{}` (group {}) consumes `{dep}` (group {g}); a step must be in a later group than what it consumes",
+                        step.id, step.group
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Steps whose output this one consumes: its `input_refs` and every `$ref` in its args.

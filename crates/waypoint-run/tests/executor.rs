@@ -626,3 +626,39 @@ async fn a_run_without_the_evidence_its_goal_needs_is_not_done() {
         r.message
     );
 }
+
+#[tokio::test]
+async fn a_plan_file_whose_shape_cannot_run_is_refused_before_anything_runs() {
+    let h = harness().await;
+    let twice = plan(&[
+        ("s1", "echo", json!({"text": "a"}), 1, &[]),
+        ("s1", "echo", json!({"text": "b"}), 2, &[]),
+    ]);
+    let e = h
+        .runner(&NoReplan)
+        .run(twice, Settings::default())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("`s1` is used twice"), "{e}");
+    let backwards = plan(&[
+        ("s1", "echo", json!({"text": {"$ref": "s2/output"}}), 1, &[]),
+        ("s2", "echo", json!({"text": "b"}), 1, &[]),
+    ]);
+    let e = h
+        .runner(&NoReplan)
+        .run(backwards, Settings::default())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("later group"), "{e}");
+    let dangling = plan(&[("s1", "echo", json!({"text": "a"}), 1, &["s9"])]);
+    let e = h
+        .runner(&NoReplan)
+        .run(dangling, Settings::default())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("`s9`"), "{e}");
+    assert!(
+        h.store.runs("tester", 10).await.unwrap().is_empty(),
+        "no run was journaled"
+    );
+}
