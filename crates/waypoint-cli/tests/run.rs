@@ -248,3 +248,59 @@ fn a_request_is_planned_and_run_on_the_built_in_catalog() {
             .any(|v| v == "file_content")
     );
 }
+
+#[test]
+fn ask_user_prompts_on_a_terminal_and_stops_with_a_question_off_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("ask.json");
+    std::fs::write(
+        &plan,
+        r#"{"plan_id": "pl_ask", "steps": [{"id": "s1", "order": 1, "kind": "ask_user", "tool": "clarify",
+            "group": 1, "args": {"question": "Which branch?"}}]}"#,
+    )
+    .unwrap();
+    let plan = plan.display().to_string();
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+
+    // Off a terminal: the run waits for an answer and says how to give it.
+    let o = waypoint(&["--store", &store, "run", "--plan", &plan, "--json"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["questions"][0]["text"], "Which branch?");
+    let id = r["run_id"].as_str().unwrap();
+    let o = waypoint(&[
+        "--store", &store, "resume", id, "--answer", "s1=main", "--json",
+    ]);
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        r["steps"].as_array().unwrap().last().unwrap()["output"]["answer"],
+        "main"
+    );
+
+    // On a terminal (util-linux `script` gives it one): the question is asked there.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped the terminal half: `script` is not installed");
+        return;
+    }
+    let cmd = format!(
+        "{} --store {store} --color never run --plan {plan}",
+        env!("CARGO_BIN_EXE_waypoint")
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("XDG_CONFIG_HOME", dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"release\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Which branch?"), "{text}");
+    assert!(text.contains("│ release"), "{text}");
+    assert!(text.contains("ok run_"), "{text}");
+}
