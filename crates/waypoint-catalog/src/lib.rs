@@ -5,12 +5,15 @@
 //! with a bounded YAML reader ([`yaml`]), converts every entry into the typed model
 //! ([`model`]), merges the files and validates the whole (duplicates, dangling names,
 //! schemas, cycles), collecting every [`Diagnostic`] before it answers. [`builtin`] is
-//! the default catalog compiled into the binary.
+//! the default catalog compiled into the binary. [`plans`] holds plan documents (seed
+//! 003), read from a catalog's `plans/` folder.
 
 mod builtin;
 mod diagnostic;
 mod load;
+mod load_plans;
 mod model;
+pub mod plans;
 pub mod yaml;
 
 use std::collections::HashMap;
@@ -38,6 +41,7 @@ pub(crate) struct Contents {
     pub servers: Vec<Server>,
     pub lexicon: Lexicon,
     pub evidence: Vec<EvidenceRule>,
+    pub plans: Vec<plans::PlanDoc>,
 }
 
 /// A validated catalog with name lookups built once.
@@ -90,6 +94,16 @@ impl Catalog {
     }
     pub fn evidence(&self) -> &[EvidenceRule] {
         &self.contents.evidence
+    }
+
+    /// Plan documents (seed 003), as loaded from `plans/` folders.
+    pub fn plans(&self) -> &[plans::PlanDoc] {
+        &self.contents.plans
+    }
+
+    /// The plan document a reference names: the highest version that fits.
+    pub fn plan_doc(&self, reference: &plans::PlanRef) -> Result<&plans::PlanDoc, String> {
+        plans::resolve(&self.contents.plans, reference)
     }
 
     /// Looks up a tool or pipeline by name.

@@ -77,6 +77,19 @@ pub fn read_paths(paths: &[impl AsRef<Path>]) -> Result<Vec<Source>, CatalogErro
                 .map(|e| e.path())
                 .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
                 .collect();
+            // Plan documents live in a `plans/` folder beside the catalog files.
+            let plans_dir = path.join("plans");
+            if plans_dir.is_dir() {
+                files.extend(
+                    std::fs::read_dir(&plans_dir)
+                        .map_err(io)?
+                        .filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| {
+                            p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml")
+                        }),
+                );
+            }
             files.sort();
             if files.is_empty() {
                 return Err(CatalogError::Empty {
@@ -131,8 +144,9 @@ pub fn load(sources: &[Source]) -> Result<Loaded, CatalogError> {
 }
 
 #[derive(Default)]
-struct Parts {
-    contents: Contents,
+pub(crate) struct Parts {
+    pub(crate) contents: Contents,
+    pub(crate) plans: Vec<crate::plans::PlanDoc>,
     /// Positions of reference lists, for messages about what they name.
     refs: Vec<Reference>,
 }
@@ -145,14 +159,14 @@ struct Reference {
     allow_pipeline: bool,
 }
 
-struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     file: &'a str,
     text: &'a str,
     diags: &'a mut Vec<Diagnostic>,
 }
 
 impl Ctx<'_> {
-    fn loc(&self, pos: Pos) -> Location {
+    pub(crate) fn loc(&self, pos: Pos) -> Location {
         Location {
             file: self.file.to_string(),
             line: pos.line,
@@ -172,7 +186,7 @@ impl Ctx<'_> {
         });
     }
 
-    fn error(&mut self, pos: Pos, message: String, hint: Option<String>) {
+    pub(crate) fn error(&mut self, pos: Pos, message: String, hint: Option<String>) {
         self.push(Severity::Error, pos, message, hint);
     }
 
@@ -181,7 +195,12 @@ impl Ctx<'_> {
     }
 
     /// The entries of a mapping, reporting keys outside `allowed`.
-    fn fields<'n>(&mut self, node: &'n Node, what: &str, allowed: &[&str]) -> Option<Fields<'n>> {
+    pub(crate) fn fields<'n>(
+        &mut self,
+        node: &'n Node,
+        what: &str,
+        allowed: &[&str],
+    ) -> Option<Fields<'n>> {
         let Value::Map(entries) = &node.value else {
             self.error(
                 node.pos,
@@ -210,7 +229,7 @@ impl Ctx<'_> {
         })
     }
 
-    fn string(&mut self, node: &Node, field: &str) -> Option<String> {
+    pub(crate) fn string(&mut self, node: &Node, field: &str) -> Option<String> {
         match &node.value {
             Value::Str(s) => Some(s.clone()),
             Value::Int(_) | Value::Float(_) | Value::Bool(_) => Some(yaml::key_text(node)),
@@ -249,20 +268,20 @@ impl Ctx<'_> {
     }
 }
 
-struct Fields<'n> {
+pub(crate) struct Fields<'n> {
     entries: &'n [(Node, Node)],
     pos: Pos,
 }
 
 impl<'n> Fields<'n> {
-    fn get(&self, key: &str) -> Option<&'n Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'n Node> {
         self.entries
             .iter()
             .find(|(k, _)| matches!(&k.value, Value::Str(s) if s == key))
             .map(|(_, v)| v)
     }
 
-    fn required(&self, ctx: &mut Ctx<'_>, key: &str, what: &str) -> Option<String> {
+    pub(crate) fn required(&self, ctx: &mut Ctx<'_>, key: &str, what: &str) -> Option<String> {
         if let Some(node) = self.get(key) {
             ctx.string(node, key)
         } else {
@@ -275,13 +294,13 @@ impl<'n> Fields<'n> {
         }
     }
 
-    fn text(&self, ctx: &mut Ctx<'_>, key: &str) -> String {
+    pub(crate) fn text(&self, ctx: &mut Ctx<'_>, key: &str) -> String {
         self.get(key)
             .and_then(|n| ctx.string(n, key))
             .unwrap_or_default()
     }
 
-    fn list(&self, ctx: &mut Ctx<'_>, key: &str) -> Vec<String> {
+    pub(crate) fn list(&self, ctx: &mut Ctx<'_>, key: &str) -> Vec<String> {
         self.get(key)
             .map(|n| ctx.strings(n, key).into_iter().map(|(s, _)| s).collect())
             .unwrap_or_default()
@@ -296,6 +315,10 @@ fn line_of(text: &str, line: usize) -> Option<String> {
 
 fn read_file(ctx: &mut Ctx<'_>, root: &Node, parts: &mut Parts) {
     if root.value == Value::Null {
+        return;
+    }
+    if crate::load_plans::is_plan_doc(root) {
+        crate::load_plans::read_plan_doc(ctx, root, parts);
         return;
     }
     let Some(top) = ctx.fields(root, "a catalog file", TOP_KEYS) else {
@@ -545,7 +568,7 @@ fn read_run(ctx: &mut Ctx<'_>, node: &Node, tool: &str, parts: &mut Parts) -> Op
     }
 }
 
-fn push_refs(
+pub(crate) fn push_refs(
     ctx: &Ctx<'_>,
     parts: &mut Parts,
     names: &[(String, Pos)],
@@ -697,13 +720,13 @@ fn read_evidence(ctx: &mut Ctx<'_>, node: &Node) -> Option<EvidenceRule> {
 }
 
 /// Collects diagnostics found after parsing, with the source line of each.
-struct Reporter<'a> {
+pub(crate) struct Reporter<'a> {
     texts: HashMap<&'a str, &'a str>,
     diags: &'a mut Vec<Diagnostic>,
 }
 
 impl Reporter<'_> {
-    fn report(
+    pub(crate) fn report(
         &mut self,
         severity: Severity,
         at: &Location,
@@ -726,7 +749,7 @@ impl Reporter<'_> {
     }
 
     /// Keeps the first of each name; every later one is an error naming both places.
-    fn dedupe<T>(
+    pub(crate) fn dedupe<T>(
         &mut self,
         items: Vec<T>,
         seen: &mut HashMap<String, Location>,
@@ -802,7 +825,9 @@ fn assemble(parts: Parts, diags: &mut Vec<Diagnostic>, sources: &[Source]) -> Ca
         );
     }
     check_evidence(&mut r, &parts.contents.evidence, &tools);
+    let plans = crate::load_plans::check_plans(&mut r, parts.plans);
     Catalog::new(Contents {
+        plans,
         tools,
         pipelines,
         specialists,

@@ -675,7 +675,7 @@ fn print_table(r: &EvalReport) -> Result<()> {
 fn check(global: &Global, json: bool) -> Result<ExitCode> {
     let (diagnostics, ok, summary) = match Catalog::from_paths(&global.catalog) {
         Ok(Loaded { catalog, warnings }) => {
-            let summary = format!(
+            let mut summary = format!(
                 "catalog ok: {} tools, {} pipelines, {} specialists, {} servers, {} evidence rules",
                 catalog.tools().len(),
                 catalog.pipelines().len(),
@@ -683,6 +683,9 @@ fn check(global: &Global, json: bool) -> Result<ExitCode> {
                 catalog.servers().len(),
                 catalog.evidence().len()
             );
+            if !catalog.plans().is_empty() {
+                summary.push_str(&format!(", {} plan documents", catalog.plans().len()));
+            }
             (warnings, true, summary)
         }
         Err(CatalogError::Invalid { diagnostics }) => {

@@ -9,6 +9,7 @@
 
 mod hostile;
 mod load;
+mod plans;
 
 use std::path::PathBuf;
 
