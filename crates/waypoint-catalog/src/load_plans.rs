@@ -35,6 +35,7 @@ const STEP_KEYS: &[&str] = &[
     "inputs",
     "type",
     "constraints",
+    "schema",
 ];
 const INPUT_KEYS: &[&str] = &["value", "description"];
 
@@ -253,6 +254,7 @@ fn read_step(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<DocSte
             description: ctx.string(head, "placeholder")?,
             of: f.get("type").and_then(|n| ctx.string(n, "type")),
             constraints: f.list(ctx, "constraints"),
+            schema: f.get("schema").map(yaml::to_json),
         },
     };
     Some(DocStepAt { step, at })

@@ -206,7 +206,10 @@ pub enum DocStep {
         description: String,
         /// The artifact kind it must be (matched against tools' `produces`).
         of: Option<String>,
+        /// Conditions in words, shown to whoever answers.
         constraints: Vec<String>,
+        /// A JSON Schema the value must satisfy before it is used.
+        schema: Option<serde_json::Value>,
     },
 }
 

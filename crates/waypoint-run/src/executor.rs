@@ -87,12 +87,12 @@ pub struct Runner<'a, S> {
 }
 
 /// How a step ended, as the loop needs to know it.
-enum Outcome {
+pub(crate) enum Outcome {
     Ok,
     Failed(String),
     Skipped,
     Limit(LimitHit),
-    Ask(Question),
+    Ask(Vec<Question>),
 }
 
 /// How one plan's execution ended.
@@ -104,23 +104,25 @@ enum PlanEnd {
 }
 
 /// The mutable state of a run, shared by the steps of a group.
-struct State {
+pub(crate) struct State {
     run_id: String,
     generation: u32,
-    plan: Plan,
-    settings: Settings,
-    decisions: Decisions,
+    pub(crate) plan: Plan,
+    pub(crate) settings: Settings,
+    pub(crate) decisions: Decisions,
     /// Journal rows from earlier processes, by key.
     journal: HashMap<String, StepRow>,
-    meter: Mutex<Meter>,
+    pub(crate) meter: Mutex<Meter>,
     started: Instant,
     created_at: i64,
-    inner: Mutex<Inner>,
+    pub(crate) inner: Mutex<Inner>,
 }
 
 #[derive(Default)]
-struct Inner {
-    outputs: HashMap<String, Value>,
+pub(crate) struct Inner {
+    pub(crate) outputs: HashMap<String, Value>,
+    /// Verdicts on plan documents' success criteria.
+    pub(crate) criteria: Vec<waypoint_protocol::Criterion>,
     failed: HashSet<String>,
     steps: Vec<StepRun>,
     attempts: Vec<Attempt>,
@@ -129,7 +131,7 @@ struct Inner {
     tokens: (u32, u32),
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -180,6 +182,8 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     pub async fn run(&self, plan: Plan, settings: Settings) -> Result<RunReport, RunError> {
         settings.limits.check().map_err(RunError::Limits)?;
         check_plan(&plan).map_err(RunError::InvalidPlan)?;
+        let mut settings = settings;
+        crate::documents::tighten(&plan, self.catalog, &mut settings.limits);
         let run_id = new_run_id();
         let now = now_unix();
         let row = RunRow {
@@ -372,7 +376,9 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                             .filter(|s| inner.outputs.contains_key(&s.id))
                             .map(|s| s.tool.as_str())
                             .collect();
-                        verify::verify(&st.plan, self.catalog, ok)
+                        let mut v = verify::verify(&st.plan, self.catalog, ok);
+                        v.criteria.clone_from(&inner.criteria);
+                        v
                     };
                     if v.passed() {
                         let n = st.plan.steps().len();
@@ -387,7 +393,20 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                         );
                         return Ok((RunStatus::Ok, message, None, Vec::new(), Some(v)));
                     }
-                    let digest = format!("missing evidence: {}", v.missing.join(", "));
+                    let failed: Vec<&str> = v
+                        .criteria
+                        .iter()
+                        .filter(|c| c.held == Some(false))
+                        .map(|c| c.text.as_str())
+                        .collect();
+                    let mut parts = Vec::new();
+                    if !v.missing.is_empty() {
+                        parts.push(format!("missing evidence: {}", v.missing.join(", ")));
+                    }
+                    if !failed.is_empty() {
+                        parts.push(format!("success criteria not met: {}", failed.join("; ")));
+                    }
+                    let digest = parts.join("; ");
                     (digest, Vec::new(), Some(v))
                 }
                 PlanEnd::Failed { digest, tools } => (digest, tools, None),
@@ -493,7 +512,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                             failed_tools.push(step.tool.clone());
                         }
                         Outcome::Limit(hit) => limit = limit.or(Some(hit)),
-                        Outcome::Ask(q) => questions.push(q),
+                        Outcome::Ask(q) => questions.extend(q),
                     }
                 }
                 if let Some(hit) = limit {
@@ -553,7 +572,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     }
 
     /// Runs one plan step: replayed from the journal, asked about, or called.
-    async fn run_step(&self, st: &State, step: &Step) -> Result<Outcome, RunError> {
+    pub(crate) async fn run_step(&self, st: &State, step: &Step) -> Result<Outcome, RunError> {
         let key = format!("g{}/{}", st.generation, step.id);
         // A step that depends on one that did not succeed is not called.
         let deps = dependencies(step);
@@ -577,6 +596,9 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             self.record_local(st, step, &key, StepStatus::Failed, None, Some(why.clone()));
             return Ok(Outcome::Failed(why));
         }
+        if step.kind == StepKind::Plan || crate::documents::is_plan_id(&step.tool) {
+            return self.run_document_step(st, step, &key).await;
+        }
         if step.kind == StepKind::Pipeline
             && let Some(p) = self.catalog.pipeline(&step.tool)
         {
@@ -597,7 +619,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         };
         let args = match Self::prepare_args(st, step, tool) {
             Ok(a) => a,
-            Err(Prep::Ask(q)) => return Ok(Outcome::Ask(q)),
+            Err(Prep::Ask(q)) => return Ok(Outcome::Ask(vec![q])),
             Err(Prep::Fail(why)) => {
                 self.record_local(st, step, &key, StepStatus::Failed, None, Some(why.clone()));
                 return Ok(Outcome::Failed(why));
@@ -680,7 +702,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         clippy::too_many_lines,
         reason = "the journal protocol of one call reads best in one place: replay, ask, admit, begin, call, finish"
     )]
-    async fn call_once(
+    pub(crate) async fn call_once(
         &self,
         st: &State,
         step: &Step,
@@ -727,7 +749,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     }
                     let safe = tool.effects == Effects::Read;
                     if !safe && !st.decisions.retry.contains(&step.id) {
-                        return Ok(Err(Outcome::Ask(Question {
+                        return Ok(Err(Outcome::Ask(vec![Question {
                             step_id: step.id.clone(),
                             text: format!(
                                 "{} ({}, effects {}) was called but the run stopped before it answered, so whether it happened is unknown. Check, then resume with --retry {} to call it again or --done {} if it happened.",
@@ -738,7 +760,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                                 step.id
                             ),
                             expects: "retry_or_done".into(),
-                        })));
+                        }])));
                     }
                 }
                 // A failed call is not repeated within the same plan.
@@ -876,11 +898,11 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 }
                 Ok(Ok(o.value))
             }
-            Err(ToolError::NeedsInput(q)) => Ok(Err(Outcome::Ask(Question {
+            Err(ToolError::NeedsInput(q)) => Ok(Err(Outcome::Ask(vec![Question {
                 step_id: step.id.clone(),
                 text: q,
                 expects: "answer".into(),
-            }))),
+            }]))),
             Err(e) => Ok(Err(Outcome::Failed(e.to_string()))),
         }
     }
@@ -929,7 +951,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     }
 
     /// The catalog tool a step calls; only catalog tools run (the allowlist).
-    fn tool_for(&self, step: &Step) -> Result<&Tool, String> {
+    pub(crate) fn tool_for(&self, step: &Step) -> Result<&Tool, String> {
         match self.catalog.entry(&step.tool) {
             Some(Entry::Tool(t)) => Ok(t),
             Some(Entry::Pipeline(_)) => Err(format!("`{}` is a pipeline, not a tool", step.tool)),
@@ -993,7 +1015,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     }
 
     /// Records a step that ended without a call (skipped, refused before calling).
-    fn record_local(
+    pub(crate) fn record_local(
         &self,
         st: &State,
         step: &Step,
@@ -1201,7 +1223,7 @@ fn dependencies(step: &Step) -> BTreeSet<String> {
 }
 
 /// Fills args the schema gives a `default` for.
-fn apply_defaults(tool: &Tool, args: &mut Map<String, Value>) {
+pub(crate) fn apply_defaults(tool: &Tool, args: &mut Map<String, Value>) {
     for (name, schema) in tool.properties() {
         if !args.contains_key(name)
             && let Some(d) = schema.get("default")
@@ -1212,7 +1234,7 @@ fn apply_defaults(tool: &Tool, args: &mut Map<String, Value>) {
 }
 
 /// Checks args against the tool's input schema, naming each violation.
-fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> {
+pub(crate) fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> {
     let Some(schema) = &tool.input_schema else {
         return Ok(());
     };

@@ -9,9 +9,12 @@
 //!   after every call, resume from the journal;
 //! - [`verify`]: the completion check against the goals' evidence needs (seed 002);
 //! - [`replan`]: bounded replanning with an error digest, then a human;
-//! - [`specialists`]: the planner-first specialist runner (seed 004).
+//! - [`specialists`]: the planner-first specialist runner (seed 004);
+//! - [`documents`]: plan documents (seed 003) run as one step — the clarity gate,
+//!   placeholders, constraints, success criteria.
 
 pub mod adapters;
+pub mod documents;
 pub mod executor;
 pub mod limits;
 pub mod refs;
