@@ -166,6 +166,9 @@ pub enum Command {
         after_help = "A step that was called but never answered (a crash, a timeout) is called again only when its tool only reads; otherwise say what happened with --retry or --done.\n\nExamples:\n  waypoint resume run_3f2a9c01d4e5b6a7\n  waypoint resume run_3f2a9c01d4e5b6a7 --answer s2=\"the staging cluster\"\n  waypoint resume run_3f2a9c01d4e5b6a7 --answer s1.path=README.md\n  waypoint resume run_3f2a9c01d4e5b6a7 --retry s3      # it did not happen: call it again\n  waypoint resume run_3f2a9c01d4e5b6a7 --done s3       # it happened: go on without calling it"
     )]
     Resume(ResumeArgs),
+    /// Plan documents (seed 003): list, show, check and run the catalog's `plans/`.
+    #[command(subcommand)]
+    Plans(PlansCommand),
     /// List your runs, or show one with its steps.
     #[command(
         after_help = "Examples:\n  waypoint runs\n  waypoint runs --json\n  waypoint runs show run_3f2a9c01d4e5b6a7 --json"
@@ -260,6 +263,48 @@ pub struct ResumeArgs {
     pub done: Vec<String>,
     #[command(flatten)]
     pub output: RunOutput,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlansCommand {
+    /// The loaded plan documents: id, intent, steps, whether they are clear enough to run.
+    #[command(
+        after_help = "Examples:\n  waypoint plans list --catalog ./catalog\n  waypoint plans list --catalog ./catalog --json"
+    )]
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One plan document, by id and optional version requirement.
+    #[command(
+        after_help = "Examples:\n  waypoint plans show plan://team/report@^1 --catalog ./catalog\n  waypoint plans show team/report --catalog ./catalog --json"
+    )]
+    Show {
+        /// `plan://NS/NAME[@REQ]`, `bullet://…` or `NS/NAME[@REQ]`.
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate the catalog and its plan documents (versions, references, cycles).
+    Check {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a plan document: its clarity gate, constraints and success criteria apply.
+    #[command(
+        after_help = "Exit status as for `waypoint run`.\n\nExamples:\n  waypoint plans run plan://team/report@^1 --catalog ./catalog\n  waypoint plans run team/report --context '{\"url\": \"https://example.com\"}' --json"
+    )]
+    Run {
+        /// `plan://NS/NAME[@REQ]`, `bullet://…` or `NS/NAME[@REQ]`.
+        id: String,
+        /// Values placeholders and described inputs may be taken from: inline JSON or @FILE.
+        #[arg(long, value_name = "JSON|@FILE")]
+        context: Option<String>,
+        #[command(flatten)]
+        output: RunOutput,
+        #[command(flatten)]
+        limits: LimitArgs,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -39,6 +39,12 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
             &planning(&cli.global, engine(&cli.global)?)?,
         ),
         Command::Runs(args) => running::runs(&cli.global, args),
+        Command::Plans(crate::cli::PlansCommand::Check { json }) => check(&cli.global, *json),
+        Command::Plans(cmd) => running::plans(
+            &cli.global,
+            cmd,
+            &planning(&cli.global, engine(&cli.global)?)?,
+        ),
         Command::Catalog(CatalogCommand::Import { mcp, out }) => running::import(
             &planning(&cli.global, engine(&cli.global)?)?,
             mcp,

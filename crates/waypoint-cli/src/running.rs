@@ -15,9 +15,12 @@ use waypoint_run::{
 };
 use waypoint_store::RunStore as _;
 
-use crate::cli::{EventsFormat, Global, LimitArgs, ResumeArgs, RunArgs, RunOutput, RunsArgs};
+use crate::cli::{
+    EventsFormat, Global, LimitArgs, PlansCommand, ResumeArgs, RunArgs, RunOutput, RunsArgs,
+};
 use crate::history::{self, Store};
 use crate::planning::{Planning, RunSection};
+use waypoint_catalog::plans::PlanRef;
 
 const OK: Style = AnsiColor::Green.on_default().bold();
 const BAD: Style = AnsiColor::Red.on_default().bold();
@@ -333,9 +336,20 @@ pub fn run(global: &Global, args: &RunArgs, planning: &Planning) -> Result<ExitC
     } else {
         plan
     };
+    execute(global, planning, plan, settings, &args.output)
+}
+
+/// Runs a plan with a fresh journal entry and prints the outcome.
+fn execute(
+    global: &Global,
+    planning: &Planning,
+    plan: Plan,
+    settings: Settings,
+    output: &RunOutput,
+) -> Result<ExitCode> {
     let rt = history::runtime()?;
     let store = open_store(global, &rt)?;
-    let toolbox = toolbox(planning, &store, &args.output, &limits)?;
+    let toolbox = toolbox(planning, &store, output, &settings.limits)?;
     let recovery = Recovery {
         catalog: planning.engine.catalog(),
         options: planning.engine.options().clone(),
@@ -346,14 +360,14 @@ pub fn run(global: &Global, args: &RunArgs, planning: &Planning) -> Result<ExitC
         toolbox: &toolbox,
         replanner: &recovery,
         caller: global.caller.clone(),
-        events: sink(&args.output),
+        events: sink(output),
     };
     let report = rt.block_on(async {
         let r = runner.run(plan, settings).await;
         toolbox.close().await;
         r
     })?;
-    finish(&report, &args.output)
+    finish(&report, output)
 }
 
 fn finish(report: &RunReport, output: &RunOutput) -> Result<ExitCode> {
@@ -496,4 +510,113 @@ pub fn import(planning: &Planning, server: &str, out: Option<&PathBuf>) -> Resul
         None => print!("{yaml}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads `plan://ns/name@req`, `bullet://…` or `ns/name@req`.
+fn plan_ref(id: &str) -> Result<PlanRef> {
+    let full = if id.contains("://") {
+        id.to_string()
+    } else {
+        format!("plan://{id}")
+    };
+    PlanRef::parse(&full).map_err(|e| anyhow::anyhow!(e))
+}
+
+pub fn plans(global: &Global, cmd: &PlansCommand, planning: &Planning) -> Result<ExitCode> {
+    let catalog = planning.engine.catalog();
+    match cmd {
+        PlansCommand::List { json } => {
+            if *json {
+                let rows: Vec<serde_json::Value> = catalog
+                    .plans()
+                    .iter()
+                    .map(|p| {
+                        serde_json::json!({
+                            "id": p.uri, "intent": p.intent, "steps": p.steps.len(),
+                            "ready": p.intent_clarity.ready(), "at": p.at.to_string(),
+                        })
+                    })
+                    .collect();
+                crate::commands::print_json(&rows)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut out = anstream::stdout();
+            if catalog.plans().is_empty() {
+                writeln!(
+                    out,
+                    "no plan documents loaded; put them under a catalog's plans/ folder"
+                )?;
+            }
+            for p in catalog.plans() {
+                let gate = if p.intent_clarity.ready() {
+                    String::new()
+                } else {
+                    format!("  {WAIT}needs clarity{WAIT:#}")
+                };
+                writeln!(
+                    out,
+                    "{:<36} {} {DIM}({} steps, {}){DIM:#}{gate}",
+                    p.uri,
+                    p.intent,
+                    p.steps.len(),
+                    p.at
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PlansCommand::Show { id, json } => {
+            let doc = catalog
+                .plan_doc(&plan_ref(id)?)
+                .map_err(|e| anyhow::anyhow!("{e}; `waypoint plans list` shows what is loaded"))?;
+            if *json {
+                crate::commands::print_json(doc)?;
+            } else {
+                let mut out = anstream::stdout();
+                writeln!(out, "{}  {DIM}{}{DIM:#}", doc.uri, doc.at)?;
+                writeln!(out, "intent    {}", doc.intent)?;
+                let c = &doc.intent_clarity;
+                writeln!(
+                    out,
+                    "clarity   ambiguity {:.2}{}",
+                    c.ambiguity_score,
+                    if c.ready() { ", ready" } else { ", NOT ready" }
+                )?;
+                for q in &c.missing_criteria {
+                    writeln!(out, "          ? {q}")?;
+                }
+                writeln!(out, "steps")?;
+                for (i, s) in doc.steps.iter().enumerate() {
+                    let line = serde_json::to_string(&s.step).unwrap_or_default();
+                    writeln!(out, "  {:>2}. {line}", i + 1)?;
+                }
+                for sc in &doc.success_criteria {
+                    writeln!(out, "success   {sc}")?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PlansCommand::Check { .. } => Ok(ExitCode::SUCCESS),
+        PlansCommand::Run {
+            id,
+            context,
+            output,
+            limits: flags,
+        } => {
+            let doc = catalog
+                .plan_doc(&plan_ref(id)?)
+                .map_err(|e| anyhow::anyhow!("{e}; `waypoint plans list` shows what is loaded"))?;
+            let plan: Plan = serde_json::from_value(serde_json::json!({
+                "plan_id": format!("pl_{}", doc.id.key().replace('/', "_")),
+                "steps": [{"id": "s1", "order": 1, "kind": "plan", "tool": doc.uri, "group": 1,
+                           "rationale": doc.intent}],
+            }))?;
+            let settings = Settings {
+                limits: limits(&planning.run, flags)?,
+                request: Some(doc.intent.clone()),
+                context: crate::commands::context(context.as_deref())?,
+                ..Settings::default()
+            };
+            execute(global, planning, plan, settings, output)
+        }
+    }
 }

@@ -249,7 +249,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         let value = match found {
             Ok(Some(v)) => v,
             Ok(None) => {
-                let mut text = format!("{} needs {description}", doc.id);
+                let mut text = format!("{} needs a value: {description}", doc.id);
                 if !constraints.is_empty() {
                     text.push_str(&format!(" ({})", constraints.join("; ")));
                 }
