@@ -24,7 +24,8 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
         Command::Route(args) => route(&cli.global, args),
         Command::Understand(args) => understand(&cli.global, args),
         Command::Eval(args) => eval(&cli.global, args),
-        Command::Catalog(CatalogCommand::Check { json }) => check(&cli.global, *json),
+        Command::Catalog(CatalogCommand::Check { json })
+        | Command::Plans(crate::cli::PlansCommand::Check { json }) => check(&cli.global, *json),
         Command::Catalog(CatalogCommand::Show { json }) => show(&cli.global, *json),
         Command::History(args) => list_history(&cli.global, args),
         Command::Forget(args) => forget(&cli.global, args),
@@ -39,7 +40,6 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
             &planning(&cli.global, engine(&cli.global)?)?,
         ),
         Command::Runs(args) => running::runs(&cli.global, args),
-        Command::Plans(crate::cli::PlansCommand::Check { json }) => check(&cli.global, *json),
         Command::Plans(cmd) => running::plans(
             &cli.global,
             cmd,
