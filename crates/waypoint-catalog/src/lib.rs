@@ -30,6 +30,8 @@ pub use model::{
 pub enum Entry<'a> {
     Tool(&'a Tool),
     Pipeline(&'a Pipeline),
+    /// A plan document, by its full id (`plan://ns/name@1.2.0`).
+    Plan(&'a plans::PlanDoc),
 }
 
 /// Everything a catalog defines, as loaded and merged.
@@ -55,6 +57,7 @@ pub struct Catalog {
 enum Slot {
     Tool(usize),
     Pipeline(usize),
+    Plan(usize),
 }
 
 impl Catalog {
@@ -65,6 +68,9 @@ impl Catalog {
         }
         for (i, p) in contents.pipelines.iter().enumerate() {
             by_name.entry(p.id.clone()).or_insert(Slot::Pipeline(i));
+        }
+        for (i, p) in contents.plans.iter().enumerate() {
+            by_name.entry(p.uri.clone()).or_insert(Slot::Plan(i));
         }
         Self { contents, by_name }
     }
@@ -111,20 +117,21 @@ impl Catalog {
         match self.by_name.get(name)? {
             Slot::Tool(i) => self.contents.tools.get(*i).map(Entry::Tool),
             Slot::Pipeline(i) => self.contents.pipelines.get(*i).map(Entry::Pipeline),
+            Slot::Plan(i) => self.contents.plans.get(*i).map(Entry::Plan),
         }
     }
 
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         match self.entry(name)? {
             Entry::Tool(t) => Some(t),
-            Entry::Pipeline(_) => None,
+            Entry::Pipeline(_) | Entry::Plan(_) => None,
         }
     }
 
     pub fn pipeline(&self, id: &str) -> Option<&Pipeline> {
         match self.entry(id)? {
             Entry::Pipeline(p) => Some(p),
-            Entry::Tool(_) => None,
+            Entry::Tool(_) | Entry::Plan(_) => None,
         }
     }
 
@@ -149,7 +156,7 @@ impl Catalog {
         match self.by_name.get(name) {
             Some(Slot::Tool(i)) => self.contents.tools[*i].examples.extend(examples),
             Some(Slot::Pipeline(i)) => self.contents.pipelines[*i].examples.extend(examples),
-            None => return false,
+            Some(Slot::Plan(_)) | None => return false,
         }
         true
     }

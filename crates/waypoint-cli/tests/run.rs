@@ -304,3 +304,75 @@ fn ask_user_prompts_on_a_terminal_and_stops_with_a_question_off_one() {
     assert!(text.contains("│ release"), "{text}");
     assert!(text.contains("ok run_"), "{text}");
 }
+
+#[test]
+fn a_request_that_fits_a_stored_plan_runs_it_and_its_gate_and_list_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = dir.path().join("catalog");
+    std::fs::create_dir_all(cat.join("plans")).unwrap();
+    std::fs::write(
+        cat.join("tools.yaml"),
+        "tools:\n  - name: shout\n    description: Upper-case a text.\n    input_schema: {type: object, properties: {text: {type: string}}, required: [text]}\n    run: {command: [sh, -c, 'printf %s \"$0\" | tr a-z A-Z', \"{text}\"]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        cat.join("plans/greet.yaml"),
+        "id: plan://demo/greet@1.0.0\nintent: Greet a person loudly\nkeywords: [greet loudly]\nsteps:\n  - placeholder: The person's name\n    type: name\n  - script: shout\n    inputs:\n      text: {description: The name}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        cat.join("plans/vague.yaml"),
+        "id: plan://demo/vague@0.1.0\nintent: Tidy things up\nintent_clarity: {ambiguity_score: 0.7, missing_criteria: [\"Which things?\"]}\nsteps:\n  - tool: shout\n    args: {text: x}\n",
+    )
+    .unwrap();
+    let catalog = cat.display().to_string();
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let base = ["--catalog", catalog.as_str(), "--store", store.as_str()];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        waypoint(&a)
+    };
+
+    let o = run(&[
+        "run",
+        "greet Ada loudly",
+        "--context",
+        r#"{"name": "Ada"}"#,
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let last = r["steps"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["tool"], "plan://demo/greet@1.0.0", "{r}");
+    assert_eq!(last["output"]["stdout"], "ADA");
+
+    let o = run(&["plans", "run", "demo/vague", "--json"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["questions"][0]["text"], "Which things?");
+
+    let o = run(&["plans", "list", "--json"]);
+    let list: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let ready: Vec<(String, bool)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap().to_string(),
+                p["ready"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ready,
+        [
+            ("plan://demo/greet@1.0.0".to_string(), true),
+            ("plan://demo/vague@0.1.0".to_string(), false)
+        ]
+    );
+    let o = run(&["plans", "show", "demo/nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("plans list"), "{}", stderr(&o));
+}

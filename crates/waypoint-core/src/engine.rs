@@ -36,6 +36,9 @@ pub struct Options {
     pub max_request_bytes: usize,
     /// How many alternatives `route` reports.
     pub alternatives: usize,
+    /// A plan document wins a clause when its route score is at least this share of the
+    /// best candidate's (and above the threshold).
+    pub stored_plan_ratio: f64,
 }
 
 impl Default for Options {
@@ -46,6 +49,7 @@ impl Default for Options {
             allowlist: None,
             max_request_bytes: 64 * 1024,
             alternatives: 5,
+            stored_plan_ratio: 0.9,
         }
     }
 }
@@ -133,6 +137,7 @@ impl Engine {
             lex: &self.lexicon,
             index: &self.index,
             threshold: self.options.threshold,
+            stored_plan_ratio: self.options.stored_plan_ratio,
         }
     }
 

@@ -51,6 +51,8 @@ pub struct Planner<'a> {
     pub lex: &'a Lexicon,
     pub index: &'a RouteIndex,
     pub threshold: f64,
+    /// A stored plan wins when it scores at least this share of the best candidate.
+    pub stored_plan_ratio: f64,
 }
 
 impl Planner<'_> {
@@ -69,7 +71,25 @@ impl Planner<'_> {
             out.clause_scores
                 .push(ranking.first().map_or(0.0, |c| c.score));
             let first = out.drafts.len();
-            if let Some(chosen) =
+            if let Some(stored) = self.stored_plan(&ranking) {
+                let why = format!(
+                    "a stored plan fits ({:.2}: {})",
+                    stored.score,
+                    stored
+                        .why
+                        .iter()
+                        .take(4)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                out.drafts.push(self.new_draft(
+                    &stored.id,
+                    clause.segment.clause.index,
+                    stored.score,
+                    why,
+                ));
+            } else if let Some(chosen) =
                 goal.and_then(|g| self.by_evidence(g, clause, &ranking, &out.drafts))
             {
                 for (tool, score, why) in chosen {
@@ -204,6 +224,7 @@ impl Planner<'_> {
     fn new_draft(&self, id: &str, clause: usize, score: f64, rationale: String) -> Draft {
         let kind = match self.catalog.entry(id) {
             Some(Entry::Pipeline(_)) => StepKind::Pipeline,
+            Some(Entry::Plan(_)) => StepKind::Plan,
             _ => StepKind::Tool,
         };
         Draft {
@@ -215,6 +236,19 @@ impl Planner<'_> {
             args: serde_json::Map::new(),
             score,
         }
+    }
+
+    /// A plan document whose intent fits the clause as well as the best tool does (seed
+    /// 000's pipeline rule, applied to stored plans): the plan its authors proved wins.
+    /// A document that is not clear enough to run still wins — running it asks its
+    /// questions (the clarity gate).
+    fn stored_plan<'r>(&self, ranking: &'r [Candidate]) -> Option<&'r Candidate> {
+        let top = ranking.first()?;
+        ranking
+            .iter()
+            .take_while(|c| c.score >= self.threshold)
+            .find(|c| c.kind == waypoint_protocol::CandidateKind::Plan)
+            .filter(|c| c.score >= top.score * self.stored_plan_ratio)
     }
 
     /// Tools for the evidence the goal needs, or `None` to fall back to routing.
@@ -591,6 +625,7 @@ impl Planner<'_> {
         match self.catalog.entry(id) {
             Some(Entry::Tool(t)) => t.produces.clone(),
             Some(Entry::Pipeline(p)) => p.produces.clone(),
+            Some(Entry::Plan(d)) => d.produces.clone(),
             None => Vec::new(),
         }
     }
@@ -599,7 +634,7 @@ impl Planner<'_> {
         match self.catalog.entry(id) {
             Some(Entry::Tool(t)) => t.accepts.clone(),
             Some(Entry::Pipeline(p)) => p.accepts.clone(),
-            None => Vec::new(),
+            Some(Entry::Plan(_)) | None => Vec::new(),
         }
     }
 
@@ -608,6 +643,8 @@ impl Planner<'_> {
         match self.catalog.entry(id)? {
             Entry::Tool(t) => Some(t),
             Entry::Pipeline(p) => p.steps.first().and_then(|s| self.schema_tool(s)),
+            // A plan document takes no args: its placeholders are resolved when it runs.
+            Entry::Plan(_) => None,
         }
     }
 

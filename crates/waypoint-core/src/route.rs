@@ -190,6 +190,21 @@ impl RouteIndex {
             );
             index.set_profile(&own, Vec::new(), lex);
         }
+        // Plan documents (seed 003) are candidates beside pipelines: their intent reads
+        // like a description, their keywords like a pipeline's intent keywords.
+        for d in catalog.plans() {
+            let mut fields: Vec<(f64, String)> = vec![
+                (W_NAME, d.id.name.replace(['_', '-'], " ")),
+                (W_DESCRIPTION, d.intent.clone()),
+            ];
+            fields.extend(d.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
+            fields.extend(d.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
+            let phrases: Vec<&String> = d.keywords.iter().collect();
+            index.add(&d.uri, CandidateKind::Plan, &fields, &phrases, lex);
+            index.set_kinds(&d.produces, &[], lex);
+            let own = format!("{} . {}", d.keywords.join(" . "), lead_verb(&d.intent));
+            index.set_profile(&own, Vec::new(), lex);
+        }
         let n = index.docs.len().max(1) as f64;
         let norm = (1.0 + n).ln();
         index.idf = index

@@ -127,6 +127,7 @@ fn demote_if_invalid(step: &mut Step, guards: &Guards<'_>, verdict: &mut Verdict
         }
         Some(Entry::Pipeline(_)) => step.kind = StepKind::Pipeline,
         Some(Entry::Tool(_)) => step.kind = StepKind::Tool,
+        Some(Entry::Plan(_)) => step.kind = StepKind::Plan,
     }
     if let Some(allow) = guards.allowlist
         && !allow.contains(&step.tool)

@@ -567,6 +567,9 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     Effects::Write
                 }
             }
+            // A plan document's steps run in order inside its one step; other steps of
+            // the group wait for it.
+            Some(Entry::Plan(_)) => Effects::Write,
             None => Effects::Read,
         }
     }
@@ -955,6 +958,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         match self.catalog.entry(&step.tool) {
             Some(Entry::Tool(t)) => Ok(t),
             Some(Entry::Pipeline(_)) => Err(format!("`{}` is a pipeline, not a tool", step.tool)),
+            Some(Entry::Plan(_)) => Err(format!("`{}` is a plan document, not a tool", step.tool)),
             None if step.kind == StepKind::Plan => Err(format!(
                 "`{}` is a plan document; this catalog has none by that id",
                 step.tool
@@ -975,7 +979,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             .flat_map(|n| match self.catalog.entry(n) {
                 Some(Entry::Tool(t)) => vec![t],
                 Some(Entry::Pipeline(p)) => self.flatten(&p.steps, depth + 1),
-                None => Vec::new(),
+                Some(Entry::Plan(_)) | None => Vec::new(),
             })
             .collect()
     }

@@ -36,6 +36,7 @@ pub fn produced_by(name: &str, catalog: &Catalog) -> Vec<String> {
             }
             out
         }
+        Some(Entry::Plan(d)) => d.produces.clone(),
         None => Vec::new(),
     }
 }

@@ -11,6 +11,7 @@ mod guards;
 mod plans;
 mod properties;
 mod stages;
+mod stored_plans;
 
 use std::sync::OnceLock;
 
