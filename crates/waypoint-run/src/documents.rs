@@ -90,7 +90,6 @@ fn criterion_pattern() -> &'static Regex {
 struct Trail {
     outputs: Vec<Option<Value>>,
     tools: Vec<Option<String>>,
-    guidance: Vec<String>,
 }
 
 impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
@@ -147,7 +146,6 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         let mut trail = Trail {
             outputs: Vec::new(),
             tools: Vec::new(),
-            guidance: Vec::new(),
         };
         for (i, s) in doc.steps.iter().enumerate() {
             let inner = format!("{key}.{}", i + 1);
@@ -161,7 +159,10 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             let (output, tool) = match &s.step {
                 DocStep::Data { value } => (value.clone(), None),
                 DocStep::Guidance { text } => {
-                    trail.guidance.push(text.clone());
+                    // Model-backed calls later in this plan (and the plans it runs) see it.
+                    lock(&st.inner)
+                        .guidance
+                        .push((format!("{key}."), text.clone()));
                     (json!({ "text": text }), None)
                 }
                 DocStep::Plan { target } => {

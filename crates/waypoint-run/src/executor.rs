@@ -123,6 +123,8 @@ pub(crate) struct Inner {
     pub(crate) outputs: HashMap<String, Value>,
     /// Verdicts on plan documents' success criteria.
     pub(crate) criteria: Vec<waypoint_protocol::Criterion>,
+    /// Guidance of plan documents, by the key prefix of the calls it applies to.
+    pub(crate) guidance: Vec<(String, String)>,
     failed: HashSet<String>,
     steps: Vec<StepRun>,
     attempts: Vec<Attempt>,
@@ -788,6 +790,13 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                         .briefs
                         .get(&step.id)
                         .map(|b| ("the brief".to_string(), Value::String(b.clone()))),
+                )
+                .chain(
+                    inner
+                        .guidance
+                        .iter()
+                        .filter(|(prefix, _)| key.starts_with(prefix.as_str()))
+                        .map(|(_, g)| ("guidance".to_string(), Value::String(g.clone()))),
                 )
                 .collect()
         };
