@@ -203,7 +203,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 }
                 DocStep::Placeholder { .. } => {
                     match self
-                        .placeholder(st, step, &inner, &answer_key, doc, i, safety)
+                        .placeholder(st, step, &inner, &answer_key, doc, i, (safety, depth))
                         .await?
                     {
                         Ok(v) => (v, None),
@@ -233,7 +233,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         answer_key: &str,
         doc: &PlanDoc,
         i: usize,
-        safety: Option<Safety>,
+        (safety, depth): (Option<Safety>, usize),
     ) -> Result<Result<Value, Outcome>, RunError> {
         let Some(DocStep::Placeholder {
             description,
@@ -245,7 +245,14 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             return Ok(Err(Outcome::Failed("not a placeholder".into())));
         };
         let found = self
-            .fill_placeholder(st, step, inner, answer_key, of.as_deref(), safety)
+            .fill_placeholder(
+                st,
+                step,
+                inner,
+                answer_key,
+                of.as_deref(),
+                (doc, safety, depth),
+            )
             .await?;
         let value = match found {
             Ok(Some(v)) => v,
@@ -310,7 +317,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         key: &str,
         answer_key: &str,
         of: Option<&str>,
-        safety: Option<Safety>,
+        (doc, safety, depth): (&PlanDoc, Option<Safety>, usize),
     ) -> Result<Result<Option<Value>, Outcome>, RunError> {
         if let Some(a) = st.decisions.answers.get(answer_key) {
             return Ok(Ok(Some(Value::String(a.clone()))));
@@ -334,7 +341,19 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 && refuses(safety, t).is_none()
         });
         let Some(tool) = producer else {
-            return Ok(Ok(None));
+            // A plan document that makes it, run completely for its output.
+            let maker = self.catalog.plans().iter().find(|d| {
+                d.uri != doc.uri && d.produces.iter().any(|p| p == kind) && d.intent_clarity.ready()
+            });
+            let Some(maker) = maker else {
+                return Ok(Ok(None));
+            };
+            return match Box::pin(self.run_document(st, step, key, maker, safety, depth + 1))
+                .await?
+            {
+                Ok(v) => Ok(Ok(Some(v))),
+                Err(o) => Ok(Err(o)),
+            };
         };
         match self
             .call_doc_tool(st, step, key, &tool.name.clone(), Map::new(), safety)

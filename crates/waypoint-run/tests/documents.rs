@@ -100,6 +100,9 @@ steps:
       text: {description: The day}
 ";
 
+const NICKNAME: &str = "id: plan://t/nickname@1.0.0\nintent: Make up a nickname\nproduces: [nickname]\nsteps:\n  - tool: shout\n    args: {text: ziggy}\n";
+const HAIL: &str = "id: plan://t/hail@1.0.0\nintent: Hail someone by nickname\nsteps:\n  - placeholder: A nickname\n    type: nickname\n  - script: wrap\n    inputs:\n      text: {description: The nickname}\n      left: {value: \"(\"}\n";
+
 fn catalog() -> Catalog {
     let files = [
         ("tools.yaml", TOOLS),
@@ -109,6 +112,8 @@ fn catalog() -> Catalog {
         ("plans/foggy.yaml", FOGGY),
         ("plans/careful.yaml", CAREFUL),
         ("plans/daily.yaml", DAILY),
+        ("plans/nickname.yaml", NICKNAME),
+        ("plans/hail.yaml", HAIL),
     ];
     let sources: Vec<Source> = files
         .iter()
@@ -289,4 +294,13 @@ async fn a_plans_constraints_tighten_the_run_limits() {
     waypoint_run::documents::tighten(&plan_of("plan://t/outer@2.0.0"), &h.catalog, &mut limits);
     assert!((limits.max_usd - 0.25).abs() < 1e-9);
     assert_eq!(limits.max_wall_ms, 60_000);
+}
+
+#[tokio::test]
+async fn a_placeholder_is_filled_by_a_plan_that_produces_what_it_needs() {
+    let h = h().await;
+    let r = h.run(plan_of("plan://t/hail@1.0.0")).await;
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.message);
+    // nickname's shout gives {"stdout": "ZIGGY"}; wrap takes its principal text.
+    assert_eq!(r.output("s1").unwrap()["stdout"], "(ZIGGY]");
 }
