@@ -376,3 +376,53 @@ fn a_request_that_fits_a_stored_plan_runs_it_and_its_gate_and_list_work() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("plans list"), "{}", stderr(&o));
 }
+
+#[test]
+fn the_example_catalog_checks_and_its_plans_run() {
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/catalog");
+    let o = waypoint(&["catalog", "check", "--catalog", examples]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("3 plan documents") || stdout(&o).contains("3 plan documents"));
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let o = waypoint(&[
+        "--catalog",
+        examples,
+        "--store",
+        &store,
+        "plans",
+        "run",
+        "demo/welcome",
+        "--context",
+        r#"{"name": "Ada"}"#,
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        r["steps"].as_array().unwrap().last().unwrap()["output"]["stdout"],
+        "*** ADA ***"
+    );
+    let held: Vec<Value> = r["verification"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["held"].clone())
+        .collect();
+    assert_eq!(held, [Value::Bool(true), Value::Bool(true), Value::Null]);
+    let o = waypoint(&[
+        "--catalog",
+        examples,
+        "--store",
+        &store,
+        "plans",
+        "run",
+        "demo/cleanup",
+    ]);
+    assert_eq!(o.status.code(), Some(4), "the clarity gate holds it");
+    assert!(
+        stdout(&o).contains("Which files may be deleted?"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -173,7 +173,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     match Box::pin(self.run_document(st, step, &inner, nested, safety, depth + 1))
                         .await?
                     {
-                        Ok(v) => (v, None),
+                        Ok(v) => (v, Some(nested.uri.clone())),
                         Err(o) => return Ok(Err(o)),
                     }
                 }
@@ -373,12 +373,14 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     let n: usize = c.get(1)?.as_str().parse().ok()?;
                     let what = c.get(2)?.as_str().trim().to_lowercase().replace(' ', "_");
                     let output = trail.outputs.get(n.checked_sub(1)?)?.as_ref();
-                    let by_tool = trail
-                        .tools
-                        .get(n - 1)
-                        .and_then(Option::as_ref)
-                        .and_then(|t| self.catalog.tool(t))
-                        .is_some_and(|t| t.produces.contains(&what));
+                    let by_tool =
+                        trail
+                            .tools
+                            .get(n - 1)
+                            .and_then(Option::as_ref)
+                            .is_some_and(|t| {
+                                crate::verify::produced_by(t, self.catalog).contains(&what)
+                            });
                     let by_field =
                         output.is_some_and(|o| o.get(&what).is_some_and(|v| !v.is_null()));
                     let any = what == "output" && output.is_some_and(|o| !o.is_null());
