@@ -169,6 +169,11 @@ pub enum Command {
     /// Plan documents (seed 003): list, show, check and run the catalog's `plans/`.
     #[command(subcommand)]
     Plans(PlansCommand),
+    /// Serve the planner to agents over MCP (tools `plan`, `route`, `understand`).
+    #[command(
+        after_help = "Examples:\n  waypoint serve --stdio\n  waypoint serve --stdio --catalog ./catalog\n  npx @modelcontextprotocol/inspector --cli waypoint serve --stdio --method tools/list"
+    )]
+    Serve(ServeArgs),
     /// List your runs, or show one with its steps.
     #[command(
         after_help = "Examples:\n  waypoint runs\n  waypoint runs --json\n  waypoint runs show run_3f2a9c01d4e5b6a7 --json"
@@ -305,6 +310,13 @@ pub enum PlansCommand {
         #[command(flatten)]
         limits: LimitArgs,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Speak MCP on standard input and output (what an agent that starts Waypoint uses).
+    #[arg(long, required = true)]
+    pub stdio: bool,
 }
 
 #[derive(Debug, Args)]

@@ -40,6 +40,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
             &planning(&cli.global, engine(&cli.global)?)?,
         ),
         Command::Runs(args) => running::runs(&cli.global, args),
+        Command::Serve(_) => serve(&cli.global),
         Command::Plans(cmd) => running::plans(
             &cli.global,
             cmd,
@@ -51,6 +52,13 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
             out.as_ref(),
         ),
     }
+}
+
+/// `waypoint serve --stdio`: MCP on standard input and output until the client leaves.
+fn serve(global: &Global) -> Result<ExitCode> {
+    let engine = std::sync::Arc::new(engine(global)?);
+    history::runtime()?.block_on(waypoint_server::serve_stdio(engine))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn load_catalog(global: &Global) -> Result<Catalog> {

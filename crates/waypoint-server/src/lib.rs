@@ -1,0 +1,9 @@
+//! Waypoint as a server for agents.
+//!
+//! - [`mcp`]: the MCP server (rmcp) — tools `plan`, `route`, `understand`, served over
+//!   stdio by `waypoint serve --stdio`. Inputs are the same request types the CLI reads;
+//!   bad input comes back as an MCP error result, never a crash.
+
+pub mod mcp;
+
+pub use mcp::{RequestInput, WaypointMcp, serve_stdio};
