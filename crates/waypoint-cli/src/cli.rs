@@ -169,7 +169,7 @@ pub enum Command {
     /// Plan documents (seed 003): list, show, check and run the catalog's `plans/`.
     #[command(subcommand)]
     Plans(PlansCommand),
-    /// Serve the planner to agents over MCP (tools `plan`, `route`, `understand`).
+    /// Serve the planner to agents over MCP (tools `plan`, `route`, `understand`, `history`, `forget`).
     #[command(
         after_help = "Examples:\n  waypoint serve --stdio\n  waypoint serve --stdio --catalog ./catalog\n  npx @modelcontextprotocol/inspector --cli waypoint serve --stdio --method tools/list"
     )]

@@ -57,7 +57,19 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
 /// `waypoint serve --stdio`: MCP on standard input and output until the client leaves.
 fn serve(global: &Global) -> Result<ExitCode> {
     let engine = std::sync::Arc::new(engine(global)?);
-    history::runtime()?.block_on(waypoint_server::serve_stdio(engine))?;
+    let rt = history::runtime()?;
+    let store = match open_configured(global, &rt)? {
+        Ok(s) => s.map(std::sync::Arc::new),
+        Err(e) => {
+            eprintln!("warning: plan history is off: {e}");
+            None
+        }
+    };
+    rt.block_on(waypoint_server::serve_stdio(
+        engine,
+        store,
+        global.caller.clone(),
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -36,12 +36,16 @@ fn inspector() -> Option<PathBuf> {
 
 /// Runs the Inspector's CLI against `waypoint serve --stdio`; its stdout is the result.
 fn inspect(cli: &PathBuf, args: &[&str]) -> Value {
+    inspect_with(cli, "none", args)
+}
+
+fn inspect_with(cli: &PathBuf, store: &str, args: &[&str]) -> Value {
     let out = Command::new("node")
         .arg(cli)
         .args([
             env!("CARGO_BIN_EXE_waypoint"),
             "--store",
-            "none",
+            store,
             "serve",
             "--stdio",
         ])
@@ -66,15 +70,24 @@ fn inspect(cli: &PathBuf, args: &[&str]) -> Value {
 fn the_official_inspector_lists_the_tools_and_plans_over_stdio() {
     let Some(cli) = inspector() else { return };
     let listed = inspect(&cli, &["--method", "tools/list"]);
-    let names: Vec<&str> = listed["tools"]
+    let mut names: Vec<&str> = listed["tools"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["plan", "route", "understand"]);
-    let schema = &listed["tools"][0]["inputSchema"];
-    assert_eq!(schema["required"], serde_json::json!(["request"]));
+    names.sort_unstable();
+    assert_eq!(names, ["forget", "history", "plan", "route", "understand"]);
+    let plan_tool = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "plan")
+        .unwrap();
+    assert_eq!(
+        plan_tool["inputSchema"]["required"],
+        serde_json::json!(["request"])
+    );
 
     let planned = inspect(
         &cli,
@@ -112,4 +125,53 @@ fn the_official_inspector_lists_the_tools_and_plans_over_stdio() {
     assert_eq!(refused["isError"], true, "{refused}");
     let message = refused["content"][0]["text"].as_str().unwrap();
     assert!(message.to_lowercase().contains("empty"), "{message}");
+}
+
+#[test]
+fn history_and_forget_work_on_the_callers_store() {
+    let Some(cli) = inspector() else { return };
+    let dir = std::env::temp_dir().join(format!("waypoint-serve-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let store = format!("sqlite:{}", dir.join("wp.db").display());
+    // A plan made by the CLI leaves a history row for caller `local`.
+    let made = Command::new(env!("CARGO_BIN_EXE_waypoint"))
+        .args(["--store", &store, "plan", "what changed"])
+        .env("XDG_CONFIG_HOME", &dir)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let rows = inspect_with(
+        &cli,
+        &store,
+        &["--method", "tools/call", "--tool-name", "history"],
+    );
+    let listed = &rows["structuredContent"]["rows"];
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{rows}");
+    assert_eq!(listed[0]["steps"][0]["tool"], "git_status");
+    assert!(
+        !rows.to_string().contains("what changed"),
+        "history keeps no request text"
+    );
+    let bad = inspect_with(
+        &cli,
+        &store,
+        &["--method", "tools/call", "--tool-name", "forget"],
+    );
+    assert_eq!(bad["isError"], true, "{bad}");
+    let gone = inspect_with(
+        &cli,
+        &store,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "forget",
+            "--tool-arg",
+            "all=true",
+        ],
+    );
+    assert_eq!(gone["structuredContent"]["forgotten"], 1, "{gone}");
+    let off = inspect(&cli, &["--method", "tools/call", "--tool-name", "history"]);
+    assert_eq!(off["isError"], true, "{off}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -14,6 +14,8 @@ use rmcp::{ServerHandler, ServiceExt as _, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use waypoint_core::Engine;
+use waypoint_store::{Forget, HistoryFilter, HistoryStore as _, LearnRule, project};
+use waypoint_stores::Store;
 
 /// What every planning tool takes.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -25,12 +27,51 @@ pub struct RequestInput {
     pub context: Option<serde_json::Value>,
 }
 
-/// The MCP server over one engine.
+/// What `history` takes.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct HistoryInput {
+    /// Only plans with a step using this tool.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// Group by request: counts, outcomes, tool sequences and the learned one.
+    #[serde(default)]
+    pub plans: bool,
+    /// Most rows (default 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// What `forget` removes; give exactly one.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct ForgetInput {
+    /// All of the caller's history.
+    #[serde(default)]
+    pub all: bool,
+    /// Rows older than this many days.
+    #[serde(default)]
+    pub older_than_days: Option<u32>,
+    /// The rows of one request, by its intent hash (from `history`).
+    #[serde(default)]
+    pub intent: Option<String>,
+}
+
+/// The MCP server over one engine and, when history is on, one store.
 #[derive(Clone)]
 pub struct WaypointMcp {
     engine: Arc<Engine>,
+    store: Option<Arc<Store>>,
+    /// The namespace history belongs to (stdio: the local user).
+    caller: String,
     tool_router: ToolRouter<Self>,
 }
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+const NO_STORE: &str = "history is off on this server (started with `--store none`)";
 
 fn answer(value: Result<serde_json::Value, String>) -> CallToolResult {
     match value {
@@ -50,11 +91,70 @@ fn json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, String> {
 
 #[tool_router]
 impl WaypointMcp {
-    pub fn new(engine: Arc<Engine>) -> Self {
+    pub fn new(engine: Arc<Engine>, store: Option<Arc<Store>>, caller: String) -> Self {
         Self {
             engine,
+            store,
+            caller,
             tool_router: Self::tool_router(),
         }
+    }
+
+    #[tool(
+        description = "List the caller's plan history: hashes and tool names only, never request text. With `plans: true`, grouped by request with counts, outcomes, tool sequences and the learned one.",
+        annotations(read_only_hint = true)
+    )]
+    async fn history(&self, Parameters(input): Parameters<HistoryInput>) -> CallToolResult {
+        let Some(store) = &self.store else {
+            return answer(Err(NO_STORE.into()));
+        };
+        let filter = HistoryFilter {
+            tool: input.tool,
+            limit: Some(input.limit.unwrap_or(50)),
+            ..HistoryFilter::default()
+        };
+        let rows = match store.history(&self.caller, &filter, now_unix()).await {
+            Ok(r) => r,
+            Err(e) => return answer(Err(e.to_string())),
+        };
+        // Structured content must be an object, so lists come under a key.
+        if input.plans {
+            answer(
+                json(&project(&rows, LearnRule::default()))
+                    .map(|v| serde_json::json!({ "plans": v })),
+            )
+        } else {
+            answer(json(&rows).map(|v| serde_json::json!({ "rows": v })))
+        }
+    }
+
+    #[tool(
+        description = "Delete the caller's plan history: `all`, rows older than `older_than_days`, or one request's rows by `intent` hash. Answers how many rows went.",
+        annotations(destructive_hint = true)
+    )]
+    async fn forget(&self, Parameters(input): Parameters<ForgetInput>) -> CallToolResult {
+        let Some(store) = &self.store else {
+            return answer(Err(NO_STORE.into()));
+        };
+        let what = match (input.all, input.older_than_days, input.intent) {
+            (true, None, None) => Forget::All,
+            (false, Some(days), None) => {
+                Forget::OlderThan(now_unix() - i64::from(days) * 24 * 3600)
+            }
+            (false, None, Some(sha)) => Forget::Intent(sha),
+            _ => {
+                return answer(Err(
+                    "give exactly one of `all: true`, `older_than_days` or `intent`".into(),
+                ));
+            }
+        };
+        answer(
+            store
+                .forget(&self.caller, &what)
+                .await
+                .map(|n| serde_json::json!({ "forgotten": n }))
+                .map_err(|e| e.to_string()),
+        )
     }
 
     #[tool(
@@ -79,7 +179,8 @@ impl WaypointMcp {
             self.engine
                 .route(&input.request, input.context.as_ref())
                 .map_err(|e| e.to_string())
-                .and_then(|r| json(&r)),
+                .and_then(|r| json(&r))
+                .map(|v| serde_json::json!({ "clauses": v })),
         )
     }
 
@@ -103,14 +204,18 @@ impl ServerHandler for WaypointMcp {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("waypoint", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Waypoint turns what a person asks into a validated, ordered plan over a catalog of tools. Call `plan` with the user's request; `route` and `understand` explain how it was read.",
+                "Waypoint turns what a person asks into a validated, ordered plan over a catalog of tools. Call `plan` with the user's request; `route` and `understand` explain how it was read; `history` and `forget` manage the caller's plan history.",
             )
     }
 }
 
 /// Serves the tools on standard input and output until the client closes them.
-pub async fn serve_stdio(engine: Arc<Engine>) -> Result<(), ServeError> {
-    let service = WaypointMcp::new(engine)
+pub async fn serve_stdio(
+    engine: Arc<Engine>,
+    store: Option<Arc<Store>>,
+    caller: String,
+) -> Result<(), ServeError> {
+    let service = WaypointMcp::new(engine, store, caller)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| ServeError::Start(e.to_string()))?;
