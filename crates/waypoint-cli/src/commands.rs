@@ -65,11 +65,13 @@ fn serve(global: &Global) -> Result<ExitCode> {
             None
         }
     };
-    rt.block_on(waypoint_server::serve_stdio(
+    let server = waypoint_server::WaypointMcp::new(
         engine,
         store,
         global.caller.clone(),
-    ))?;
+        crate::planning::model_table(global.planner.config.as_deref())?,
+    );
+    rt.block_on(waypoint_server::serve_stdio(server))?;
     Ok(ExitCode::SUCCESS)
 }
 

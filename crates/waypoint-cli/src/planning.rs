@@ -212,3 +212,23 @@ fn read_config(explicit: Option<&Path>) -> Result<(Config, PlannerSection, RunSe
     };
     Ok((config, section, run))
 }
+
+/// The model table (built-in, then the config file's), for the server's resources.
+pub fn model_table(explicit: Option<&Path>) -> Result<serde_json::Value> {
+    let (config, _, _) = read_config(explicit)?;
+    Ok(serde_json::Value::Array(
+        config
+            .models()
+            .iter()
+            .map(|(pattern, m)| {
+                serde_json::json!({
+                    "pattern": pattern,
+                    "context_tokens": m.context_tokens,
+                    "max_output_tokens": m.max_output_tokens,
+                    "usd_per_mtok_in": m.usd_per_mtok_in,
+                    "usd_per_mtok_out": m.usd_per_mtok_out,
+                })
+            })
+            .collect(),
+    ))
+}

@@ -175,3 +175,63 @@ fn history_and_forget_work_on_the_callers_store() {
     assert_eq!(off["isError"], true, "{off}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_resources_list_and_read() {
+    let Some(cli) = inspector() else { return };
+    let listed = inspect(&cli, &["--method", "resources/list"]);
+    let uris: Vec<&str> = listed["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "waypoint://routing-guide",
+            "waypoint://my-plans",
+            "waypoint://context-budgets",
+            "waypoint://models"
+        ]
+    );
+    let guide = inspect(
+        &cli,
+        &[
+            "--method",
+            "resources/read",
+            "--uri",
+            "waypoint://routing-guide",
+        ],
+    );
+    let text = guide["contents"][0]["text"].as_str().unwrap();
+    let guide: Value = serde_json::from_str(text).unwrap();
+    let git_log = guide["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "git_log")
+        .unwrap();
+    assert_eq!(git_log["args"], serde_json::json!(["limit", "path"]));
+    let budgets = inspect(
+        &cli,
+        &[
+            "--method",
+            "resources/read",
+            "--uri",
+            "waypoint://context-budgets",
+        ],
+    );
+    let rows: Value =
+        serde_json::from_str(budgets["contents"][0]["text"].as_str().unwrap()).unwrap();
+    let local = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["pattern"] == "llamacpp/*")
+        .unwrap();
+    assert_eq!(
+        local["prompt_tokens"].as_u64().unwrap() + local["reply_tokens"].as_u64().unwrap(),
+        local["context_tokens"].as_u64().unwrap()
+    );
+}

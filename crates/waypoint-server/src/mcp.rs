@@ -9,8 +9,15 @@ use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt as _, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler, ServiceExt as _, tool, tool_handler, tool_router,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use waypoint_core::Engine;
@@ -62,8 +69,34 @@ pub struct WaypointMcp {
     store: Option<Arc<Store>>,
     /// The namespace history belongs to (stdio: the local user).
     caller: String,
+    /// The model table and its context budgets, as the resources show them.
+    models: serde_json::Value,
     tool_router: ToolRouter<Self>,
 }
+
+/// The resources every server lists: what each says and how it is named.
+const RESOURCES: [(&str, &str, &str); 4] = [
+    (
+        "waypoint://routing-guide",
+        "routing-guide",
+        "The catalog as route and plan see it: tools with their args, effects and what they produce; pipelines; plan documents.",
+    ),
+    (
+        "waypoint://my-plans",
+        "my-plans",
+        "The caller's plans grouped by request: counts, outcomes, tool sequences and the learned one (hashes only).",
+    ),
+    (
+        "waypoint://context-budgets",
+        "context-budgets",
+        "Per model pattern: the context window, the reply budget and what is left for the prompt.",
+    ),
+    (
+        "waypoint://models",
+        "models",
+        "The known model patterns with their token limits and prices.",
+    ),
+];
 
 fn now_unix() -> i64 {
     std::time::SystemTime::now()
@@ -91,13 +124,68 @@ fn json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, String> {
 
 #[tool_router]
 impl WaypointMcp {
-    pub fn new(engine: Arc<Engine>, store: Option<Arc<Store>>, caller: String) -> Self {
+    /// `models` is the model table as `[{pattern, context_tokens, max_output_tokens,
+    /// usd_per_mtok_in, usd_per_mtok_out}]`.
+    pub fn new(
+        engine: Arc<Engine>,
+        store: Option<Arc<Store>>,
+        caller: String,
+        models: serde_json::Value,
+    ) -> Self {
         Self {
             engine,
             store,
             caller,
+            models,
             tool_router: Self::tool_router(),
         }
+    }
+
+    fn routing_guide(&self) -> serde_json::Value {
+        let c = self.engine.catalog();
+        serde_json::json!({
+            "tools": c.tools().iter().map(|t| serde_json::json!({
+                "name": t.name, "description": t.description,
+                "args": t.properties().map(|(n, _)| n).collect::<Vec<_>>(),
+                "required": t.required().collect::<Vec<_>>(),
+                "accepts": t.accepts, "produces": t.produces, "effects": t.effects,
+                "runnable": t.run.is_some(),
+            })).collect::<Vec<_>>(),
+            "pipelines": c.pipelines().iter().map(|p| serde_json::json!({
+                "id": p.id, "description": p.description, "steps": p.steps,
+                "accepts": p.accepts, "produces": p.produces,
+            })).collect::<Vec<_>>(),
+            "plans": c.plans().iter().map(|p| serde_json::json!({
+                "id": p.uri, "intent": p.intent, "ready": p.intent_clarity.ready(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    async fn my_plans(&self) -> Result<serde_json::Value, String> {
+        let Some(store) = &self.store else {
+            return Err(NO_STORE.into());
+        };
+        let rows = store
+            .history(&self.caller, &HistoryFilter::default(), now_unix())
+            .await
+            .map_err(|e| e.to_string())?;
+        json(&project(&rows, LearnRule::default()))
+    }
+
+    fn budgets(&self) -> serde_json::Value {
+        let rows = self.models.as_array().cloned().unwrap_or_default();
+        serde_json::Value::Array(
+            rows.iter()
+                .map(|m| {
+                    let ctx = m["context_tokens"].as_u64().unwrap_or(0);
+                    let out = m["max_output_tokens"].as_u64().unwrap_or(0);
+                    serde_json::json!({
+                        "pattern": m["pattern"], "context_tokens": ctx,
+                        "reply_tokens": out, "prompt_tokens": ctx.saturating_sub(out),
+                    })
+                })
+                .collect(),
+        )
     }
 
     #[tool(
@@ -200,8 +288,56 @@ impl WaypointMcp {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for WaypointMcp {
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            RESOURCES
+                .iter()
+                .map(|(uri, name, what)| {
+                    Resource::new(*uri, *name)
+                        .with_description(*what)
+                        .with_mime_type("application/json")
+                })
+                .collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let value = match request.uri.as_str() {
+            "waypoint://routing-guide" => Ok(self.routing_guide()),
+            "waypoint://my-plans" => self.my_plans().await,
+            "waypoint://context-budgets" => Ok(self.budgets()),
+            "waypoint://models" => Ok(self.models.clone()),
+            other => {
+                return Err(ErrorData::resource_not_found(
+                    format!(
+                        "no resource `{other}`; this server has {}",
+                        RESOURCES.map(|r| r.0).join(", ")
+                    ),
+                    None,
+                ));
+            }
+        }
+        .map_err(|e| ErrorData::internal_error(e, None))?;
+        let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        let contents = ResourceContents::text(text, request.uri).with_mime_type("application/json");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
             .with_server_info(Implementation::new("waypoint", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Waypoint turns what a person asks into a validated, ordered plan over a catalog of tools. Call `plan` with the user's request; `route` and `understand` explain how it was read; `history` and `forget` manage the caller's plan history.",
@@ -210,12 +346,8 @@ impl ServerHandler for WaypointMcp {
 }
 
 /// Serves the tools on standard input and output until the client closes them.
-pub async fn serve_stdio(
-    engine: Arc<Engine>,
-    store: Option<Arc<Store>>,
-    caller: String,
-) -> Result<(), ServeError> {
-    let service = WaypointMcp::new(engine, store, caller)
+pub async fn serve_stdio(server: WaypointMcp) -> Result<(), ServeError> {
+    let service = server
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| ServeError::Start(e.to_string()))?;
