@@ -12,8 +12,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     about = "Turn what a person asks an agent into a validated, ordered plan over a catalog of tools.",
     long_about = "Waypoint splits a request into clauses, understands each, routes it to the tools, \
 pipelines and plans of a catalog, and returns a validated plan with dependencies, arguments and \
-gaps. It works offline and deterministically; with no --catalog it uses a built-in catalog.",
-    after_help = "Examples:\n  waypoint plan \"remember this launch, write a blog about it, then make an illustration\"\n  waypoint route \"summarize https://example.com/report.pdf\" --json\n  waypoint eval cases.jsonl --catalog ./catalog --json\n  waypoint catalog check --catalog ./catalog"
+gaps, runs plans under hard limits with a journal that survives crashes (`run`, `resume`), runs \
+versioned plan documents (`plans`) and serves all of it to agents over MCP (`serve`). It works \
+offline and deterministically; with no --catalog it uses a built-in catalog.",
+    after_help = "Examples:\n  waypoint plan \"remember this launch, write a blog about it, then make an illustration\"\n  waypoint run \"find CommandRouter\" --workdir ~/src/app\n  waypoint plans run demo/welcome --catalog examples/catalog --context '{\"name\": \"Ada\"}'\n  waypoint serve --stdio\n  waypoint route \"summarize https://example.com/report.pdf\" --json\n  waypoint eval cases.jsonl --catalog ./catalog --json\n  waypoint catalog check --catalog ./catalog"
 )]
 pub struct Cli {
     #[command(flatten)]
