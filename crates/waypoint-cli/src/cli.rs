@@ -165,7 +165,7 @@ pub enum Command {
     Run(RunArgs),
     /// Resume a run that stopped: completed steps are not called again.
     #[command(
-        after_help = "A step that was called but never answered (a crash, a timeout) is called again only when its tool only reads; otherwise say what happened with --retry or --done.\n\nExamples:\n  waypoint resume run_3f2a9c01d4e5b6a7\n  waypoint resume run_3f2a9c01d4e5b6a7 --answer s2=\"the staging cluster\"\n  waypoint resume run_3f2a9c01d4e5b6a7 --answer s1.path=README.md\n  waypoint resume run_3f2a9c01d4e5b6a7 --retry s3      # it did not happen: call it again\n  waypoint resume run_3f2a9c01d4e5b6a7 --done s3       # it happened: go on without calling it"
+        after_help = "A step that was called but never answered (a crash, a timeout) is called again only when its tool only reads; otherwise say what happened with --retry or --done.\n\nExamples:\n  waypoint resume run_3f2a9c01d4e5b6a7\n  waypoint resume run_3f2a9c01d4e5b6a7 --answer s2=\"the staging cluster\"\n  waypoint resume run_3f2a9c01d4e5b6a7 --answer s1.path=README.md\n  waypoint resume run_3f2a9c01d4e5b6a7 --retry s3      # it did not happen: call it again\n  waypoint resume run_3f2a9c01d4e5b6a7 --done s3       # it happened: go on without calling it\n  waypoint resume run_3f2a9c01d4e5b6a7 --max-tool-calls 128   # raise the limit it hit"
     )]
     Resume(ResumeArgs),
     /// Plan documents (seed 003): list, show, check and run the catalog's `plans/`.
@@ -270,6 +270,9 @@ pub struct ResumeArgs {
     pub done: Vec<String>,
     #[command(flatten)]
     pub output: RunOutput,
+    /// Limits given here replace the ones the run started with (raise a budget it hit).
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[derive(Debug, Subcommand)]

@@ -66,6 +66,46 @@ pub fn parse_millis(text: &str, what: &str) -> Result<u64> {
     Ok(ms.round() as u64)
 }
 
+/// `base` with the flags that were given; `None` when none were.
+fn limits_over(base: &Limits, flags: &LimitArgs) -> Result<Option<Limits>> {
+    let mut l = base.clone();
+    let mut any = false;
+    let mut set = |given: bool| any |= given;
+    if let Some(v) = flags.max_steps {
+        l.max_steps = v;
+        set(true);
+    }
+    if let Some(v) = flags.max_tool_calls {
+        l.max_tool_calls = v;
+        set(true);
+    }
+    if let Some(v) = &flags.max_wall {
+        l.max_wall_ms = parse_millis(v, "max_wall")?;
+        set(true);
+    }
+    if let Some(v) = flags.max_usd {
+        l.max_usd = v;
+        set(true);
+    }
+    if let Some(v) = flags.max_replans {
+        l.max_replans = v;
+        set(true);
+    }
+    if let Some(v) = &flags.tool_timeout {
+        l.tool_timeout_ms = parse_millis(v, "tool_timeout")?;
+        set(true);
+    }
+    if let Some(v) = flags.concurrency {
+        l.concurrency = v;
+        set(true);
+    }
+    if !any {
+        return Ok(None);
+    }
+    l.check().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Some(l))
+}
+
 /// Limits from defaults, then `[run]`, then flags.
 fn limits(file: &RunSection, flags: &LimitArgs) -> Result<Limits> {
     let mut l = Limits::default();
@@ -95,26 +135,8 @@ fn limits(file: &RunSection, flags: &LimitArgs) -> Result<Limits> {
     if let Some(v) = file.max_output_bytes {
         l.max_output_bytes = v;
     }
-    if let Some(v) = flags.max_steps {
-        l.max_steps = v;
-    }
-    if let Some(v) = flags.max_tool_calls {
-        l.max_tool_calls = v;
-    }
-    if let Some(v) = &flags.max_wall {
-        l.max_wall_ms = wall(v)?;
-    }
-    if let Some(v) = flags.max_usd {
-        l.max_usd = v;
-    }
-    if let Some(v) = flags.max_replans {
-        l.max_replans = v;
-    }
-    if let Some(v) = &flags.tool_timeout {
-        l.tool_timeout_ms = timeout(v)?;
-    }
-    if let Some(v) = flags.concurrency {
-        l.concurrency = v;
+    if let Some(raised) = limits_over(&l, flags)? {
+        return Ok(raised);
     }
     l.check().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(l)
@@ -395,11 +417,14 @@ pub fn resume(global: &Global, args: &ResumeArgs, planning: &Planning) -> Result
     }
     let rt = history::runtime()?;
     let store = open_store(global, &rt)?;
-    let limits = rt
+    let stored = rt
         .block_on(store.run(&global.caller, &args.run_id))?
         .and_then(|row| serde_json::from_str::<Settings>(&row.settings).ok())
         .map(|s| s.limits)
         .unwrap_or_default();
+    let raised = limits_over(&stored, &args.limits)?;
+    let limits = raised.clone().unwrap_or(stored);
+    decisions.limits = raised;
     let toolbox = toolbox(planning, &store, &args.output, &limits)?;
     let recovery = Recovery {
         catalog: planning.engine.catalog(),

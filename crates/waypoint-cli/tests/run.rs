@@ -178,18 +178,38 @@ fn runs_lists_and_shows_what_ran_and_exit_codes_say_how_it_ended() {
     let report: Value = serde_json::from_str(&stdout(&ok)).unwrap();
     let id = report["run_id"].as_str().unwrap();
 
-    let limited = run(&["run", "--plan", &plan, "--max-tool-calls", "1"]);
+    let limited = run(&["run", "--plan", &plan, "--max-tool-calls", "1", "--json"]);
     assert_eq!(limited.status.code(), Some(3));
+    let stopped: Value = serde_json::from_str(&stdout(&limited)).unwrap();
+    assert_eq!(stopped["limit"]["name"], "max_tool_calls");
     assert!(
-        stdout(&limited).contains("max_tool_calls"),
-        "{}",
-        stdout(&limited)
+        stopped["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_tool_calls")
+    );
+    // A person raises the budget; the finished call is not made again.
+    let stopped_id = stopped["run_id"].as_str().unwrap();
+    let again = run(&["resume", stopped_id, "--json"]);
+    assert_eq!(again.status.code(), Some(3), "the old limit still holds");
+    let raised = run(&["resume", stopped_id, "--max-tool-calls", "5", "--json"]);
+    assert_eq!(raised.status.code(), Some(0), "{}", stdout(&raised));
+    let done: Value = serde_json::from_str(&stdout(&raised)).unwrap();
+    assert_eq!(
+        done["totals"]["tool_calls"], 2,
+        "s1 from the journal, s2 called once"
+    );
+    assert_eq!(
+        log_lines(&log),
+        ["s1", "s2", "s1", "s2"],
+        "the first run's two, then s2 once more"
     );
 
     let listed = run(&["runs", "--json"]);
     let rows: Value = serde_json::from_str(&stdout(&listed)).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 2);
-    assert_eq!(rows[0]["status"], "limit", "newest first");
+    assert_eq!(rows[0]["run_id"], stopped_id, "newest first");
+    assert_eq!(rows[0]["status"], "ok", "the resumed run is done");
 
     let shown = run(&["runs", "show", id]);
     let text = stdout(&shown);

@@ -71,6 +71,8 @@ pub struct Decisions {
     pub retry: HashSet<String>,
     /// Steps with an unknown outcome that did happen: taken as done, without output.
     pub done: HashSet<String>,
+    /// New limits for the rest of the run (a person raising a budget the run hit).
+    pub limits: Option<Limits>,
 }
 
 /// Watches a run as it goes.
@@ -234,8 +236,12 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         }
         let plan: Plan =
             serde_json::from_str(&row.plan).map_err(|e| corrupt(format!("plan: {e}")))?;
-        let settings: Settings =
+        let mut settings: Settings =
             serde_json::from_str(&row.settings).map_err(|e| corrupt(format!("settings: {e}")))?;
+        if let Some(limits) = &decisions.limits {
+            limits.check().map_err(RunError::Limits)?;
+            settings.limits = limits.clone();
+        }
         let earlier: Option<RunReport> = serde_json::from_str(&row.report).ok();
         let rows = self.store.steps(run_id).await?;
         let mut used = Used {
