@@ -171,7 +171,7 @@ pub enum Command {
     /// Plan documents (seed 003): list, show, check and run the catalog's `plans/`.
     #[command(subcommand)]
     Plans(PlansCommand),
-    /// Serve the planner to agents over MCP (tools `plan`, `route`, `understand`, `history`, `forget`).
+    /// Serve the planner to agents over MCP: plan, route, understand, history, forget, run.
     #[command(
         after_help = "Examples:\n  waypoint serve --stdio\n  waypoint serve --stdio --catalog ./catalog\n  npx @modelcontextprotocol/inspector --cli waypoint serve --stdio --method tools/list"
     )]

@@ -56,7 +56,6 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
 
 /// `waypoint serve --stdio`: MCP on standard input and output until the client leaves.
 fn serve(global: &Global) -> Result<ExitCode> {
-    let engine = std::sync::Arc::new(engine(global)?);
     let rt = history::runtime()?;
     let store = match open_configured(global, &rt)? {
         Ok(s) => s.map(std::sync::Arc::new),
@@ -65,12 +64,27 @@ fn serve(global: &Global) -> Result<ExitCode> {
             None
         }
     };
+    let planning = planning(global, engine(global)?)?;
+    let policy = if planning.serve.allow_run {
+        let workdir = match &planning.serve.workdir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir()?,
+        };
+        Some(waypoint_server::RunPolicy {
+            workdir,
+            limits: running::configured_limits(&planning)?,
+        })
+    } else {
+        None
+    };
+    let crate::planning::Planning { engine, .. } = planning;
     let server = waypoint_server::WaypointMcp::new(
-        engine,
+        std::sync::Arc::new(engine),
         store,
         global.caller.clone(),
         crate::planning::model_table(global.planner.config.as_deref())?,
-    );
+    )
+    .with_run_policy(policy);
     rt.block_on(waypoint_server::serve_stdio(server))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -22,6 +22,17 @@ struct PlannerSection {
     cascade_threshold: Option<f64>,
 }
 
+/// The `[serve]` section of `waypoint.toml`: what a server may do.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeSection {
+    /// Whether the MCP `run` tool executes plans on the server (off by default).
+    #[serde(default)]
+    pub allow_run: bool,
+    /// Where tools run when it does (default: the directory the server started in).
+    pub workdir: Option<PathBuf>,
+}
+
 /// The `[run]` section of `waypoint.toml`: executor limits (flags override them).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,11 +58,13 @@ pub struct Planning {
     endpoint: Option<waypoint_llm::Endpoint>,
     /// `[run]` from the config file.
     pub run: RunSection,
+    /// `[serve]` from the config file.
+    pub serve: ServeSection,
 }
 
 impl Planning {
     pub fn new(engine: Engine, args: &PlannerArgs) -> Result<Self> {
-        let (config, section, run) = read_config(args.config.as_deref())?;
+        let (config, section, run, serve) = read_config(args.config.as_deref())?;
         let model = args.model.clone().or_else(|| config.settings.model.clone());
         let from_file = section
             .strategy
@@ -86,6 +99,7 @@ impl Planning {
             client: None,
             endpoint: None,
             run,
+            serve,
         };
         if model.is_none() {
             if strategy == Strategy::Deterministic {
@@ -175,7 +189,9 @@ fn load_modes() -> HashMap<String, OutputMode> {
 }
 
 /// Reads `--config FILE` (which must exist) or the default file (if it exists).
-fn read_config(explicit: Option<&Path>) -> Result<(Config, PlannerSection, RunSection)> {
+type FileConfig = (Config, PlannerSection, RunSection, ServeSection);
+
+fn read_config(explicit: Option<&Path>) -> Result<FileConfig> {
     let path = match explicit {
         Some(p) => Some(p.to_path_buf()),
         None => config_dir()
@@ -187,6 +203,7 @@ fn read_config(explicit: Option<&Path>) -> Result<(Config, PlannerSection, RunSe
             Config::builtin(),
             PlannerSection::default(),
             RunSection::default(),
+            ServeSection::default(),
         ));
     };
     let name = path.display().to_string();
@@ -210,12 +227,19 @@ fn read_config(explicit: Option<&Path>) -> Result<(Config, PlannerSection, RunSe
             .with_context(|| format!("config `{name}`: [run]"))?,
         None => RunSection::default(),
     };
-    Ok((config, section, run))
+    let serve = match table.get("serve") {
+        Some(v) => v
+            .clone()
+            .try_into()
+            .with_context(|| format!("config `{name}`: [serve]"))?,
+        None => ServeSection::default(),
+    };
+    Ok((config, section, run, serve))
 }
 
 /// The model table (built-in, then the config file's), for the server's resources.
 pub fn model_table(explicit: Option<&Path>) -> Result<serde_json::Value> {
-    let (config, _, _) = read_config(explicit)?;
+    let (config, ..) = read_config(explicit)?;
     Ok(serde_json::Value::Array(
         config
             .models()

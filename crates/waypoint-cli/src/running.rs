@@ -142,6 +142,11 @@ fn limits(file: &RunSection, flags: &LimitArgs) -> Result<Limits> {
     Ok(l)
 }
 
+/// The limits a server's runs get: defaults, then `[run]` in waypoint.toml.
+pub fn configured_limits(planning: &Planning) -> Result<Limits> {
+    limits(&planning.run, &LimitArgs::default())
+}
+
 fn open_store(global: &Global, rt: &tokio::runtime::Runtime) -> Result<Arc<Store>> {
     let spec = global
         .store

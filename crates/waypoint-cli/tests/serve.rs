@@ -77,7 +77,10 @@ fn the_official_inspector_lists_the_tools_and_plans_over_stdio() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     names.sort_unstable();
-    assert_eq!(names, ["forget", "history", "plan", "route", "understand"]);
+    assert_eq!(
+        names,
+        ["forget", "history", "plan", "route", "run", "understand"]
+    );
     let plan_tool = listed["tools"]
         .as_array()
         .unwrap()
@@ -234,4 +237,65 @@ fn the_resources_list_and_read() {
         local["prompt_tokens"].as_u64().unwrap() + local["reply_tokens"].as_u64().unwrap(),
         local["context_tokens"].as_u64().unwrap()
     );
+}
+
+#[test]
+fn run_is_refused_unless_the_servers_config_allows_it() {
+    let Some(cli) = inspector() else { return };
+    let dir = std::env::temp_dir().join(format!("waypoint-serve-run-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(dir.join("work"));
+    std::fs::write(dir.join("work/notes.txt"), "pub struct CommandRouter;\n").unwrap();
+    let store = format!("sqlite:{}", dir.join("wp.db").display());
+    let call = [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "run",
+        "--tool-arg",
+        "request=find CommandRouter",
+    ];
+    let refused = inspect_with(&cli, &store, &call);
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        refused["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("allow_run"),
+        "{refused}"
+    );
+
+    let config = dir.join("waypoint.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[serve]\nallow_run = true\nworkdir = {:?}\n",
+            dir.join("work").display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = Command::new("node")
+        .arg(&cli)
+        .args([
+            env!("CARGO_BIN_EXE_waypoint"),
+            "--store",
+            &store,
+            "--config",
+            config.to_str().unwrap(),
+            "serve",
+            "--stdio",
+        ])
+        .args(call)
+        .output()
+        .unwrap();
+    let ran: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &ran["structuredContent"];
+    assert_eq!(report["status"], "ok", "{ran}");
+    let read = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tool"] == "read_file")
+        .unwrap();
+    assert_eq!(read["output"]["content"], "pub struct CommandRouter;\n");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -21,6 +21,7 @@ use rmcp::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 use waypoint_core::Engine;
+use waypoint_run::{Limits, Recovery, Runner, Settings, Toolbox};
 use waypoint_store::{Forget, HistoryFilter, HistoryStore as _, LearnRule, project};
 use waypoint_stores::Store;
 
@@ -62,11 +63,20 @@ pub struct ForgetInput {
     pub intent: Option<String>,
 }
 
+/// What a server lets its `run` tool do; absent, the tool refuses.
+#[derive(Debug, Clone)]
+pub struct RunPolicy {
+    /// The directory file tools are confined to and commands run in.
+    pub workdir: std::path::PathBuf,
+    pub limits: Limits,
+}
+
 /// The MCP server over one engine and, when history is on, one store.
 #[derive(Clone)]
 pub struct WaypointMcp {
     engine: Arc<Engine>,
     store: Option<Arc<Store>>,
+    run_policy: Option<RunPolicy>,
     /// The namespace history belongs to (stdio: the local user).
     caller: String,
     /// The model table and its context budgets, as the resources show them.
@@ -135,10 +145,68 @@ impl WaypointMcp {
         Self {
             engine,
             store,
+            run_policy: None,
             caller,
             models,
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// Lets the `run` tool execute plans (config: `allow_run = true` under `[serve]`).
+    #[must_use]
+    pub fn with_run_policy(mut self, policy: Option<RunPolicy>) -> Self {
+        self.run_policy = policy;
+        self
+    }
+
+    #[tool(
+        description = "Plan a request and run the plan under the server's limits, journaling every call; answers the run report (status ok, failed, limit, needs_input or needs_human, each step's output). Off unless the server's config allows it.",
+        annotations(destructive_hint = true, open_world_hint = true)
+    )]
+    async fn run(&self, Parameters(input): Parameters<RequestInput>) -> CallToolResult {
+        let Some(policy) = &self.run_policy else {
+            return answer(Err(
+                "running tools on this server is off; set `allow_run = true` under [serve] in its waypoint.toml to allow it".into(),
+            ));
+        };
+        let Some(store) = &self.store else {
+            return answer(Err(format!("{NO_STORE}; runs are journaled in the store")));
+        };
+        let plan = match self.engine.plan(&input.request, input.context.as_ref()) {
+            Ok(p) => p,
+            Err(e) => return answer(Err(e.to_string())),
+        };
+        let catalog = self.engine.catalog();
+        let toolbox = match Toolbox::new(
+            &policy.workdir,
+            catalog.servers(),
+            store.clone(),
+            policy.limits.max_output_bytes,
+        ) {
+            Ok(t) => t,
+            Err(e) => return answer(Err(e.to_string())),
+        };
+        let recovery = Recovery {
+            catalog,
+            options: self.engine.options().clone(),
+        };
+        let runner = Runner {
+            catalog,
+            store: store.clone(),
+            toolbox: &toolbox,
+            replanner: &recovery,
+            caller: self.caller.clone(),
+            events: None,
+        };
+        let settings = Settings {
+            limits: policy.limits.clone(),
+            request: Some(input.request.clone()),
+            context: input.context.clone(),
+            ..Settings::default()
+        };
+        let report = runner.run(plan, settings).await;
+        toolbox.close().await;
+        answer(report.map_err(|e| e.to_string()).and_then(|r| json(&r)))
     }
 
     fn routing_guide(&self) -> serde_json::Value {
@@ -340,7 +408,7 @@ impl ServerHandler for WaypointMcp {
         )
             .with_server_info(Implementation::new("waypoint", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Waypoint turns what a person asks into a validated, ordered plan over a catalog of tools. Call `plan` with the user's request; `route` and `understand` explain how it was read; `history` and `forget` manage the caller's plan history.",
+                "Waypoint turns what a person asks into a validated, ordered plan over a catalog of tools. Call `plan` with the user's request; `route` and `understand` explain how it was read; `history` and `forget` manage the caller's plan history; `run` executes a plan when the server allows it.",
             )
     }
 }
