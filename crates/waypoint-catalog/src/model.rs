@@ -32,6 +32,15 @@ pub enum Effects {
 impl Effects {
     pub const NAMES: [&'static str; 4] = ["read", "write", "destructive", "external"];
 
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Destructive => "destructive",
+            Self::External => "external",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "read" => Some(Self::Read),

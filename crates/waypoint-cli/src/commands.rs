@@ -273,7 +273,7 @@ fn learn_rule(global: &Global) -> waypoint_store::LearnRule {
 }
 
 /// Opens the store `--store` (or the default) names; `Ok(Err(_))` when it cannot open.
-fn open_configured(
+pub(crate) fn open_configured(
     global: &Global,
     rt: &tokio::runtime::Runtime,
 ) -> Result<Result<Option<Store>, waypoint_store::StoreError>> {

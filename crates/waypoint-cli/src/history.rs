@@ -7,11 +7,7 @@ use waypoint_store::{HistoryRow, Outcome, StepRecord, args_sha, intent_sha};
 
 pub use waypoint_stores::{Store, default_location};
 
-pub fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
+pub use waypoint_store::now_unix;
 
 /// The audit row a plan leaves: hashes and tool names only.
 pub fn row_for(

@@ -148,12 +148,7 @@ pub fn configured_limits(planning: &Planning) -> Result<Limits> {
 }
 
 fn open_store(global: &Global, rt: &tokio::runtime::Runtime) -> Result<Arc<Store>> {
-    let spec = global
-        .store
-        .clone()
-        .unwrap_or_else(history::default_location);
-    let ttl = history::parse_duration(&global.history_ttl)?;
-    match rt.block_on(Store::open(&spec, ttl))? {
+    match crate::commands::open_configured(global, rt)?? {
         Some(s) => Ok(Arc::new(s)),
         None => bail!(
             "runs are journaled in the store, and `--store none` turns it off; name one with `--store sqlite:PATH` or `--store postgres://…`"

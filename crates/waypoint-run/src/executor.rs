@@ -766,7 +766,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                                 "{} ({}, effects {}) was called but the run stopped before it answered, so whether it happened is unknown. Check, then resume with --retry {} to call it again or --done {} if it happened.",
                                 step.id,
                                 tool.name,
-                                effects_name(tool.effects),
+                                tool.effects.as_str(),
                                 step.id,
                                 step.id
                             ),
@@ -1284,15 +1284,6 @@ pub(crate) fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), S
             tool.name,
             errors.join("; ")
         ))
-    }
-}
-
-fn effects_name(e: Effects) -> &'static str {
-    match e {
-        Effects::Read => "read",
-        Effects::Write => "write",
-        Effects::Destructive => "destructive",
-        Effects::External => "external",
     }
 }
 

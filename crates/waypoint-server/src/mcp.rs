@@ -22,7 +22,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use waypoint_core::Engine;
 use waypoint_run::{Limits, Recovery, Runner, Settings, Toolbox};
-use waypoint_store::{Forget, HistoryFilter, HistoryStore as _, LearnRule, project};
+use waypoint_store::{Forget, HistoryFilter, HistoryStore as _, LearnRule, now_unix, project};
 use waypoint_stores::Store;
 
 /// What every planning tool takes.
@@ -107,12 +107,6 @@ const RESOURCES: [(&str, &str, &str); 4] = [
         "The known model patterns with their token limits and prices.",
     ),
 ];
-
-fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
 
 const NO_STORE: &str = "history is off on this server (started with `--store none`)";
 

@@ -21,3 +21,10 @@ pub use learn::{LearnRule, MyPlan, SequenceCount, learned, project};
 pub use model::{Forget, HistoryFilter, HistoryRow, Outcome, StepRecord, StoreError};
 pub use runs::{Memory, MemoryStore, RunRow, RunStore, StepEnd, StepRow};
 pub use store::HistoryStore;
+
+/// Now, in unix seconds: the time history rows and memories are stamped with.
+pub fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}

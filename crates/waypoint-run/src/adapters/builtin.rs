@@ -6,7 +6,7 @@
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use waypoint_store::{Memory, MemoryStore};
@@ -83,7 +83,7 @@ pub(super) async fn call<M: MemoryStore + 'static>(
             let memory = Memory {
                 key: key.clone(),
                 value,
-                at_unix: now(),
+                at_unix: waypoint_store::now_unix(),
             };
             tb.memory
                 .remember(call.caller, &memory)
@@ -234,16 +234,10 @@ fn derived_key(value: &str) -> String {
     let words: Vec<&str> = value.split_whitespace().take(4).collect();
     let key = words.join("-").to_lowercase();
     if key.is_empty() {
-        format!("note-{}", now())
+        format!("note-{}", waypoint_store::now_unix())
     } else {
         key.chars().take(48).collect()
     }
-}
-
-fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
