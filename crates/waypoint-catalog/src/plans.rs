@@ -62,11 +62,17 @@ fn opt_text<S: serde::Serializer>(v: &Option<semver::VersionReq>, s: S) -> Resul
     }
 }
 
+/// The schemes a plan id may use (`bullet://` is seed 003's name for the same thing).
+const SCHEMES: [&str; 2] = ["plan://", "bullet://"];
+
+/// Whether a name is written as a plan id or reference (a plan step's `tool`).
+pub fn is_plan_uri(text: &str) -> bool {
+    SCHEMES.iter().any(|s| text.starts_with(s))
+}
+
 /// Splits `scheme://ns/name@version` into its parts; `None` when it is not one.
 fn split(text: &str) -> Option<(&str, &str, Option<&str>)> {
-    let rest = text
-        .strip_prefix("plan://")
-        .or_else(|| text.strip_prefix("bullet://"))?;
+    let rest = SCHEMES.iter().find_map(|s| text.strip_prefix(s))?;
     let (path, version) = match rest.split_once('@') {
         Some((p, v)) => (p, Some(v.trim())),
         None => (rest, None),

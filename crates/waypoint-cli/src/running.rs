@@ -70,34 +70,33 @@ pub fn parse_millis(text: &str, what: &str) -> Result<u64> {
 fn limits_over(base: &Limits, flags: &LimitArgs) -> Result<Option<Limits>> {
     let mut l = base.clone();
     let mut any = false;
-    let mut set = |given: bool| any |= given;
     if let Some(v) = flags.max_steps {
         l.max_steps = v;
-        set(true);
+        any = true;
     }
     if let Some(v) = flags.max_tool_calls {
         l.max_tool_calls = v;
-        set(true);
+        any = true;
     }
     if let Some(v) = &flags.max_wall {
         l.max_wall_ms = parse_millis(v, "max_wall")?;
-        set(true);
+        any = true;
     }
     if let Some(v) = flags.max_usd {
         l.max_usd = v;
-        set(true);
+        any = true;
     }
     if let Some(v) = flags.max_replans {
         l.max_replans = v;
-        set(true);
+        any = true;
     }
     if let Some(v) = &flags.tool_timeout {
         l.tool_timeout_ms = parse_millis(v, "tool_timeout")?;
-        set(true);
+        any = true;
     }
     if let Some(v) = flags.concurrency {
         l.concurrency = v;
-        set(true);
+        any = true;
     }
     if !any {
         return Ok(None);
@@ -108,36 +107,22 @@ fn limits_over(base: &Limits, flags: &LimitArgs) -> Result<Option<Limits>> {
 
 /// Limits from defaults, then `[run]`, then flags.
 fn limits(file: &RunSection, flags: &LimitArgs) -> Result<Limits> {
+    // `[run]` has the flags' keys (and one more), so both layers go through one merge.
+    let as_flags = LimitArgs {
+        max_steps: file.max_steps,
+        max_tool_calls: file.max_tool_calls,
+        max_wall: file.max_wall.clone(),
+        max_usd: file.max_usd,
+        max_replans: file.max_replans,
+        tool_timeout: file.tool_timeout.clone(),
+        concurrency: file.concurrency,
+    };
     let mut l = Limits::default();
-    let wall = |s: &str| parse_millis(s, "max_wall");
-    let timeout = |s: &str| parse_millis(s, "tool_timeout");
-    if let Some(v) = file.max_steps {
-        l.max_steps = v;
-    }
-    if let Some(v) = file.max_tool_calls {
-        l.max_tool_calls = v;
-    }
-    if let Some(v) = &file.max_wall {
-        l.max_wall_ms = wall(v)?;
-    }
-    if let Some(v) = file.max_usd {
-        l.max_usd = v;
-    }
-    if let Some(v) = file.max_replans {
-        l.max_replans = v;
-    }
-    if let Some(v) = &file.tool_timeout {
-        l.tool_timeout_ms = timeout(v)?;
-    }
-    if let Some(v) = file.concurrency {
-        l.concurrency = v;
-    }
     if let Some(v) = file.max_output_bytes {
         l.max_output_bytes = v;
     }
-    if let Some(raised) = limits_over(&l, flags)? {
-        return Ok(raised);
-    }
+    let l = limits_over(&l, &as_flags)?.unwrap_or(l);
+    let l = limits_over(&l, flags)?.unwrap_or(l);
     l.check().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(l)
 }

@@ -29,10 +29,7 @@ use crate::refs;
 /// Most plans nested inside one another.
 const MAX_DEPTH: usize = 8;
 
-/// Whether a step's tool names a plan document.
-pub fn is_plan_id(tool: &str) -> bool {
-    tool.starts_with("plan://") || tool.starts_with("bullet://")
-}
+pub use waypoint_catalog::plans::is_plan_uri as is_plan_id;
 
 /// Tightens limits to the constraints of the plan documents a plan runs directly.
 pub fn tighten(plan: &Plan, catalog: &Catalog, limits: &mut Limits) {
