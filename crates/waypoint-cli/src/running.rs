@@ -31,7 +31,7 @@ const DIM: Style = Style::new().dimmed();
 pub fn exit_code(status: RunStatus) -> ExitCode {
     ExitCode::from(match status {
         RunStatus::Ok => 0,
-        RunStatus::Failed | RunStatus::Running => 1,
+        RunStatus::Failed | RunStatus::Running | RunStatus::Queued => 1,
         RunStatus::Limit => 3,
         RunStatus::NeedsInput => 4,
         RunStatus::NeedsHuman => 5,
@@ -233,7 +233,9 @@ fn print_report(r: &RunReport, json: bool) -> Result<()> {
     }
     let style = match r.status {
         RunStatus::Ok => OK,
-        RunStatus::NeedsInput | RunStatus::NeedsHuman | RunStatus::Running => WAIT,
+        RunStatus::NeedsInput | RunStatus::NeedsHuman | RunStatus::Running | RunStatus::Queued => {
+            WAIT
+        }
         RunStatus::Failed | RunStatus::Limit => BAD,
     };
     let mut out = anstream::stdout();

@@ -4,11 +4,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// How a run stands. Every status but `running` is final for this attempt; `needs_input`
-/// and `needs_human` runs can be resumed once someone answers.
+/// How a run stands. Every status but `queued` and `running` is final for this attempt;
+/// `needs_input` and `needs_human` runs can be resumed once someone answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
+    /// Submitted to a server and waiting for an instance to claim it.
+    Queued,
     Running,
     /// Every step succeeded and the goal's evidence is there.
     Ok,
@@ -26,6 +28,7 @@ pub enum RunStatus {
 impl RunStatus {
     pub const fn as_str(self) -> &'static str {
         match self {
+            Self::Queued => "queued",
             Self::Running => "running",
             Self::Ok => "ok",
             Self::Failed => "failed",
@@ -37,6 +40,7 @@ impl RunStatus {
 
     pub fn parse(s: &str) -> Option<Self> {
         [
+            Self::Queued,
             Self::Running,
             Self::Ok,
             Self::Failed,

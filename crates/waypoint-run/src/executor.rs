@@ -184,26 +184,62 @@ fn idempotency_key(run_id: &str, key: &str, args: &Map<String, Value>) -> String
 impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     /// Starts a new run of `plan` and drives it to a final status.
     pub async fn run(&self, plan: Plan, settings: Settings) -> Result<RunReport, RunError> {
+        let (row, settings) = self.new_row(&plan, settings, RunStatus::Running)?;
+        self.store.create_run(&row).await?;
+        self.drive(Self::fresh(row, plan, settings), false).await
+    }
+
+    /// Journals a new run of `plan` as `queued`, for whichever instance claims it first
+    /// ([`RunStore::claim_run`], then [`Runner::run_claimed`]); returns its id.
+    pub async fn submit(&self, plan: Plan, settings: Settings) -> Result<String, RunError> {
+        let (row, _) = self.new_row(&plan, settings, RunStatus::Queued)?;
+        self.store.create_run(&row).await?;
+        Ok(row.run_id)
+    }
+
+    /// Drives a run this instance claimed from the queue. The runner's caller must be
+    /// the run's.
+    pub async fn run_claimed(&self, row: RunRow) -> Result<RunReport, RunError> {
+        let corrupt = |message: String| RunError::Corrupt {
+            run_id: row.run_id.clone(),
+            message,
+        };
+        let plan: Plan =
+            serde_json::from_str(&row.plan).map_err(|e| corrupt(format!("plan: {e}")))?;
+        let settings: Settings =
+            serde_json::from_str(&row.settings).map_err(|e| corrupt(format!("settings: {e}")))?;
+        self.drive(Self::fresh(row, plan, settings), false).await
+    }
+
+    /// Checks a plan and its limits and makes the journal row of a new run.
+    fn new_row(
+        &self,
+        plan: &Plan,
+        mut settings: Settings,
+        status: RunStatus,
+    ) -> Result<(RunRow, Settings), RunError> {
         settings.limits.check().map_err(RunError::Limits)?;
-        check_plan(&plan).map_err(RunError::InvalidPlan)?;
-        let mut settings = settings;
-        crate::documents::tighten(&plan, self.catalog, &mut settings.limits);
-        let run_id = new_run_id();
+        check_plan(plan).map_err(RunError::InvalidPlan)?;
+        crate::documents::tighten(plan, self.catalog, &mut settings.limits);
         let now = now_unix();
         let row = RunRow {
-            run_id: run_id.clone(),
+            run_id: new_run_id(),
             caller: self.caller.clone(),
-            status: RunStatus::Running.as_str().into(),
-            plan: serde_json::to_string(&plan).unwrap_or_default(),
+            status: status.as_str().into(),
+            plan: serde_json::to_string(plan).unwrap_or_default(),
             generation: 0,
             report: String::new(),
             settings: serde_json::to_string(&settings).unwrap_or_default(),
             created_at: now,
             updated_at: now,
         };
-        self.store.create_run(&row).await?;
-        let state = State {
-            run_id,
+        Ok((row, settings))
+    }
+
+    /// The state of a run no step of which has been called yet.
+    fn fresh(row: RunRow, plan: Plan, settings: Settings) -> State {
+        State {
+            run_id: row.run_id,
             generation: 0,
             meter: Mutex::new(Meter::new(settings.limits.clone(), Used::default())),
             plan,
@@ -211,10 +247,9 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             decisions: Decisions::default(),
             journal: HashMap::new(),
             started: Instant::now(),
-            created_at: now,
+            created_at: row.created_at,
             inner: Mutex::new(Inner::default()),
-        };
-        self.drive(state, false).await
+        }
     }
 
     /// Picks a stopped run up where its journal says it stopped.

@@ -191,6 +191,58 @@ impl RunStore for PostgresStore {
             })
             .collect())
     }
+
+    async fn claim_run(&self, instance: &str, now: i64) -> Result<Option<RunRow>, StoreError> {
+        // SKIP LOCKED: instances racing for the queue each take a different row instead
+        // of waiting on the same one; the claim row is written in the same statement.
+        let row = sqlx::query!(
+            r#"WITH next AS (
+                   SELECT run_id FROM runs WHERE status = 'queued'
+                   ORDER BY created_at, run_id LIMIT 1 FOR UPDATE SKIP LOCKED
+               ), claimed AS (
+                   UPDATE runs SET status = 'running', updated_at = $2
+                   FROM next WHERE runs.run_id = next.run_id
+                   RETURNING runs.run_id, runs.caller, runs.status, runs.plan, runs.generation,
+                             runs.report, runs.settings, runs.created_at, runs.updated_at
+               ), logged AS (
+                   INSERT INTO run_claims (run_id, instance, claimed_at)
+                   SELECT run_id, $1, $2 FROM claimed
+               )
+               SELECT run_id AS "run_id!", caller AS "caller!", status AS "status!", plan AS "plan!",
+                      generation AS "generation!", report AS "report!", settings AS "settings!",
+                      created_at AS "created_at!", updated_at AS "updated_at!"
+               FROM claimed"#,
+            instance,
+            now,
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| query_err(&e))?;
+        row.map(|r| {
+            Ok(RunRow {
+                run_id: r.run_id,
+                caller: r.caller,
+                status: r.status,
+                plan: r.plan,
+                generation: generation(r.generation)?,
+                report: r.report,
+                settings: r.settings,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+            })
+        })
+        .transpose()
+    }
+
+    async fn claimed_by(&self, run_id: &str) -> Result<Option<String>, StoreError> {
+        sqlx::query_scalar!(
+            r#"SELECT instance AS "instance!" FROM run_claims WHERE run_id = $1"#,
+            run_id
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| query_err(&e))
+    }
 }
 
 impl MemoryStore for PostgresStore {

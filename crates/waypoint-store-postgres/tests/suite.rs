@@ -82,3 +82,10 @@ async fn memories_are_kept_per_caller() {
         suite::memories_are_kept_per_caller(s).await;
     }
 }
+
+#[tokio::test]
+async fn queued_runs_are_claimed_once() {
+    if let Some(s) = store().await {
+        suite::queued_runs_are_claimed_once(s).await;
+    }
+}

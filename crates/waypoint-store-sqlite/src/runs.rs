@@ -191,6 +191,57 @@ impl RunStore for SqliteStore {
             })
             .collect())
     }
+
+    async fn claim_run(&self, instance: &str, now: i64) -> Result<Option<RunRow>, StoreError> {
+        // SQLite has one writer at a time, so the UPDATE's own subquery is the lock.
+        let mut tx = self.pool.begin().await.map_err(|e| query_err(&e))?;
+        let row = sqlx::query!(
+            r#"UPDATE runs SET status = 'running', updated_at = ?1
+               WHERE run_id = (SELECT run_id FROM runs WHERE status = 'queued'
+                               ORDER BY created_at, run_id LIMIT 1)
+               RETURNING run_id AS "run_id!", caller AS "caller!", status AS "status!", plan AS "plan!",
+                         generation AS "generation!", report AS "report!", settings AS "settings!",
+                         created_at AS "created_at!", updated_at AS "updated_at!""#,
+            now,
+        )
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(|e| query_err(&e))?;
+        let Some(r) = row else {
+            return Ok(None);
+        };
+        sqlx::query!(
+            "INSERT INTO run_claims (run_id, instance, claimed_at) VALUES (?1, ?2, ?3)",
+            r.run_id,
+            instance,
+            now,
+        )
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| query_err(&e))?;
+        tx.commit().await.map_err(|e| query_err(&e))?;
+        Ok(Some(RunRow {
+            run_id: r.run_id,
+            caller: r.caller,
+            status: r.status,
+            plan: r.plan,
+            generation: generation(r.generation)?,
+            report: r.report,
+            settings: r.settings,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }))
+    }
+
+    async fn claimed_by(&self, run_id: &str) -> Result<Option<String>, StoreError> {
+        sqlx::query_scalar!(
+            r#"SELECT instance AS "instance!" FROM run_claims WHERE run_id = ?1"#,
+            run_id
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| query_err(&e))
+    }
 }
 
 impl MemoryStore for SqliteStore {

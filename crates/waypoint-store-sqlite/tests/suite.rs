@@ -101,3 +101,9 @@ async fn memories_are_kept_per_caller() {
     let (_d, s) = store().await;
     suite::memories_are_kept_per_caller(s).await;
 }
+
+#[tokio::test]
+async fn queued_runs_are_claimed_once() {
+    let (_d, s) = store().await;
+    suite::queued_runs_are_claimed_once(s).await;
+}

@@ -18,7 +18,8 @@ use crate::model::StoreError;
 pub struct RunRow {
     pub run_id: String,
     pub caller: String,
-    /// `running`, `ok`, `failed`, `limit`, `needs_input`, `needs_human`.
+    /// `queued` (submitted to a server, not yet claimed), `running`, `ok`, `failed`,
+    /// `limit`, `needs_input`, `needs_human`.
     pub status: String,
     /// The plan being executed (the latest one after a replan), as JSON.
     pub plan: String,
@@ -104,6 +105,21 @@ pub trait RunStore: Send + Sync {
 
     /// Every step row of a run, in the order they were begun.
     fn steps(&self, run_id: &str) -> impl Future<Output = Result<Vec<StepRow>, StoreError>> + Send;
+
+    /// Takes the oldest `queued` run of any caller for `instance`: marks it `running`,
+    /// records the claim and returns it; `None` when nothing waits. Atomic: however
+    /// many instances race, each queued run goes to exactly one.
+    fn claim_run(
+        &self,
+        instance: &str,
+        now: i64,
+    ) -> impl Future<Output = Result<Option<RunRow>, StoreError>> + Send;
+
+    /// The instance that claimed a run, if one did.
+    fn claimed_by(
+        &self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
 }
 
 /// A remembered value.

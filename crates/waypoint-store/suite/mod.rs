@@ -412,6 +412,43 @@ pub async fn the_journal_keeps_runs_and_steps<B: waypoint_store::RunStore>(store
     assert!(store.runs(&other, 10).await.unwrap().is_empty());
 }
 
+/// Queued runs are claimed oldest first, each by exactly one of several racing
+/// claimers, and the claim remembers who took it.
+pub async fn queued_runs_are_claimed_once<B: waypoint_store::RunStore>(store: B) {
+    let me = caller("claims");
+    let ids: Vec<String> = (0..40).map(|i| format!("run_{me}_{i:02}")).collect();
+    for (at, id) in (0i64..).zip(&ids) {
+        let mut row = run_row(&me, id, NOW + at);
+        row.status = "queued".into();
+        store.create_run(&row).await.unwrap();
+    }
+    let claimer = |name: &'static str| {
+        let store = &store;
+        async move {
+            let mut got = Vec::new();
+            while let Some(row) = store.claim_run(name, NOW + 100).await.unwrap() {
+                assert_eq!(row.status, "running");
+                got.push((name, row.run_id));
+            }
+            got
+        }
+    };
+    let (a, b, c, d) = tokio::join!(claimer("a"), claimer("b"), claimer("c"), claimer("d"));
+    let mut mine: Vec<(&str, String)> = [a, b, c, d]
+        .into_iter()
+        .flatten()
+        .filter(|(_, id)| id.contains(&me))
+        .collect();
+    mine.sort_by(|x, y| x.1.cmp(&y.1));
+    let claimed: Vec<&String> = mine.iter().map(|(_, id)| id).collect();
+    assert_eq!(claimed, ids.iter().collect::<Vec<_>>(), "each run exactly once");
+    for (name, id) in &mine {
+        assert_eq!(store.claimed_by(id).await.unwrap().as_deref(), Some(*name));
+        assert_eq!(store.run(&me, id).await.unwrap().unwrap().status, "running");
+    }
+    assert_eq!(store.claimed_by("run_nobody").await.unwrap(), None);
+}
+
 /// Memories are per caller, replaced by key, found by key or content, and forgotten.
 pub async fn memories_are_kept_per_caller<B: waypoint_store::MemoryStore>(store: B) {
     let me = caller("memory");

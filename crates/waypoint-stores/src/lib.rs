@@ -123,6 +123,14 @@ impl RunStore for Store {
     async fn steps(&self, run_id: &str) -> Result<Vec<StepRow>, StoreError> {
         either!(self, s => s.steps(run_id).await)
     }
+
+    async fn claim_run(&self, instance: &str, now: i64) -> Result<Option<RunRow>, StoreError> {
+        either!(self, s => s.claim_run(instance, now).await)
+    }
+
+    async fn claimed_by(&self, run_id: &str) -> Result<Option<String>, StoreError> {
+        either!(self, s => s.claimed_by(run_id).await)
+    }
 }
 
 impl MemoryStore for Store {
