@@ -24,7 +24,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct Global {
     /// A catalog file or directory of *.yaml files; repeat to merge several. Default: the built-in catalog.
     #[arg(long, short = 'c', global = true, value_name = "PATH")]
@@ -59,7 +59,7 @@ pub struct Global {
 }
 
 /// Which planner answers, and the model it may ask.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Planner")]
 pub struct PlannerArgs {
     /// `deterministic` never calls a model; `llm` always asks the model (falling back to
@@ -171,9 +171,10 @@ pub enum Command {
     /// Plan documents (seed 003): list, show, check and run the catalog's `plans/`.
     #[command(subcommand)]
     Plans(PlansCommand),
-    /// Serve the planner to agents over MCP: plan, route, understand, history, forget, run.
+    /// Serve the planner over MCP (stdio or HTTP) and, on HTTP, a JSON API.
     #[command(
-        after_help = "Examples:\n  waypoint serve --stdio\n  waypoint serve --stdio --catalog ./catalog\n  npx @modelcontextprotocol/inspector --cli waypoint serve --stdio --method tools/list"
+        long_about = "Serve the planner to agents and services.\n\n--stdio speaks MCP on standard input and output: the tools plan, route, understand, history, forget and run, and the resources waypoint://routing-guide, my-plans, context-budgets and models.\n\n--http ADDR listens for the same MCP tools at /mcp (streamable HTTP) and a JSON API at /v1/plan, /v1/route, /v1/understand, /v1/runs and /v1/history, with /openapi.json, /healthz and /metrics. Every /v1 and /mcp request needs `Authorization: Bearer TOKEN` of a caller under [serve.callers] in waypoint.toml; history and runs belong to that caller. On a loopback address, --no-auth (or auth = \"off\") serves everyone as one local caller.\n\nTools run on the server only with `allow_run = true` under [serve]; then POST /v1/runs queues a run and any instance on the same store claims it, once. The catalog reloads on SIGHUP and when its files change; a catalog with errors is reported and the old one kept.",
+        after_help = "Examples:\n  waypoint serve --stdio\n  waypoint serve --http 127.0.0.1:8080 --no-auth\n  WAYPOINT_TOKEN_ALICE=... waypoint serve --http 0.0.0.0:8080 --config waypoint.toml --store postgres://db/waypoint\n  curl -s localhost:8080/v1/plan -H 'content-type: application/json' -d '{\"request\": \"find CommandRouter\"}'\n  npx @modelcontextprotocol/inspector --cli http://127.0.0.1:8080/mcp --transport http --method tools/list\n\nSee docs/server.md for [serve] settings."
     )]
     Serve(ServeArgs),
     /// List your runs, or show one with its steps.
@@ -320,8 +321,18 @@ pub enum PlansCommand {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Speak MCP on standard input and output (what an agent that starts Waypoint uses).
-    #[arg(long, required = true)]
+    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
     pub stdio: bool,
+    /// Listen on ADDR for MCP (/mcp) and the JSON API (/v1/…); port 0 picks a free port
+    /// and the address is printed.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Take no tokens: every request is the caller `local`. Only on a loopback address.
+    #[arg(long, requires = "http")]
+    pub no_auth: bool,
+    /// This instance's name in run claims (default: host name and process id).
+    #[arg(long, value_name = "NAME", requires = "http")]
+    pub instance: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -40,7 +40,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
             &planning(&cli.global, engine(&cli.global)?)?,
         ),
         Command::Runs(args) => running::runs(&cli.global, args),
-        Command::Serve(_) => serve(&cli.global),
+        Command::Serve(args) => crate::serving::serve(&cli.global, args),
         Command::Plans(cmd) => running::plans(
             &cli.global,
             cmd,
@@ -52,41 +52,6 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
             out.as_ref(),
         ),
     }
-}
-
-/// `waypoint serve --stdio`: MCP on standard input and output until the client leaves.
-fn serve(global: &Global) -> Result<ExitCode> {
-    let rt = history::runtime()?;
-    let store = match open_configured(global, &rt)? {
-        Ok(s) => s.map(std::sync::Arc::new),
-        Err(e) => {
-            eprintln!("warning: plan history is off: {e}");
-            None
-        }
-    };
-    let planning = planning(global, engine(global)?)?;
-    let policy = if planning.serve.allow_run {
-        let workdir = match &planning.serve.workdir {
-            Some(d) => d.clone(),
-            None => std::env::current_dir()?,
-        };
-        Some(waypoint_server::RunPolicy {
-            workdir,
-            limits: running::configured_limits(&planning)?,
-        })
-    } else {
-        None
-    };
-    let crate::planning::Planning { engine, .. } = planning;
-    let server = waypoint_server::WaypointMcp::new(
-        std::sync::Arc::new(engine),
-        store,
-        global.caller.clone(),
-        crate::planning::model_table(global.planner.config.as_deref())?,
-    )
-    .with_run_policy(policy);
-    rt.block_on(waypoint_server::serve_stdio(server))?;
-    Ok(ExitCode::SUCCESS)
 }
 
 fn load_catalog(global: &Global) -> Result<Catalog> {
@@ -105,7 +70,7 @@ fn options(global: &Global) -> Options {
     o
 }
 
-fn engine(global: &Global) -> Result<Engine> {
+pub(crate) fn engine(global: &Global) -> Result<Engine> {
     Ok(Engine::new(load_catalog(global)?, options(global))?)
 }
 
@@ -155,7 +120,7 @@ fn color_wanted() -> bool {
     true
 }
 
-fn planning(global: &Global, engine: Engine) -> Result<Planning> {
+pub(crate) fn planning(global: &Global, engine: Engine) -> Result<Planning> {
     Planning::new(engine, &global.planner)
 }
 

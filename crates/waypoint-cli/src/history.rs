@@ -2,44 +2,10 @@
 //! rows a plan leaves in it.
 
 use anyhow::{Context as _, Result, bail};
-use waypoint_protocol::Plan;
-use waypoint_store::{HistoryRow, Outcome, StepRecord, args_sha, intent_sha};
 
-pub use waypoint_stores::{Store, default_location};
+pub use waypoint_stores::{Store, default_location, history_row as row_for};
 
 pub use waypoint_store::now_unix;
-
-/// The audit row a plan leaves: hashes and tool names only.
-pub fn row_for(
-    plan: &Plan,
-    request: &str,
-    caller: &str,
-    outcome: Outcome,
-    duration_ms: i64,
-) -> HistoryRow {
-    HistoryRow {
-        caller: caller.to_string(),
-        intent_sha: intent_sha(request),
-        complexity: plan.complexity().as_str().to_string(),
-        steps: plan
-            .steps()
-            .iter()
-            .map(|s| StepRecord {
-                order: s.order,
-                tool: s.tool.clone(),
-                args_sha: args_sha(&s.args),
-            })
-            .collect(),
-        outcome,
-        at_unix: now_unix(),
-        duration_ms,
-        model: plan.model().map(str::to_string),
-        planner: serde_json::to_value(plan.planner())
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
-    }
-}
 
 /// Parses `30d`, `12h`, `15m`, `90s`, `2w` into seconds.
 pub fn parse_duration(text: &str) -> Result<i64> {

@@ -7,6 +7,7 @@ mod history;
 mod planning;
 mod report;
 mod running;
+mod serving;
 
 use std::process::ExitCode;
 

@@ -22,16 +22,8 @@ struct PlannerSection {
     cascade_threshold: Option<f64>,
 }
 
-/// The `[serve]` section of `waypoint.toml`: what a server may do.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServeSection {
-    /// Whether the MCP `run` tool executes plans on the server (off by default).
-    #[serde(default)]
-    pub allow_run: bool,
-    /// Where tools run when it does (default: the directory the server started in).
-    pub workdir: Option<PathBuf>,
-}
+/// The `[serve]` section of `waypoint.toml` (its fields: docs/server.md).
+pub type ServeSection = waypoint_server::ServeConfig;
 
 /// The `[run]` section of `waypoint.toml`: executor limits (flags override them).
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -191,14 +183,18 @@ fn load_modes() -> HashMap<String, OutputMode> {
 /// Reads `--config FILE` (which must exist) or the default file (if it exists).
 type FileConfig = (Config, PlannerSection, RunSection, ServeSection);
 
-fn read_config(explicit: Option<&Path>) -> Result<FileConfig> {
-    let path = match explicit {
+/// The config file in effect: `--config FILE`, else the default one if it exists.
+pub fn config_path(explicit: Option<&Path>) -> Option<PathBuf> {
+    match explicit {
         Some(p) => Some(p.to_path_buf()),
         None => config_dir()
             .map(|d| d.join("waypoint/waypoint.toml"))
             .filter(|p| p.is_file()),
-    };
-    let Some(path) = path else {
+    }
+}
+
+fn read_config(explicit: Option<&Path>) -> Result<FileConfig> {
+    let Some(path) = config_path(explicit) else {
         return Ok((
             Config::builtin(),
             PlannerSection::default(),

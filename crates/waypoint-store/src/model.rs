@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a plan ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Ok,
@@ -31,7 +31,7 @@ impl Outcome {
 }
 
 /// One step as history keeps it: the tool and a hash of its args.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepRecord {
     pub order: u32,
     pub tool: String,
@@ -39,7 +39,7 @@ pub struct StepRecord {
 }
 
 /// One plan's audit row (seed 000). No request text, args or rationale.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistoryRow {
     pub caller: String,
     pub intent_sha: String,

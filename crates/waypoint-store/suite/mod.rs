@@ -441,7 +441,11 @@ pub async fn queued_runs_are_claimed_once<B: waypoint_store::RunStore>(store: B)
         .collect();
     mine.sort_by(|x, y| x.1.cmp(&y.1));
     let claimed: Vec<&String> = mine.iter().map(|(_, id)| id).collect();
-    assert_eq!(claimed, ids.iter().collect::<Vec<_>>(), "each run exactly once");
+    assert_eq!(
+        claimed,
+        ids.iter().collect::<Vec<_>>(),
+        "each run exactly once"
+    );
     for (name, id) in &mine {
         assert_eq!(store.claimed_by(id).await.unwrap().as_deref(), Some(*name));
         assert_eq!(store.run(&me, id).await.unwrap().unwrap().status, "running");

@@ -5,9 +5,10 @@
 
 use std::path::PathBuf;
 
+use waypoint_protocol::Plan;
 use waypoint_store::{
-    Forget, HistoryFilter, HistoryRow, HistoryStore, Memory, MemoryStore, RunRow, RunStore,
-    StepEnd, StepRow, StoreError,
+    Forget, HistoryFilter, HistoryRow, HistoryStore, Memory, MemoryStore, Outcome, RunRow,
+    RunStore, StepEnd, StepRecord, StepRow, StoreError, args_sha, intent_sha, now_unix,
 };
 use waypoint_store_postgres::PostgresStore;
 use waypoint_store_sqlite::SqliteStore;
@@ -17,6 +18,38 @@ use waypoint_store_sqlite::SqliteStore;
 pub enum Store {
     Sqlite(SqliteStore),
     Postgres(PostgresStore),
+}
+
+/// The audit row a plan leaves: hashes and tool names only, never the request's text.
+pub fn history_row(
+    plan: &Plan,
+    request: &str,
+    caller: &str,
+    outcome: Outcome,
+    duration_ms: i64,
+) -> HistoryRow {
+    HistoryRow {
+        caller: caller.to_string(),
+        intent_sha: intent_sha(request),
+        complexity: plan.complexity().as_str().to_string(),
+        steps: plan
+            .steps()
+            .iter()
+            .map(|s| StepRecord {
+                order: s.order,
+                tool: s.tool.clone(),
+                args_sha: args_sha(&s.args),
+            })
+            .collect(),
+        outcome,
+        at_unix: now_unix(),
+        duration_ms,
+        model: plan.model().map(str::to_string),
+        planner: serde_json::to_value(plan.planner())
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    }
 }
 
 /// Where history lives by default: `sqlite:` a file in the user's data directory.

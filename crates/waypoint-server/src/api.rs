@@ -1,0 +1,306 @@
+//! The JSON API: `/v1/*` handlers and the `OpenAPI` document generated from the same
+//! types they read and write.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use schemars::{JsonSchema, SchemaGenerator};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::app::{App, ForgetInput, HistoryInput, OpError, RequestInput, RunSummary, SubmitInput};
+use crate::auth::Caller;
+
+/// An error as every endpoint answers it: `{"error": {"code", "message"}}`.
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+impl From<OpError> for ApiError {
+    fn from(e: OpError) -> Self {
+        let (status, code) = match &e {
+            OpError::BadInput(_) => (StatusCode::BAD_REQUEST, "bad_input"),
+            OpError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
+            OpError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            OpError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            OpError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        Self::new(status, code, e.message())
+    }
+}
+
+type Answer = Result<axum::Json<Value>, ApiError>;
+
+/// A JSON body whose errors are answered in the API's error shape, with serde's line
+/// and column, instead of axum's plain-text rejections.
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|r| {
+                let status = r.status();
+                let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                    "too_large"
+                } else {
+                    "bad_body"
+                };
+                ApiError::new(status, code, r.body_text())
+            })?;
+        serde_json::from_slice(&bytes).map(JsonBody).map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_input",
+                format!("the body is not the JSON this endpoint takes: {e}"),
+            )
+        })
+    }
+}
+
+pub async fn plan(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(input): JsonBody<RequestInput>,
+) -> Answer {
+    Ok(axum::Json(app.plan(&caller.0, &input).await?))
+}
+
+pub async fn route(State(app): State<Arc<App>>, JsonBody(input): JsonBody<RequestInput>) -> Answer {
+    Ok(axum::Json(app.route(&input)?))
+}
+
+pub async fn understand(
+    State(app): State<Arc<App>>,
+    JsonBody(input): JsonBody<RequestInput>,
+) -> Answer {
+    Ok(axum::Json(app.understand(&input)?))
+}
+
+pub async fn history(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Query(input): Query<HistoryInput>,
+) -> Answer {
+    Ok(axum::Json(app.history(&caller.0, &input).await?))
+}
+
+pub async fn forget(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Query(input): Query<ForgetInput>,
+) -> Answer {
+    Ok(axum::Json(app.forget(&caller.0, &input).await?))
+}
+
+pub async fn submit(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    JsonBody(input): JsonBody<SubmitInput>,
+) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(app.submit(&caller.0, input).await?),
+    ))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListRuns {
+    /// Most runs (default 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+pub async fn runs(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<ListRuns>,
+) -> Answer {
+    Ok(axum::Json(
+        app.runs(&caller.0, q.limit.unwrap_or(50).min(1000)).await?,
+    ))
+}
+
+pub async fn run_status(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(run_id): Path<String>,
+) -> Answer {
+    Ok(axum::Json(app.run_status(&caller.0, &run_id).await?))
+}
+
+pub async fn healthz(State(app): State<Arc<App>>) -> (StatusCode, axum::Json<Value>) {
+    let engine = app.engine.get();
+    let c = engine.catalog();
+    let reload_error = app.engine.last_error();
+    (
+        StatusCode::OK,
+        axum::Json(json!({
+            "status": if reload_error.is_some() { "degraded" } else { "ok" },
+            "version": env!("CARGO_PKG_VERSION"),
+            "catalog": {
+                "tools": c.tools().len(),
+                "pipelines": c.pipelines().len(),
+                "plans": c.plans().len(),
+                "loads": app.engine.loads.load(std::sync::atomic::Ordering::Relaxed),
+                "reload_error": reload_error,
+            },
+            "store": app.store.is_some(),
+            "runs": app.run_policy.is_some(),
+        })),
+    )
+}
+
+pub async fn metrics(State(app): State<Arc<App>>) -> impl IntoResponse {
+    let engine = app.engine.get();
+    let tools = engine.catalog().tools().len() as f64;
+    let loads = app.engine.loads.load(std::sync::atomic::Ordering::Relaxed) as f64;
+    let failed = app
+        .engine
+        .failed_loads
+        .load(std::sync::atomic::Ordering::Relaxed) as f64;
+    let text = app.metrics.render(&[
+        (
+            "waypoint_catalog_tools",
+            "Tools in the catalog in service.",
+            tools,
+        ),
+        (
+            "waypoint_catalog_loads",
+            "Catalog loads that succeeded, the first included.",
+            loads,
+        ),
+        (
+            "waypoint_catalog_load_failures",
+            "Catalog reloads that failed (the old one kept).",
+            failed,
+        ),
+    ]);
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+}
+
+pub async fn openapi() -> axum::Json<Value> {
+    axum::Json(document())
+}
+
+/// The `OpenAPI` 3.1 document: paths written here, every schema generated from the Rust
+/// types the handlers use, so the two cannot drift.
+pub fn document() -> Value {
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+    settings.definitions_path = "#/components/schemas/".into();
+    let mut g = SchemaGenerator::new(settings);
+    let request = g.subschema_for::<RequestInput>().to_value();
+    let plan = g.subschema_for::<waypoint_protocol::Plan>().to_value();
+    let route = g
+        .subschema_for::<Vec<waypoint_protocol::RouteReport>>()
+        .to_value();
+    let understanding = g
+        .subschema_for::<waypoint_protocol::Understanding>()
+        .to_value();
+    let submit = g.subschema_for::<SubmitInput>().to_value();
+    let summary = g.subschema_for::<RunSummary>().to_value();
+    let history_rows = g
+        .subschema_for::<Vec<waypoint_store::HistoryRow>>()
+        .to_value();
+    let error = json!({"type": "object", "required": ["error"], "properties": {"error": {
+        "type": "object", "required": ["code", "message"],
+        "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}});
+    let ok = |description: &str, schema: Value| json!({"description": description, "content": {"application/json": {"schema": schema}}});
+    let errors = json!({
+        "400": ok("The input is wrong; the message says how.", error.clone()),
+        "401": ok("No bearer token, or an unknown one.", error.clone()),
+        "503": ok("Busy, timed out, or the store is unavailable.", error.clone()),
+    });
+    let with_errors = |mut responses: Value| {
+        if let (Some(r), Some(e)) = (responses.as_object_mut(), errors.as_object()) {
+            r.extend(e.clone());
+        }
+        responses
+    };
+    let body = |schema: Value| json!({"required": true, "content": {"application/json": {"schema": schema}}});
+    let query = |name: &str, ty: &str, what: &str| json!({"name": name, "in": "query", "required": false, "schema": {"type": ty}, "description": what});
+    let post = |id: &str, summary: &str, req: Value, res: Value| {
+        json!({"post": {
+            "operationId": id, "summary": summary, "requestBody": body(req),
+            "responses": with_errors(json!({"200": ok("OK", res)})),
+        }})
+    };
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "Waypoint", "version": env!("CARGO_PKG_VERSION"),
+                 "description": "Plans what a person asks an agent into validated, ordered steps over a catalog of tools, and runs them under guardrails."},
+        "security": [{"bearer": []}],
+        "paths": {
+            "/v1/plan": post("plan", "Plan a request: ordered steps, groups, gaps and questions.", request.clone(), plan),
+            "/v1/route": post("route", "Rank catalog entries for each clause of a request.", request.clone(),
+                json!({"type": "object", "properties": {"clauses": route}})),
+            "/v1/understand": post("understand", "Clauses, goals and concrete values of a request.", request, understanding),
+            "/v1/runs": {
+                "post": {"operationId": "submitRun", "summary": "Queue a run of a request or a plan; one instance claims and executes it.",
+                         "requestBody": body(submit),
+                         "responses": with_errors(json!({
+                             "202": ok("Queued.", json!({"type": "object", "properties": {"run_id": {"type": "string"}, "status": {"const": "queued"}}})),
+                             "403": ok("Runs are off on this server.", error.clone())}))},
+                "get": {"operationId": "listRuns", "summary": "The caller's runs, newest first.",
+                        "parameters": [query("limit", "integer", "Most runs (default 50).")],
+                        "responses": with_errors(json!({"200": ok("OK", json!({"type": "object", "properties": {"runs": {"type": "array", "items": summary.clone()}}}))}))}
+            },
+            "/v1/runs/{run_id}": {"get": {"operationId": "getRun", "summary": "One of the caller's runs with its report.",
+                "parameters": [{"name": "run_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "responses": with_errors(json!({"200": ok("OK", summary), "404": ok("No such run of this caller.", error.clone())}))}},
+            "/v1/history": {
+                "get": {"operationId": "history", "summary": "The caller's plan history (hashes and tool names only).",
+                        "parameters": [query("tool", "string", "Only plans using this tool."),
+                                       query("plans", "boolean", "Group by request."),
+                                       query("limit", "integer", "Most rows (default 50).")],
+                        "responses": with_errors(json!({"200": ok("OK", json!({"type": "object", "properties": {"rows": history_rows, "plans": {"type": "array"}}}))}))},
+                "delete": {"operationId": "forget", "summary": "Delete the caller's history: all, older than N days, or one intent.",
+                           "parameters": [query("all", "boolean", "Everything."),
+                                          query("older_than_days", "integer", "Rows older than this."),
+                                          query("intent", "string", "One request's rows by intent hash.")],
+                           "responses": with_errors(json!({"200": ok("OK", json!({"type": "object", "properties": {"forgotten": {"type": "integer"}}}))}))}
+            },
+            "/healthz": {"get": {"operationId": "health", "summary": "Liveness and the catalog in service (no token needed).", "security": [],
+                                 "responses": {"200": {"description": "OK"}}}},
+            "/metrics": {"get": {"operationId": "metrics", "summary": "Prometheus text format (no token needed).", "security": [],
+                                 "responses": {"200": {"description": "OK", "content": {"text/plain": {}}}}}},
+            "/mcp": {"post": {"operationId": "mcp", "summary": "MCP over streamable HTTP: the same tools and resources as `waypoint serve --stdio`.",
+                              "responses": {"200": {"description": "A JSON-RPC answer."}}}}
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": g.take_definitions(true),
+        }
+    })
+}

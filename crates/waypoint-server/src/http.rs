@@ -1,0 +1,267 @@
+//! One HTTP listener for MCP (streamable HTTP at `/mcp`) and the JSON API (`/v1/*`),
+//! behind the same guards.
+//!
+//! Guards, outermost first: count the request; check the `Host` header (DNS-rebinding
+//! defence for loopback servers); refuse with 503 when `max_concurrent` requests are
+//! already in flight, instead of queueing without bound; answer 503 after
+//! `request_timeout_ms`; then, on `/v1/*` and `/mcp`, find the caller from the bearer
+//! token. Bodies are capped at `max_body_bytes`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::api::{self, ApiError};
+use crate::app::App;
+use crate::auth::Auth;
+use crate::config::ServeConfig;
+use crate::mcp::{ServeError, WaypointMcp};
+use crate::metrics::Refusal;
+
+/// What the guards need, shared by every request.
+struct Guards {
+    app: Arc<App>,
+    auth: Auth,
+    allowed_hosts: Vec<String>,
+    slots: Arc<Semaphore>,
+    timeout: Duration,
+}
+
+/// The router for `app` under `config`; `auth` says who callers are.
+pub fn router(app: Arc<App>, config: &ServeConfig, auth: Auth, stop: CancellationToken) -> Router {
+    let guards = Arc::new(Guards {
+        app: app.clone(),
+        auth,
+        allowed_hosts: config.allowed_hosts.clone(),
+        slots: Arc::new(Semaphore::new(config.max_concurrent)),
+        timeout: Duration::from_millis(config.request_timeout_ms),
+    });
+    let mcp_app = app.clone();
+    let local = config.local_caller.clone();
+    // Stateless: every POST carries its own request, so any instance behind a balancer
+    // can answer any call, and nothing is kept between them.
+    let mut mcp_config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        // The host guard below already checked `Host`, against the configured list.
+        .disable_allowed_hosts()
+        .with_cancellation_token(stop);
+    mcp_config.max_request_body_bytes = config.max_body_bytes;
+    let mcp = StreamableHttpService::new(
+        move || Ok(WaypointMcp::new(mcp_app.clone(), local.clone())),
+        Arc::new(NeverSessionManager::default()),
+        mcp_config,
+    );
+    let authed = Router::new()
+        .route("/v1/plan", post(api::plan))
+        .route("/v1/route", post(api::route))
+        .route("/v1/understand", post(api::understand))
+        .route("/v1/runs", post(api::submit).get(api::runs))
+        .route("/v1/runs/{run_id}", get(api::run_status))
+        .route("/v1/history", get(api::history).delete(api::forget))
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(guards.clone(), authenticate));
+    Router::new()
+        .route("/healthz", get(api::healthz))
+        .route("/metrics", get(api::metrics))
+        .route("/openapi.json", get(api::openapi))
+        .merge(authed)
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(middleware::from_fn_with_state(guards.clone(), limit))
+        .layer(middleware::from_fn_with_state(guards, observe))
+        .with_state(app)
+}
+
+async fn not_found(req: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!(
+            "no endpoint {} {}; see /openapi.json for the API and /mcp for MCP",
+            req.method(),
+            req.uri().path()
+        ),
+    )
+}
+
+/// The route a path belongs to, as metrics label it (never the raw path, whose run
+/// ids would make a series per run).
+fn route_label(path: &str) -> &'static str {
+    const KNOWN: [&str; 9] = [
+        "/v1/plan",
+        "/v1/route",
+        "/v1/understand",
+        "/v1/history",
+        "/v1/runs",
+        "/mcp",
+        "/healthz",
+        "/metrics",
+        "/openapi.json",
+    ];
+    if path.starts_with("/v1/runs/") {
+        return "/v1/runs/{run_id}";
+    }
+    KNOWN
+        .iter()
+        .find(|k| path == **k || path.strip_prefix(**k).is_some_and(|r| r.starts_with('/')))
+        .copied()
+        .unwrap_or("other")
+}
+
+async fn observe(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
+    let route = route_label(req.uri().path());
+    let started = Instant::now();
+    g.app.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+    let response = next.run(req).await;
+    g.app.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+    g.app
+        .metrics
+        .observe(route, response.status().as_u16(), started.elapsed());
+    response
+}
+
+fn host_allowed(allowed: &[String], host: &str) -> bool {
+    if allowed.is_empty() {
+        return true;
+    }
+    let name = host
+        .strip_prefix('[')
+        .and_then(|h| h.split_once(']').map(|(n, _)| n))
+        .unwrap_or_else(|| host.rsplit_once(':').map_or(host, |(n, _)| n));
+    allowed
+        .iter()
+        .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(name))
+}
+
+async fn limit(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| {
+            req.uri()
+                .authority()
+                .map(axum::http::uri::Authority::as_str)
+        })
+        .unwrap_or("");
+    if !host_allowed(&g.allowed_hosts, host) {
+        g.app.metrics.refuse(Refusal::Host);
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "host_not_allowed",
+            format!("host `{host}` is not in this server's allowed_hosts"),
+        )
+        .into_response();
+    }
+    let Ok(_slot) = g.slots.clone().try_acquire_owned() else {
+        g.app.metrics.refuse(Refusal::Busy);
+        let mut r = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            "the server is answering as many requests as it allows (max_concurrent); retry shortly",
+        )
+        .into_response();
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    };
+    if let Ok(r) = tokio::time::timeout(g.timeout, next.run(req)).await {
+        r
+    } else {
+        g.app.metrics.refuse(Refusal::Timeout);
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            format!(
+                "the request took longer than {} ms (request_timeout_ms)",
+                g.timeout.as_millis()
+            ),
+        )
+        .into_response()
+    }
+}
+
+async fn authenticate(State(g): State<Arc<Guards>>, mut req: Request, next: Next) -> Response {
+    let header = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok());
+    match g.auth.caller(header) {
+        Ok(caller) => {
+            req.extensions_mut().insert(caller);
+            next.run(req).await
+        }
+        Err(why) => {
+            g.app.metrics.refuse(Refusal::Auth);
+            let mut r =
+                ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", why).into_response();
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"waypoint\""),
+            );
+            r
+        }
+    }
+}
+
+/// Serves until `stop` is cancelled (or the process gets SIGINT/SIGTERM from the
+/// caller's own handling). Prints the address it listens on, so a port of 0 can be used.
+pub async fn serve_http(
+    app: Arc<App>,
+    config: &ServeConfig,
+    addr: SocketAddr,
+    stop: CancellationToken,
+) -> Result<(), ServeError> {
+    config.check(addr)?;
+    let auth = match config.auth {
+        crate::config::AuthMode::Off => Auth::Off(config.local_caller.clone()),
+        crate::config::AuthMode::Tokens => Auth::tokens(config.tokens()?),
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener.local_addr().map_err(ServeError::Http)?;
+    eprintln!("waypoint: serving MCP on http://{local}/mcp and the JSON API on http://{local}/v1/");
+    let router = router(app, config, auth, stop.clone());
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move { stop.cancelled().await })
+        .await
+        .map_err(ServeError::Http)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_match_with_or_without_a_port() {
+        let allowed = vec!["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
+        assert!(host_allowed(&allowed, "127.0.0.1:8080"));
+        assert!(host_allowed(&allowed, "localhost"));
+        assert!(host_allowed(&allowed, "[::1]:9000"));
+        assert!(!host_allowed(&allowed, "evil.example:8080"));
+        assert!(!host_allowed(&allowed, ""));
+        assert!(host_allowed(&[], "anything"));
+    }
+
+    #[test]
+    fn metrics_label_routes_not_paths() {
+        assert_eq!(route_label("/v1/runs/run_abc"), "/v1/runs/{run_id}");
+        assert_eq!(route_label("/v1/runs"), "/v1/runs");
+        assert_eq!(route_label("/mcp"), "/mcp");
+        assert_eq!(route_label("/v1/planner"), "other");
+    }
+}
