@@ -73,11 +73,26 @@ fn reloadable(global: &Global, first: waypoint_core::Engine) -> LiveEngine {
     let g = global.clone();
     let loader: waypoint_server::live::Loader = Box::new(move || {
         let built = engine(&g).and_then(|e| planning(&g, e));
-        built.map(|p| p.engine).map_err(|e| format!("{e:#}"))
+        built.map(|p| p.engine).map_err(|e| describe(&e))
     });
     let mut watched = global.catalog.clone();
     watched.extend(config_path(global.planner.config.as_deref()));
     LiveEngine::new(first, Some(loader), watched)
+}
+
+/// An error with every catalog problem in it (file, line, field), since the server's log
+/// and `/healthz` are all the person reloading will see.
+fn describe(e: &anyhow::Error) -> String {
+    let mut text = format!("{e:#}");
+    if let Some(waypoint_catalog::CatalogError::Invalid { diagnostics }) =
+        e.downcast_ref::<waypoint_catalog::CatalogError>()
+    {
+        for d in diagnostics.iter().filter(|d| d.is_error()) {
+            text.push('\n');
+            text.push_str(&d.render());
+        }
+    }
+    text
 }
 
 async fn serve_http(app: Arc<App>, config: &ServeConfig, addr: std::net::SocketAddr) -> Result<()> {

@@ -1,0 +1,776 @@
+//! `waypoint serve --http` as a client meets it: the official MCP Inspector over
+//! streamable HTTP, the JSON API with bearer tokens (one caller never sees another's
+//! history or runs), guards, catalog reload, and two instances sharing one PostgreSQL
+//! store executing each of 1,000 submitted runs exactly once.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::missing_panics_doc,
+    reason = "tests fail loudly on purpose"
+)]
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const ALICE: &str = "alice-token-0123456789abcdef";
+const BOB: &str = "bob-token-0123456789abcdef";
+
+/// A running `waypoint serve --http`, stopped when dropped.
+struct Server {
+    child: Child,
+    base: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn start(dir: &Path, args: &[&str]) -> Self {
+        Self::try_start(dir, args).unwrap_or_else(|log| panic!("the server did not start:\n{log}"))
+    }
+
+    /// Starts a server; `Err` holds what it printed when it exited instead.
+    fn try_start(dir: &Path, args: &[&str]) -> Result<Self, String> {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_waypoint"))
+            .args(args)
+            .env("WAYPOINT_TEST_BOB", BOB)
+            .current_dir(dir)
+            .env("XDG_CONFIG_HOME", dir.join("xdg"))
+            .env_remove("WAYPOINT_MODEL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("serving MCP on http://").nth(1) {
+                    let _ = tx.send(rest.split('/').next().unwrap_or("").to_string());
+                }
+                sink.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        let Ok(addr) = rx.recv_timeout(Duration::from_mins(1)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            // Let the reader thread take the last lines.
+            std::thread::sleep(Duration::from_millis(100));
+            return Err(log.lock().unwrap().clone());
+        };
+        Ok(Self {
+            child,
+            base: format!("http://{addr}"),
+            log,
+        })
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+fn client() -> reqwest::Client {
+    // reqwest is built without a default TLS provider; plain HTTP still wants one set.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
+/// One HTTP call; answers the status and the JSON body (`null` if it is not JSON).
+async fn call(method: &str, url: &str, token: Option<&str>, body: Option<Value>) -> (u16, Value) {
+    let client = client();
+    let mut req = client.request(method.parse().unwrap(), url);
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    if let Some(b) = body {
+        req = req
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(b.to_string());
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status().as_u16();
+    let text = res.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn config(dir: &Path, extra: &str) -> String {
+    let path = dir.join("waypoint.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[serve]\n{extra}\n[serve.callers]\nalice = {{ token = \"{ALICE}\" }}\nbob = {{ token_env = \"WAYPOINT_TEST_BOB\" }}\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+fn inspector() -> Option<PathBuf> {
+    let cli = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts/mcp/node_modules/@modelcontextprotocol/inspector-cli/build/index.js");
+    if cli.is_file() {
+        return Some(cli);
+    }
+    eprintln!(
+        "\n!!!!!!!! the MCP Inspector is not installed; run `scripts/mcp-peers install`\n!!!!!!!! the MCP-over-HTTP test did NOT run\n"
+    );
+    assert!(
+        std::env::var_os("WAYPOINT_REQUIRE_MCP").is_none(),
+        "WAYPOINT_REQUIRE_MCP is set and the MCP Inspector is not installed"
+    );
+    None
+}
+
+#[test]
+fn the_official_inspector_lists_the_tools_and_plans_over_http() {
+    let Some(cli) = inspector() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--store",
+            "none",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--no-auth",
+        ],
+    );
+    let inspect = |args: &[&str]| -> Value {
+        let out = Command::new("node")
+            .arg(&cli)
+            .arg(format!("{}/mcp", server.base))
+            .args(["--transport", "http"])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "inspector failed: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&text).unwrap()
+    };
+    let listed = inspect(&["--method", "tools/list"]);
+    let mut names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["forget", "history", "plan", "route", "run", "understand"]
+    );
+    let planned = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "plan",
+        "--tool-arg",
+        "request=find CommandRouter",
+    ]);
+    let plan = &planned["structuredContent"];
+    assert_eq!(plan["steps"][0]["tool"], "find_symbol", "{planned}");
+    assert_eq!(plan["steps"][0]["args"]["name"], "CommandRouter");
+    let bad = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "plan",
+        "--tool-arg",
+        "request= ",
+    ]);
+    assert_eq!(bad["isError"], true, "{bad}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn callers_cannot_read_or_forget_each_others_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "");
+    let store = format!("sqlite:{}", dir.path().join("h.db").display());
+    // Bob's token comes from the environment (`token_env`), Alice's from the file.
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--store",
+            &store,
+            "--config",
+            &cfg,
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+        ],
+    );
+    let b = &server.base;
+
+    let plan = json!({"request": "find CommandRouter"});
+    let (s, body) = call("POST", &format!("{b}/v1/plan"), None, Some(plan)).await;
+    assert_eq!(s, 401, "{body}");
+    assert_eq!(body["error"]["code"], "unauthorized");
+    let (s, _) = call("GET", &format!("{b}/v1/history"), Some("no-such"), None).await;
+    assert_eq!(s, 401);
+
+    for r in ["find CommandRouter", "read the file notes.txt"] {
+        let (s, body) = call(
+            "POST",
+            &format!("{b}/v1/plan"),
+            Some(ALICE),
+            Some(json!({"request": r})),
+        )
+        .await;
+        assert_eq!(s, 200, "{body}");
+    }
+    let (s, _) = call(
+        "POST",
+        &format!("{b}/v1/plan"),
+        Some(BOB),
+        Some(json!({"request": "find CommandRouter"})),
+    )
+    .await;
+    assert_eq!(s, 200);
+
+    let history = async |token| {
+        call("GET", &format!("{b}/v1/history"), Some(token), None)
+            .await
+            .1["rows"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let alice_rows = history(ALICE).await;
+    assert_eq!(alice_rows.len(), 2);
+    assert!(alice_rows.iter().all(|r| r["caller"] == "alice"));
+    assert_eq!(history(BOB).await.len(), 1);
+
+    // Bob forgets everything, then tries Alice's request by its hash: only his go.
+    let (_, gone) = call(
+        "DELETE",
+        &format!("{b}/v1/history?all=true"),
+        Some(BOB),
+        None,
+    )
+    .await;
+    assert_eq!(gone["forgotten"], 1);
+    let sha = alice_rows[0]["intent_sha"].as_str().unwrap();
+    let (_, gone) = call(
+        "DELETE",
+        &format!("{b}/v1/history?intent={sha}"),
+        Some(BOB),
+        None,
+    )
+    .await;
+    assert_eq!(gone["forgotten"], 0);
+    assert_eq!(history(ALICE).await.len(), 2);
+    assert!(history(BOB).await.is_empty());
+
+    // The same isolation over MCP: the caller comes from the token, not the transport.
+    let mcp = async |token| {
+        let rpc = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                         "params": {"name": "history", "arguments": {}}});
+        call("POST", &format!("{b}/mcp"), Some(token), Some(rpc))
+            .await
+            .1["result"]["structuredContent"]["rows"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(mcp(ALICE).await, 2);
+    assert_eq!(mcp(BOB).await, 0);
+    let (s, _) = call(
+        "POST",
+        &format!("{b}/mcp"),
+        None,
+        Some(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
+    )
+    .await;
+    assert_eq!(s, 401, "MCP needs a token too");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callers_runs_are_invisible_to_other_callers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello").unwrap();
+    let cfg = config(dir.path(), "allow_run = true\nworkers = 1");
+    let store = format!("sqlite:{}", dir.path().join("h.db").display());
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--store",
+            &store,
+            "--config",
+            &cfg,
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+        ],
+    );
+    let b = &server.base;
+    // Runs: Alice's run is hers alone.
+    let (s, sub) = call(
+        "POST",
+        &format!("{b}/v1/runs"),
+        Some(ALICE),
+        Some(json!({"request": "read the file notes.txt"})),
+    )
+    .await;
+    assert_eq!(s, 202, "{sub}");
+    let id = sub["run_id"].as_str().unwrap().to_string();
+    let done = wait_for(Duration::from_secs(30), async || {
+        let (_, r) = call("GET", &format!("{b}/v1/runs/{id}"), Some(ALICE), None).await;
+        (r["status"] == "ok").then_some(r)
+    })
+    .await
+    .unwrap_or_else(|| panic!("the run did not finish:\n{}", server.log()));
+    assert_eq!(
+        done["report"]["steps"][0]["output"]["content"], "hello",
+        "{done}"
+    );
+    assert!(done["claimed_by"].is_string());
+    let (s, r) = call("GET", &format!("{b}/v1/runs/{id}"), Some(BOB), None).await;
+    assert_eq!(s, 404, "{r}");
+    let (_, listed) = call("GET", &format!("{b}/v1/runs"), Some(BOB), None).await;
+    assert_eq!(listed["runs"].as_array().unwrap().len(), 0);
+    let (_, listed) = call("GET", &format!("{b}/v1/runs"), Some(ALICE), None).await;
+    assert_eq!(listed["runs"][0]["run_id"], id.as_str());
+}
+
+async fn wait_for<T>(limit: Duration, mut probe: impl AsyncFnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(v) = probe().await {
+            return Some(v);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guards_refuse_foreign_hosts_big_bodies_and_unsafe_configs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "max_body_bytes = 2048");
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--store",
+            "none",
+            "--config",
+            &cfg,
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+        ],
+    );
+    let b = &server.base;
+    let big = json!({"request": "x".repeat(4096)});
+    let (s, body) = call("POST", &format!("{b}/v1/plan"), Some(ALICE), Some(big)).await;
+    assert_eq!(s, 413, "{body}");
+    assert_eq!(body["error"]["code"], "too_large");
+    let (s, body) = call(
+        "POST",
+        &format!("{b}/v1/plan"),
+        Some(ALICE),
+        Some(json!({"requst": "typo"})),
+    )
+    .await;
+    assert_eq!(s, 400);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("requst"),
+        "{body}"
+    );
+    let res = client()
+        .get(format!("{b}/healthz"))
+        .header("host", "rebinding.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 403);
+    // Runs are off unless the config allows them.
+    let (s, body) = call(
+        "POST",
+        &format!("{b}/v1/runs"),
+        Some(ALICE),
+        Some(json!({"request": "find CommandRouter"})),
+    )
+    .await;
+    assert_eq!(s, 403);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("allow_run")
+    );
+    let (s, metrics) = {
+        let res = client().get(format!("{b}/metrics")).send().await.unwrap();
+        (res.status().as_u16(), res.text().await.unwrap())
+    };
+    assert_eq!(s, 200);
+    assert!(
+        metrics.contains("waypoint_http_requests_total{route=\"/v1/plan\",status=\"413\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("waypoint_http_refused_total{reason=\"host\"} 1"));
+    let (_, doc) = call("GET", &format!("{b}/openapi.json"), None, None).await;
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(
+        doc["components"]["schemas"]["Plan"].is_object(),
+        "schemas come from the types"
+    );
+
+    // No tokens off loopback; no callers at all with tokens on.
+    let open = Server::try_start(
+        dir.path(),
+        &[
+            "--store",
+            "none",
+            "serve",
+            "--http",
+            "0.0.0.0:0",
+            "--no-auth",
+        ],
+    );
+    assert!(
+        open.as_ref()
+            .is_err_and(|log| log.contains("only allowed on a loopback address")),
+        "{:?}",
+        open.err()
+    );
+    let nobody = Server::try_start(
+        dir.path(),
+        &["--store", "none", "serve", "--http", "127.0.0.1:0"],
+    );
+    assert!(
+        nobody
+            .as_ref()
+            .is_err_and(|log| log.contains("[serve.callers]")),
+        "{:?}",
+        nobody.err()
+    );
+}
+
+const ONE_TOOL: &str =
+    "tools:\n  - name: git_status\n    description: Show the working tree status\n";
+const TWO_TOOLS: &str = "tools:\n  - name: git_status\n    description: Show the working tree status\n  - name: git_log\n    description: Show the commit log\n";
+
+async fn tools_served(b: &str) -> (u64, Value) {
+    let (_, h) = call("GET", &format!("{b}/healthz"), None, None).await;
+    (h["catalog"]["tools"].as_u64().unwrap(), h)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_catalog_reloads_on_change_and_keeps_the_old_one_on_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("catalog");
+    std::fs::create_dir(&catalog).unwrap();
+    std::fs::write(catalog.join("tools.yaml"), ONE_TOOL).unwrap();
+    let cfg = dir.path().join("waypoint.toml");
+    std::fs::write(&cfg, "[serve]\nauth = \"off\"\nwatch_ms = 100\n").unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--store",
+            "none",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+        ],
+    );
+    let b = server.base.clone();
+    assert_eq!(tools_served(&b).await.0, 1);
+    std::fs::write(catalog.join("tools.yaml"), TWO_TOOLS).unwrap();
+    wait_for(Duration::from_secs(20), async || {
+        (tools_served(&b).await.0 == 2).then_some(())
+    })
+    .await
+    .unwrap_or_else(|| panic!("no reload after a change:\n{}", server.log()));
+
+    std::fs::write(catalog.join("tools.yaml"), "tools:\n  - name: [broken\n").unwrap();
+    let (tools, health) = wait_for(Duration::from_secs(20), async || {
+        let (n, h) = tools_served(&b).await;
+        (h["status"] == "degraded").then_some((n, h))
+    })
+    .await
+    .unwrap_or_else(|| panic!("a broken catalog was not reported:\n{}", server.log()));
+    assert_eq!(tools, 2, "the old catalog stays in service");
+    assert!(
+        health["catalog"]["reload_error"]
+            .as_str()
+            .unwrap()
+            .contains("tools.yaml"),
+        "{health}"
+    );
+    assert!(server.log().contains("previous one stays in service"));
+    let (s, _) = call(
+        "POST",
+        &format!("{b}/v1/plan"),
+        None,
+        Some(json!({"request": "show the commit log"})),
+    )
+    .await;
+    assert_eq!(s, 200, "planning goes on with the old catalog");
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_reloads_the_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tools.yaml");
+    std::fs::write(&file, ONE_TOOL).unwrap();
+    let cfg = dir.path().join("waypoint.toml");
+    // watch_ms = 0: only the signal reloads.
+    std::fs::write(&cfg, "[serve]\nauth = \"off\"\nwatch_ms = 0\n").unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "--store",
+            "none",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--catalog",
+            file.to_str().unwrap(),
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+        ],
+    );
+    let b = server.base.clone();
+    std::fs::write(&file, TWO_TOOLS).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(tools_served(&b).await.0, 1, "no reload without the signal");
+    let killed = Command::new("kill")
+        .args(["-HUP", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    wait_for(Duration::from_secs(20), async || {
+        (tools_served(&b).await.0 == 2).then_some(())
+    })
+    .await
+    .unwrap_or_else(|| panic!("SIGHUP did not reload:\n{}", server.log()));
+    assert!(server.log().contains("catalog reloaded (SIGHUP)"));
+}
+
+/// A fresh PostgreSQL database for one test, dropped after; `None` (said loudly) when
+/// there is no server to make it on.
+struct Database {
+    name: String,
+    url: String,
+}
+
+fn psql(sql: &str) -> Result<(), String> {
+    let out = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            "test",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            sql,
+        ])
+        .output()
+        .map_err(|e| format!("cannot run psql: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+impl Database {
+    fn create(tag: &str) -> Option<Self> {
+        let name = format!("waypoint_{tag}_{}", std::process::id());
+        let made = psql(&format!("DROP DATABASE IF EXISTS {name}"))
+            .and_then(|()| psql(&format!("CREATE DATABASE {name}")));
+        if let Err(e) = made {
+            eprintln!(
+                "\n!!!!!!!! cannot make a PostgreSQL database: {e}\n!!!!!!!! the two-instance test did NOT run\n"
+            );
+            assert!(
+                std::env::var_os("WAYPOINT_REQUIRE_POSTGRES").is_none(),
+                "WAYPOINT_REQUIRE_POSTGRES is set and PostgreSQL is unreachable: {e}"
+            );
+            return None;
+        }
+        Some(Self {
+            url: format!("postgres://postgres@127.0.0.1:5432/{name}"),
+            name,
+        })
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let _ = psql(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ));
+    }
+}
+
+/// Submits `n` one-step runs (`stamp` with tags t0000…) across the instances and both
+/// callers, 16 at a time.
+async fn submit_stamps(bases: &[String; 2], n: usize) {
+    for chunk in (0..n).collect::<Vec<_>>().chunks(16) {
+        let mut tasks = Vec::new();
+        for &i in chunk {
+            let base = bases[i % 2].clone();
+            let token = if i % 3 == 0 { BOB } else { ALICE };
+            let plan = json!({"plan_id": format!("pl_{i}"), "steps": [{"id": "s1", "order": 1, "kind": "tool",
+                "tool": "stamp", "group": 1, "args": {"tag": format!("t{i:04}")}}]});
+            tasks.push(tokio::spawn(async move {
+                let (s, body) = call(
+                    "POST",
+                    &format!("{base}/v1/runs"),
+                    Some(token),
+                    Some(json!({"plan": plan})),
+                )
+                .await;
+                assert_eq!(s, 202, "{body}");
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+    }
+}
+
+/// `waypoint_runs_claimed_total` of one instance.
+async fn claimed(base: &str) -> usize {
+    let text = client()
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("waypoint_runs_claimed_total "))
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_postgres_execute_each_of_1000_runs_exactly_once() {
+    const RUNS: usize = 1000;
+    let Some(db) = Database::create("claims") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("stamp.yaml");
+    std::fs::write(
+        &catalog,
+        "tools:\n  - name: stamp\n    description: Append a tag to the executions log.\n    input_schema: {type: object, properties: {tag: {type: string}}, required: [tag]}\n    effects: write\n    run: {command: [sh, -c, 'echo \"$0\" >> executions.log', \"{tag}\"]}\n",
+    )
+    .unwrap();
+    let cfg = config(dir.path(), "allow_run = true\nworkers = 4");
+    let start = |name: &str| {
+        Server::start(
+            dir.path(),
+            &[
+                "--store",
+                &db.url,
+                "--config",
+                &cfg,
+                "--catalog",
+                catalog.to_str().unwrap(),
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--instance",
+                name,
+            ],
+        )
+    };
+    let (a, b) = (start("a"), start("b"));
+    let bases = [a.base.clone(), b.base.clone()];
+
+    submit_stamps(&bases, RUNS).await;
+    let log = dir.path().join("executions.log");
+    let lines = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    wait_for(Duration::from_mins(5), async || {
+        (lines() >= RUNS).then_some(())
+    })
+    .await
+    .unwrap_or_else(|| {
+        panic!(
+            "{} of {RUNS} runs executed\n{}\n{}",
+            lines(),
+            a.log(),
+            b.log()
+        )
+    });
+    // A little longer, so a second execution would have time to show up.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut tags: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    tags.sort();
+    let expected: Vec<String> = (0..RUNS).map(|i| format!("t{i:04}")).collect();
+    assert_eq!(tags, expected, "every run executed exactly once");
+
+    // Both instances took part, and every run ended ok for its own caller.
+    let (ca, cb) = (claimed(&bases[0]).await, claimed(&bases[1]).await);
+    assert_eq!(ca + cb, RUNS, "claims: a {ca}, b {cb}");
+    assert!(ca > 0 && cb > 0, "claims: a {ca}, b {cb}");
+    let finished = wait_for(Duration::from_mins(1), async || {
+        let mut ok = 0;
+        for token in [ALICE, BOB] {
+            let (_, listed) = call(
+                "GET",
+                &format!("{}/v1/runs?limit=1000", bases[0]),
+                Some(token),
+                None,
+            )
+            .await;
+            ok += listed["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["status"] == "ok")
+                .count();
+        }
+        (ok == RUNS).then_some(ok)
+    })
+    .await;
+    assert_eq!(finished, Some(RUNS));
+    eprintln!("1000 runs: instance a claimed {ca}, instance b {cb}");
+    drop((a, b));
+    drop(db);
+}
