@@ -319,9 +319,10 @@ pub enum PlansCommand {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
 pub struct ServeArgs {
     /// Speak MCP on standard input and output (what an agent that starts Waypoint uses).
-    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+    #[arg(long)]
     pub stdio: bool,
     /// Listen on ADDR for MCP (/mcp) and the JSON API (/v1/…); port 0 picks a free port
     /// and the address is printed.

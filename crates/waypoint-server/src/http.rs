@@ -245,6 +245,66 @@ pub async fn serve_http(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tower::ServiceExt as _;
+
+    fn app() -> Arc<App> {
+        let loaded = waypoint_catalog::builtin().unwrap();
+        let engine =
+            waypoint_core::Engine::new(loaded.catalog, waypoint_core::Options::default()).unwrap();
+        Arc::new(App {
+            engine: Arc::new(crate::LiveEngine::fixed(engine)),
+            store: None,
+            run_policy: None,
+            models: serde_json::Value::Null,
+            metrics: crate::metrics::Metrics::default(),
+        })
+    }
+
+    /// A router with one handler that takes `ms`, behind the `limit` guard.
+    fn slow_router(ms: u64, max_concurrent: usize, timeout_ms: u64) -> Router {
+        let guards = Arc::new(Guards {
+            app: app(),
+            auth: Auth::Off("local".into()),
+            allowed_hosts: Vec::new(),
+            slots: Arc::new(Semaphore::new(max_concurrent)),
+            timeout: Duration::from_millis(timeout_ms),
+        });
+        Router::new()
+            .route(
+                "/slow",
+                get(move || async move {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    "done"
+                }),
+            )
+            .layer(middleware::from_fn_with_state(guards, limit))
+    }
+
+    fn get_slow() -> Request {
+        Request::builder()
+            .uri("/slow")
+            .body(axum::body::Body::empty())
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_request_past_its_time_is_answered_503_timeout() {
+        let r = slow_router(5_000, 4, 50).oneshot(get_slow()).await.unwrap();
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let body = axum::body::to_bytes(r.into_body(), 4096).await.unwrap();
+        assert!(String::from_utf8_lossy(&body).contains("\"timeout\""));
+    }
+
+    #[tokio::test]
+    async fn requests_beyond_max_concurrent_are_refused_busy_not_queued() {
+        let router = slow_router(300, 1, 5_000);
+        let first = tokio::spawn(router.clone().oneshot(get_slow()));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let second = router.oneshot(get_slow()).await.unwrap();
+        assert_eq!(second.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(second.headers()[header::RETRY_AFTER], "1");
+        assert_eq!(first.await.unwrap().unwrap().status(), StatusCode::OK);
+    }
 
     #[test]
     fn hosts_match_with_or_without_a_port() {
