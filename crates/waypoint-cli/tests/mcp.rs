@@ -17,28 +17,13 @@ use common::{stderr, stdout, waypoint};
 use serde_json::Value;
 
 fn peers() -> Option<PathBuf> {
-    let dir = std::env::var_os("WAYPOINT_MCP_PEERS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mcp/node_modules"),
-        PathBuf::from,
-    );
-    let found = dir
-        .join("@modelcontextprotocol/server-filesystem/dist/index.js")
-        .is_file()
-        && dir
-            .join("@modelcontextprotocol/server-memory/dist/index.js")
-            .is_file();
-    if found {
-        return Some(dir);
-    }
-    eprintln!(
-        "\n!!!!!!!! MCP servers not found under {}; run `scripts/mcp-peers install`\n!!!!!!!! the MCP end-to-end test did NOT run\n",
-        dir.display()
-    );
-    assert!(
-        std::env::var_os("WAYPOINT_REQUIRE_MCP").is_none(),
-        "WAYPOINT_REQUIRE_MCP is set and the MCP servers are not installed"
-    );
-    None
+    common::mcp_peers(
+        &[
+            "@modelcontextprotocol/server-filesystem/dist/index.js",
+            "@modelcontextprotocol/server-memory/dist/index.js",
+        ],
+        "the MCP end-to-end test",
+    )
 }
 
 fn servers_yaml(dir: &Path, peers: &Path) -> String {

@@ -8,30 +8,16 @@
     reason = "tests fail loudly on purpose"
 )]
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
 fn inspector() -> Option<PathBuf> {
-    let dir = std::env::var_os("WAYPOINT_MCP_PEERS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mcp/node_modules"),
-        PathBuf::from,
-    );
-    // The CLI itself, without the launcher that would start the web UI.
-    let cli = dir.join("@modelcontextprotocol/inspector-cli/build/index.js");
-    if cli.is_file() {
-        return Some(cli);
-    }
-    eprintln!(
-        "\n!!!!!!!! the MCP Inspector is not under {}; run `scripts/mcp-peers install`\n!!!!!!!! the MCP server test did NOT run\n",
-        dir.display()
-    );
-    assert!(
-        std::env::var_os("WAYPOINT_REQUIRE_MCP").is_none(),
-        "WAYPOINT_REQUIRE_MCP is set and the MCP Inspector is not installed"
-    );
-    None
+    common::mcp_peers(&[common::INSPECTOR], "the MCP server test over stdio")
+        .map(|d| d.join(common::INSPECTOR))
 }
 
 /// Runs the Inspector's CLI against `waypoint serve --stdio`; its stdout is the result.

@@ -9,6 +9,8 @@
     reason = "tests fail loudly on purpose"
 )]
 
+mod common;
+
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -37,6 +39,14 @@ impl Drop for Server {
 impl Server {
     fn start(dir: &Path, args: &[&str]) -> Self {
         Self::try_start(dir, args).unwrap_or_else(|log| panic!("the server did not start:\n{log}"))
+    }
+
+    /// `waypoint GLOBALS… serve --http 127.0.0.1:0 FLAGS…`.
+    fn http(dir: &Path, globals: &[(&str, &str)], flags: &[&str]) -> Self {
+        let mut args: Vec<&str> = globals.iter().flat_map(|(k, v)| [*k, *v]).collect();
+        args.extend(["serve", "--http", "127.0.0.1:0"]);
+        args.extend(flags);
+        Self::start(dir, &args)
     }
 
     /// Starts a server; `Err` holds what it printed when it exited instead.
@@ -121,36 +131,15 @@ fn config(dir: &Path, extra: &str) -> String {
 }
 
 fn inspector() -> Option<PathBuf> {
-    let cli = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scripts/mcp/node_modules/@modelcontextprotocol/inspector-cli/build/index.js");
-    if cli.is_file() {
-        return Some(cli);
-    }
-    eprintln!(
-        "\n!!!!!!!! the MCP Inspector is not installed; run `scripts/mcp-peers install`\n!!!!!!!! the MCP-over-HTTP test did NOT run\n"
-    );
-    assert!(
-        std::env::var_os("WAYPOINT_REQUIRE_MCP").is_none(),
-        "WAYPOINT_REQUIRE_MCP is set and the MCP Inspector is not installed"
-    );
-    None
+    common::mcp_peers(&[common::INSPECTOR], "the MCP-over-HTTP test")
+        .map(|d| d.join(common::INSPECTOR))
 }
 
 #[test]
 fn the_official_inspector_lists_the_tools_and_plans_over_http() {
     let Some(cli) = inspector() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        dir.path(),
-        &[
-            "--store",
-            "none",
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--no-auth",
-        ],
-    );
+    let server = Server::http(dir.path(), &[("--store", "none")], &["--no-auth"]);
     let inspect = |args: &[&str]| -> Value {
         let out = Command::new("node")
             .arg(&cli)
@@ -207,18 +196,7 @@ async fn callers_cannot_read_or_forget_each_others_history() {
     let cfg = config(dir.path(), "");
     let store = format!("sqlite:{}", dir.path().join("h.db").display());
     // Bob's token comes from the environment (`token_env`), Alice's from the file.
-    let server = Server::start(
-        dir.path(),
-        &[
-            "--store",
-            &store,
-            "--config",
-            &cfg,
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-        ],
-    );
+    let server = Server::http(dir.path(), &[("--store", &store), ("--config", &cfg)], &[]);
     let b = &server.base;
 
     let plan = json!({"request": "find CommandRouter"});
@@ -310,18 +288,7 @@ async fn a_callers_runs_are_invisible_to_other_callers() {
     std::fs::write(dir.path().join("notes.txt"), "hello").unwrap();
     let cfg = config(dir.path(), "allow_run = true\nworkers = 1");
     let store = format!("sqlite:{}", dir.path().join("h.db").display());
-    let server = Server::start(
-        dir.path(),
-        &[
-            "--store",
-            &store,
-            "--config",
-            &cfg,
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-        ],
-    );
+    let server = Server::http(dir.path(), &[("--store", &store), ("--config", &cfg)], &[]);
     let b = &server.base;
     // Runs: Alice's run is hers alone.
     let (s, sub) = call(
@@ -367,18 +334,7 @@ async fn wait_for<T>(limit: Duration, mut probe: impl AsyncFnMut() -> Option<T>)
 async fn guards_refuse_foreign_hosts_big_bodies_and_unsafe_configs() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), "max_body_bytes = 2048");
-    let server = Server::start(
-        dir.path(),
-        &[
-            "--store",
-            "none",
-            "--config",
-            &cfg,
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-        ],
-    );
+    let server = Server::http(dir.path(), &[("--store", "none"), ("--config", &cfg)], &[]);
     let b = &server.base;
     let big = json!({"request": "x".repeat(4096)});
     let (s, body) = call("POST", &format!("{b}/v1/plan"), Some(ALICE), Some(big)).await;
@@ -486,19 +442,14 @@ async fn the_catalog_reloads_on_change_and_keeps_the_old_one_on_error() {
     std::fs::write(catalog.join("tools.yaml"), ONE_TOOL).unwrap();
     let cfg = dir.path().join("waypoint.toml");
     std::fs::write(&cfg, "[serve]\nauth = \"off\"\nwatch_ms = 100\n").unwrap();
-    let server = Server::start(
+    let server = Server::http(
         dir.path(),
         &[
-            "--store",
-            "none",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--catalog",
-            catalog.to_str().unwrap(),
-            "serve",
-            "--http",
-            "127.0.0.1:0",
+            ("--store", "none"),
+            ("--config", cfg.to_str().unwrap()),
+            ("--catalog", catalog.to_str().unwrap()),
         ],
+        &[],
     );
     let b = server.base.clone();
     assert_eq!(tools_served(&b).await.0, 1);
@@ -544,19 +495,14 @@ async fn sighup_reloads_the_catalog() {
     let cfg = dir.path().join("waypoint.toml");
     // watch_ms = 0: only the signal reloads.
     std::fs::write(&cfg, "[serve]\nauth = \"off\"\nwatch_ms = 0\n").unwrap();
-    let server = Server::start(
+    let server = Server::http(
         dir.path(),
         &[
-            "--store",
-            "none",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--catalog",
-            file.to_str().unwrap(),
-            "serve",
-            "--http",
-            "127.0.0.1:0",
+            ("--store", "none"),
+            ("--config", cfg.to_str().unwrap()),
+            ("--catalog", file.to_str().unwrap()),
         ],
+        &[],
     );
     let b = server.base.clone();
     std::fs::write(&file, TWO_TOOLS).unwrap();
@@ -694,21 +640,14 @@ async fn two_instances_on_postgres_execute_each_of_1000_runs_exactly_once() {
     .unwrap();
     let cfg = config(dir.path(), "allow_run = true\nworkers = 4");
     let start = |name: &str| {
-        Server::start(
+        Server::http(
             dir.path(),
             &[
-                "--store",
-                &db.url,
-                "--config",
-                &cfg,
-                "--catalog",
-                catalog.to_str().unwrap(),
-                "serve",
-                "--http",
-                "127.0.0.1:0",
-                "--instance",
-                name,
+                ("--store", &db.url),
+                ("--config", &cfg),
+                ("--catalog", catalog.to_str().unwrap()),
             ],
+            &["--instance", name],
         )
     };
     let (a, b) = (start("a"), start("b"));

@@ -1,12 +1,10 @@
 //! The run journal and memories in PostgreSQL.
 
-use waypoint_store::{Memory, MemoryStore, RunRow, RunStore, StepEnd, StepRow, StoreError};
+use waypoint_store::{
+    Memory, MemoryStore, RunRecord, RunRow, RunStore, StepEnd, StepRow, StoreError,
+};
 
 use crate::{PostgresStore, query_err};
-
-fn generation(g: i64) -> Result<u32, StoreError> {
-    u32::try_from(g).map_err(|_| StoreError::Corrupt(format!("generation {g}")))
-}
 
 impl RunStore for PostgresStore {
     async fn create_run(&self, row: &RunRow) -> Result<(), StoreError> {
@@ -50,7 +48,8 @@ impl RunStore for PostgresStore {
     }
 
     async fn run(&self, caller: &str, run_id: &str) -> Result<Option<RunRow>, StoreError> {
-        let row = sqlx::query!(
+        let row = sqlx::query_as!(
+            RunRecord,
             r#"SELECT run_id AS "run_id!", caller AS "caller!", status AS "status!", plan AS "plan!",
                       generation AS "generation!", report AS "report!", settings AS "settings!",
                       created_at AS "created_at!", updated_at AS "updated_at!"
@@ -61,25 +60,13 @@ impl RunStore for PostgresStore {
         .fetch_optional(&self.pool)
         .await
         .map_err(|e| query_err(&e))?;
-        row.map(|r| {
-            Ok(RunRow {
-                run_id: r.run_id,
-                caller: r.caller,
-                status: r.status,
-                plan: r.plan,
-                generation: generation(r.generation)?,
-                report: r.report,
-                settings: r.settings,
-                created_at: r.created_at,
-                updated_at: r.updated_at,
-            })
-        })
-        .transpose()
+        row.map(RunRow::try_from).transpose()
     }
 
     async fn runs(&self, caller: &str, limit: u32) -> Result<Vec<RunRow>, StoreError> {
         let limit = i64::from(limit);
-        let rows = sqlx::query!(
+        let rows = sqlx::query_as!(
+            RunRecord,
             r#"SELECT run_id AS "run_id!", caller AS "caller!", status AS "status!", plan AS "plan!",
                       generation AS "generation!", report AS "report!", settings AS "settings!",
                       created_at AS "created_at!", updated_at AS "updated_at!"
@@ -90,21 +77,7 @@ impl RunStore for PostgresStore {
         .fetch_all(&self.pool)
         .await
         .map_err(|e| query_err(&e))?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(RunRow {
-                    run_id: r.run_id,
-                    caller: r.caller,
-                    status: r.status,
-                    plan: r.plan,
-                    generation: generation(r.generation)?,
-                    report: r.report,
-                    settings: r.settings,
-                    created_at: r.created_at,
-                    updated_at: r.updated_at,
-                })
-            })
-            .collect()
+        rows.into_iter().map(RunRow::try_from).collect()
     }
 
     async fn begin_step(&self, row: &StepRow) -> Result<(), StoreError> {
@@ -195,7 +168,8 @@ impl RunStore for PostgresStore {
     async fn claim_run(&self, instance: &str, now: i64) -> Result<Option<RunRow>, StoreError> {
         // SKIP LOCKED: instances racing for the queue each take a different row instead
         // of waiting on the same one; the claim row is written in the same statement.
-        let row = sqlx::query!(
+        let row = sqlx::query_as!(
+            RunRecord,
             r#"WITH next AS (
                    SELECT run_id FROM runs WHERE status = 'queued'
                    ORDER BY created_at, run_id LIMIT 1 FOR UPDATE SKIP LOCKED
@@ -218,20 +192,7 @@ impl RunStore for PostgresStore {
         .fetch_optional(&self.pool)
         .await
         .map_err(|e| query_err(&e))?;
-        row.map(|r| {
-            Ok(RunRow {
-                run_id: r.run_id,
-                caller: r.caller,
-                status: r.status,
-                plan: r.plan,
-                generation: generation(r.generation)?,
-                report: r.report,
-                settings: r.settings,
-                created_at: r.created_at,
-                updated_at: r.updated_at,
-            })
-        })
-        .transpose()
+        row.map(RunRow::try_from).transpose()
     }
 
     async fn claimed_by(&self, run_id: &str) -> Result<Option<String>, StoreError> {

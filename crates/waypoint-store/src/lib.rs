@@ -19,7 +19,7 @@ mod store;
 pub use hash::{args_sha, intent_sha, normalise};
 pub use learn::{LearnRule, MyPlan, SequenceCount, learned, project};
 pub use model::{Forget, HistoryFilter, HistoryRow, Outcome, StepRecord, StoreError};
-pub use runs::{Memory, MemoryStore, RunRow, RunStore, StepEnd, StepRow};
+pub use runs::{Memory, MemoryStore, RunRecord, RunRow, RunStore, StepEnd, StepRow};
 pub use store::HistoryStore;
 
 /// Now, in unix seconds: the time history rows and memories are stamped with.

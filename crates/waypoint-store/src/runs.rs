@@ -34,6 +34,40 @@ pub struct RunRow {
     pub updated_at: i64,
 }
 
+/// A run row as a database answers it (integers as `i64`), before it is checked: what
+/// the backends' `query_as!` fill, so each converts rows one way.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    pub run_id: String,
+    pub caller: String,
+    pub status: String,
+    pub plan: String,
+    pub generation: i64,
+    pub report: String,
+    pub settings: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl TryFrom<RunRecord> for RunRow {
+    type Error = StoreError;
+
+    fn try_from(r: RunRecord) -> Result<Self, StoreError> {
+        Ok(Self {
+            generation: u32::try_from(r.generation)
+                .map_err(|_| StoreError::Corrupt(format!("generation {}", r.generation)))?,
+            run_id: r.run_id,
+            caller: r.caller,
+            status: r.status,
+            plan: r.plan,
+            report: r.report,
+            settings: r.settings,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })
+    }
+}
+
 /// One call of one step. `key` is unique within a run: `g{generation}/{step id}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepRow {

@@ -71,3 +71,28 @@ fn isolated(what: &str) -> PathBuf {
     let _ = std::fs::create_dir_all(&dir);
     dir
 }
+
+/// `scripts/mcp/node_modules` (or `WAYPOINT_MCP_PEERS`) when every file in `needs` is
+/// under it. Otherwise says loudly that `what` did not run, and fails instead when
+/// `WAYPOINT_REQUIRE_MCP` is set (as `.ci/run` does).
+pub fn mcp_peers(needs: &[&str], what: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("WAYPOINT_MCP_PEERS").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mcp/node_modules"),
+        PathBuf::from,
+    );
+    if needs.iter().all(|n| dir.join(n).is_file()) {
+        return Some(dir);
+    }
+    eprintln!(
+        "\n!!!!!!!! {needs:?} not found under {}; run `scripts/mcp-peers install`\n!!!!!!!! {what} did NOT run\n",
+        dir.display()
+    );
+    assert!(
+        std::env::var_os("WAYPOINT_REQUIRE_MCP").is_none(),
+        "WAYPOINT_REQUIRE_MCP is set and {needs:?} is not installed"
+    );
+    None
+}
+
+/// The official MCP Inspector's CLI (without the launcher that would start its web UI).
+pub const INSPECTOR: &str = "@modelcontextprotocol/inspector-cli/build/index.js";
