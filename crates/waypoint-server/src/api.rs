@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request, State};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::Deserialize;
@@ -29,6 +30,35 @@ impl ApiError {
             code,
             message: message.into(),
         }
+    }
+}
+
+impl ApiError {
+    /// One of axum's own rejections (a query that does not parse, a body it cannot
+    /// read, a method a path does not take), told in the API's error shape with
+    /// axum's explanation as the message.
+    pub async fn from_rejection(rejection: Response) -> Self {
+        let status = rejection.status();
+        let code = match status {
+            StatusCode::PAYLOAD_TOO_LARGE => "too_large",
+            StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+            StatusCode::NOT_FOUND => "not_found",
+            s if s.is_server_error() => "internal",
+            _ => "bad_input",
+        };
+        let bytes = axum::body::to_bytes(rejection.into_body(), 4096)
+            .await
+            .unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        let message = if text.trim().is_empty() {
+            status
+                .canonical_reason()
+                .unwrap_or("refused")
+                .to_lowercase()
+        } else {
+            text.into_owned()
+        };
+        Self::new(status, code, message)
     }
 }
 
@@ -62,17 +92,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let bytes = axum::body::Bytes::from_request(req, state)
-            .await
-            .map_err(|r| {
-                let status = r.status();
-                let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
-                    "too_large"
-                } else {
-                    "bad_body"
-                };
-                ApiError::new(status, code, r.body_text())
-            })?;
+        let bytes = match axum::body::Bytes::from_request(req, state).await {
+            Ok(bytes) => bytes,
+            Err(r) => {
+                let rejection = r.into_response();
+                return Err(ApiError::from_rejection(rejection).await);
+            }
+        };
         serde_json::from_slice(&bytes).map(JsonBody).map_err(|e| {
             ApiError::new(
                 StatusCode::BAD_REQUEST,
@@ -81,6 +107,38 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
             )
         })
     }
+}
+
+/// An extractor from the request's head (query, path) whose rejection is answered in
+/// the API's error shape instead of axum's plain text.
+pub struct Checked<E>(pub E);
+
+impl<S: Send + Sync, E: FromRequestParts<S>> FromRequestParts<S> for Checked<E>
+where
+    E::Rejection: IntoResponse,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let rejection = match E::from_request_parts(parts, state).await {
+            Ok(v) => return Ok(Self(v)),
+            Err(r) => r.into_response(),
+        };
+        Err(ApiError::from_rejection(rejection).await)
+    }
+}
+
+/// A path the API has, asked with a method it does not take.
+pub async fn method_not_allowed(req: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!(
+            "{} does not take {}; see /openapi.json for what it takes",
+            req.uri().path(),
+            req.method()
+        ),
+    )
 }
 
 pub async fn plan(
@@ -105,7 +163,7 @@ pub async fn understand(
 pub async fn history(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
-    Query(input): Query<HistoryInput>,
+    Checked(Query(input)): Checked<Query<HistoryInput>>,
 ) -> Answer {
     Ok(axum::Json(app.history(&caller.0, &input).await?))
 }
@@ -113,7 +171,7 @@ pub async fn history(
 pub async fn forget(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
-    Query(input): Query<ForgetInput>,
+    Checked(Query(input)): Checked<Query<ForgetInput>>,
 ) -> Answer {
     Ok(axum::Json(app.forget(&caller.0, &input).await?))
 }
@@ -139,7 +197,7 @@ pub struct ListRuns {
 pub async fn runs(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
-    Query(q): Query<ListRuns>,
+    Checked(Query(q)): Checked<Query<ListRuns>>,
 ) -> Answer {
     Ok(axum::Json(
         app.runs(&caller.0, q.limit.unwrap_or(50).min(1000)).await?,
@@ -149,7 +207,7 @@ pub async fn runs(
 pub async fn run_status(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
-    Path(run_id): Path<String>,
+    Checked(Path(run_id)): Checked<Path<String>>,
 ) -> Answer {
     Ok(axum::Json(app.run_status(&caller.0, &run_id).await?))
 }

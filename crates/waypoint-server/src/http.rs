@@ -79,6 +79,7 @@ pub fn router(app: Arc<App>, config: &ServeConfig, auth: Auth, stop: Cancellatio
         .route("/openapi.json", get(api::openapi))
         .merge(authed)
         .fallback(not_found)
+        .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(middleware::from_fn_with_state(guards.clone(), limit))
         .layer(middleware::from_fn_with_state(guards, observe))
