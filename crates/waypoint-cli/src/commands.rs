@@ -231,7 +231,7 @@ fn learned_for(
     }
 }
 
-fn learn_rule(global: &Global) -> waypoint_store::LearnRule {
+pub(crate) fn learn_rule(global: &Global) -> waypoint_store::LearnRule {
     waypoint_store::LearnRule {
         min_ok: usize::try_from(global.learn_after).unwrap_or(usize::MAX),
     }

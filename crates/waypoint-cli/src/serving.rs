@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use waypoint_server::{App, LiveEngine, RunPolicy, ServeConfig};
+use waypoint_server::{App, LiveEngine, Planner, RunPolicy, ServeConfig};
 
 use crate::cli::{Global, ServeArgs};
 use crate::commands::{engine, open_configured, planning};
@@ -49,14 +49,23 @@ pub fn serve(global: &Global, args: &ServeArgs) -> Result<ExitCode> {
     } else {
         None
     };
+    let planner = Planner::new(
+        planning.strategy,
+        planning.threshold,
+        crate::commands::learn_rule(global),
+        planning.model(),
+    );
     let live = reloadable(global, planning.engine);
     let app = Arc::new(App {
         engine: Arc::new(live),
+        planner,
         store,
         run_policy,
         models: model_table(global.planner.config.as_deref())?,
         metrics: waypoint_server::metrics::Metrics::default(),
     });
+    // Expired history goes hourly, the first time at start-up.
+    rt.block_on(async { app.spawn_purge(Duration::from_hours(1)) });
     match args.http {
         None => {
             let server = waypoint_server::WaypointMcp::new(app, global.caller.clone());

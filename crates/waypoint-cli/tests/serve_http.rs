@@ -319,6 +319,102 @@ async fn a_callers_runs_are_invisible_to_other_callers() {
     assert_eq!(listed["runs"][0]["run_id"], id.as_str());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_plans_like_the_cli_and_learns_per_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "");
+    let store = format!("sqlite:{}", dir.path().join("h.db").display());
+    let server = Server::http(
+        dir.path(),
+        &[
+            ("--store", &store),
+            ("--config", &cfg),
+            ("--learn-after", "2"),
+        ],
+        &[],
+    );
+    let plan = async |token| {
+        let body = json!({"request": "find CommandRouter and then run the tests"});
+        let (s, p) = call(
+            "POST",
+            &format!("{}/v1/plan", server.base),
+            Some(token),
+            Some(body),
+        )
+        .await;
+        assert_eq!(s, 200, "{p}");
+        p
+    };
+    assert_eq!(plan(ALICE).await["planner"], "deterministic");
+    assert_eq!(plan(ALICE).await["planner"], "deterministic");
+    // Two successes with the same tools (--learn-after 2): Alice's next plan is learned…
+    let learned = plan(ALICE).await;
+    assert_eq!(learned["planner"], "learned", "{learned}");
+    assert_eq!(learned["steps"][0]["tool"], "find_symbol");
+    // …and Bob's is not: learning is per caller.
+    assert_eq!(plan(BOB).await["planner"], "deterministic");
+    // The learned sequence shows in Alice's my-plans, with the server's rule.
+    let (_, mine) = call(
+        "GET",
+        &format!("{}/v1/history?plans=true", server.base),
+        Some(ALICE),
+        None,
+    )
+    .await;
+    assert!(mine["plans"][0]["stable"].is_array(), "{mine}");
+}
+
+#[test]
+fn a_configured_model_plans_through_the_server() {
+    let Ok(url) = std::env::var("WAYPOINT_LLM_URL") else {
+        assert!(
+            std::env::var("WAYPOINT_REQUIRE_LLM").as_deref() != Ok("1"),
+            "WAYPOINT_REQUIRE_LLM=1 but WAYPOINT_LLM_URL is unset"
+        );
+        eprintln!("skipped: no local model");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A small local model takes seconds; the request may take minutes.
+    let cfg = dir.path().join("waypoint.toml");
+    std::fs::write(
+        &cfg,
+        "[serve]\nauth = \"off\"\nrequest_timeout_ms = 300000\n",
+    )
+    .unwrap();
+    let server = Server::http(
+        dir.path(),
+        &[
+            ("--store", "none"),
+            ("--config", cfg.to_str().unwrap()),
+            ("--planner", "llm"),
+            ("--model", "llamacpp/gemma3-270m"),
+            ("--llm-base-url", &url),
+            ("--llm-timeout", "120"),
+        ],
+        &[],
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let body =
+        json!({"request": "fetch https://blog.rust-lang.org/ and translate it into Spanish"});
+    let (s, plan) = rt.block_on(call(
+        "POST",
+        &format!("{}/v1/plan", server.base),
+        None,
+        Some(body),
+    ));
+    assert_eq!(s, 200, "{plan}");
+    assert_eq!(
+        plan["planner"],
+        "llm",
+        "{}\n{}",
+        plan["warnings"],
+        server.log()
+    );
+    assert_eq!(plan["model"], "llamacpp/gemma3-270m");
+    assert!(plan["usage"]["completion_tokens"].as_u64().unwrap() > 0);
+}
+
 async fn wait_for<T>(limit: Duration, mut probe: impl AsyncFnMut() -> Option<T>) -> Option<T> {
     let start = Instant::now();
     while start.elapsed() < limit {
@@ -652,6 +748,24 @@ async fn two_instances_on_postgres_execute_each_of_1000_runs_exactly_once() {
     };
     let (a, b) = (start("a"), start("b"));
     let bases = [a.base.clone(), b.base.clone()];
+
+    // A caller is the same caller on every instance: a plan made through one is in
+    // their history read through the other, and only theirs.
+    let body = json!({"request": "stamp the build"});
+    let (s, _) = call(
+        "POST",
+        &format!("{}/v1/plan", bases[1]),
+        Some(ALICE),
+        Some(body),
+    )
+    .await;
+    assert_eq!(s, 200);
+    let rows = async |base: &str, token| {
+        let (_, h) = call("GET", &format!("{base}/v1/history"), Some(token), None).await;
+        h["rows"].as_array().unwrap().len()
+    };
+    assert_eq!(rows(&bases[0], ALICE).await, 1);
+    assert_eq!(rows(&bases[0], BOB).await, 0);
 
     submit_stamps(&bases, RUNS).await;
     let log = dir.path().join("executions.log");

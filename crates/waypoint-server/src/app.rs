@@ -14,12 +14,13 @@ use waypoint_core::Engine;
 use waypoint_protocol::{Plan, RunReport};
 use waypoint_run::{Limits, Recovery, Runner, Settings, Toolbox};
 use waypoint_store::{
-    Forget, HistoryFilter, HistoryStore as _, LearnRule, Outcome, RunStore as _, now_unix, project,
+    Forget, HistoryFilter, HistoryStore as _, Outcome, RunStore as _, now_unix, project,
 };
 use waypoint_stores::Store;
 
 use crate::live::LiveEngine;
 use crate::metrics::Metrics;
+use crate::planner::Planner;
 
 /// What every planning call takes.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -135,6 +136,8 @@ fn json<T: Serialize>(v: &T) -> Result<Value, OpError> {
 /// The server's parts, shared by every connection and worker.
 pub struct App {
     pub engine: Arc<LiveEngine>,
+    /// How requests become plans: learned, deterministic, the model.
+    pub planner: Planner,
     pub store: Option<Arc<Store>>,
     pub run_policy: Option<RunPolicy>,
     /// The model table, as `[{pattern, context_tokens, max_output_tokens, …}]`.
@@ -151,20 +154,41 @@ impl App {
 
     /// Plans a request and records the plan in the caller's history (hashes only).
     pub async fn plan(&self, caller: &str, input: &RequestInput) -> Result<Value, OpError> {
-        let started = Instant::now();
         let plan = self
-            .engine
-            .get()
-            .plan(&input.request, input.context.as_ref())
+            .plan_recorded(
+                &self.engine.get(),
+                caller,
+                &input.request,
+                input.context.as_ref(),
+            )
+            .await?;
+        json(&plan)
+    }
+
+    /// Plans a request the way `waypoint plan` does (learned, deterministic, the model)
+    /// and leaves the audit row; every face that plans comes through here.
+    async fn plan_recorded(
+        &self,
+        engine: &Arc<Engine>,
+        caller: &str,
+        request: &str,
+        context: Option<&Value>,
+    ) -> Result<Plan, OpError> {
+        let started = Instant::now();
+        let store = self.store.as_deref();
+        let plan = self
+            .planner
+            .plan(engine, store, caller, request, context)
+            .await
             .map_err(|e| OpError::BadInput(e.to_string()))?;
-        if let Some(store) = &self.store {
+        if let Some(store) = store {
             let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-            let row = waypoint_stores::history_row(&plan, &input.request, caller, Outcome::Ok, ms);
+            let row = waypoint_stores::history_row(&plan, request, caller, Outcome::Ok, ms);
             if let Err(e) = store.record(&row).await {
                 eprintln!("waypoint: cannot record plan history: {e}");
             }
         }
-        json(&plan)
+        Ok(plan)
     }
 
     pub fn route(&self, input: &RequestInput) -> Result<Value, OpError> {
@@ -199,7 +223,7 @@ impl App {
             .await
             .map_err(|e| OpError::Unavailable(e.to_string()))?;
         if input.plans {
-            Ok(json!({ "plans": json(&project(&rows, LearnRule::default()))? }))
+            Ok(json!({ "plans": json(&project(&rows, self.planner.learn_rule()))? }))
         } else {
             Ok(json!({ "rows": json(&rows)? }))
         }
@@ -239,16 +263,16 @@ impl App {
         let policy = self.policy()?;
         let store = self.store()?;
         let engine = self.engine.get();
-        let plan = engine
-            .plan(&input.request, input.context.as_ref())
-            .map_err(|e| OpError::BadInput(e.to_string()))?;
+        let plan = self
+            .plan_recorded(&engine, caller, &input.request, input.context.as_ref())
+            .await?;
         let settings = Settings {
             limits: policy.limits.clone(),
             request: Some(input.request.clone()),
             context: input.context.clone(),
             ..Settings::default()
         };
-        let report = with_runner(&engine, store, policy, caller, async |runner| {
+        let report = with_runner(self, &engine, store, policy, caller, async |runner| {
             runner.run(plan, settings).await
         })
         .await?;
@@ -262,9 +286,10 @@ impl App {
         let engine = self.engine.get();
         let plan = match (input.plan, &input.request) {
             (Some(plan), None) => plan,
-            (None, Some(request)) => engine
-                .plan(request, input.context.as_ref())
-                .map_err(|e| OpError::BadInput(e.to_string()))?,
+            (None, Some(request)) => {
+                self.plan_recorded(&engine, caller, request, input.context.as_ref())
+                    .await?
+            }
             _ => {
                 return Err(OpError::BadInput(
                     "give exactly one of `request` (to plan) or `plan` (to run as it is)".into(),
@@ -277,7 +302,7 @@ impl App {
             context: input.context,
             ..Settings::default()
         };
-        let run_id = with_runner(&engine, store, policy, caller, async |runner| {
+        let run_id = with_runner(self, &engine, store, policy, caller, async |runner| {
             runner.submit(plan, settings).await
         })
         .await?;
@@ -312,6 +337,24 @@ impl App {
         json(&summary(row, claimed))
     }
 
+    /// Deletes history rows past their time to live every `every`, for as long as the
+    /// runtime runs. Reads already hide such rows; this keeps a long-running server's
+    /// store from growing without bound, as each `waypoint plan` does for the CLI.
+    pub fn spawn_purge(self: &Arc<Self>, every: std::time::Duration) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                if let Err(e) = store.purge_expired(now_unix()).await {
+                    eprintln!("waypoint: cannot purge expired history: {e}");
+                }
+            }
+        });
+    }
+
     /// The catalog as route and plan see it.
     pub fn routing_guide(&self) -> Value {
         let engine = self.engine.get();
@@ -340,7 +383,7 @@ impl App {
             .history(caller, &HistoryFilter::default(), now_unix())
             .await
             .map_err(|e| OpError::Unavailable(e.to_string()))?;
-        json(&project(&rows, LearnRule::default()))
+        json(&project(&rows, self.planner.learn_rule()))
     }
 
     /// Per model: the context window, the reply budget and what is left for the prompt.
@@ -373,8 +416,9 @@ fn summary(r: waypoint_store::RunRow, claimed_by: Option<String>) -> RunSummary 
 }
 
 /// Builds a runner for `caller` over a snapshot of the engine, hands it to `work`, and
-/// closes the tool connections after.
+/// closes the tool connections after. Model-backed steps call the server's model.
 pub(crate) async fn with_runner<T>(
+    app: &App,
     engine: &Engine,
     store: &Arc<Store>,
     policy: &RunPolicy,
@@ -388,7 +432,8 @@ pub(crate) async fn with_runner<T>(
         store.clone(),
         policy.limits.max_output_bytes,
     )
-    .map_err(|e| OpError::Internal(e.to_string()))?;
+    .map_err(|e| OpError::Internal(e.to_string()))?
+    .with_model(app.planner.model());
     let recovery = Recovery {
         catalog,
         options: engine.options().clone(),

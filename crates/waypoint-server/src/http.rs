@@ -254,6 +254,7 @@ mod tests {
             waypoint_core::Engine::new(loaded.catalog, waypoint_core::Options::default()).unwrap();
         Arc::new(App {
             engine: Arc::new(crate::LiveEngine::fixed(engine)),
+            planner: crate::Planner::default(),
             store: None,
             run_policy: None,
             models: serde_json::Value::Null,

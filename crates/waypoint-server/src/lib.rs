@@ -6,6 +6,8 @@
 //!   caller's plans as resources; over stdio ([`serve_stdio`]) or streamable HTTP.
 //! - [`http`]: one listener for `/mcp`, the JSON API (`/v1/*`, [`api`]), `/openapi.json`,
 //!   `/healthz` and `/metrics`, behind host, concurrency, time, body and token guards.
+//! - [`planner`]: how requests become plans — the CLI's cascade (learned, deterministic,
+//!   the model), the model rebound when a reload swaps the catalog.
 //! - [`auth`]: bearer tokens → caller namespaces; [`config`]: the `[serve]` section.
 //! - [`worker`]: instances claim queued runs from the shared store, each run once.
 //! - [`live`]: the engine in service, reloaded on SIGHUP or a catalog change, the old
@@ -20,6 +22,7 @@ pub mod http;
 pub mod live;
 pub mod mcp;
 pub mod metrics;
+pub mod planner;
 pub mod worker;
 
 pub use app::{App, ForgetInput, HistoryInput, RequestInput, RunPolicy, SubmitInput};
@@ -27,4 +30,5 @@ pub use config::ServeConfig;
 pub use http::serve_http;
 pub use live::LiveEngine;
 pub use mcp::{ServeError, WaypointMcp, serve_stdio};
+pub use planner::Planner;
 pub use worker::spawn_workers;

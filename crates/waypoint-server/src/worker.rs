@@ -55,7 +55,7 @@ async fn work_once(app: &App, instance: &str) -> bool {
     let engine = app.engine.get();
     let caller = row.caller.clone();
     let run_id = row.run_id.clone();
-    let result = with_runner(&engine, store, policy, &caller, async |runner| {
+    let result = with_runner(app, &engine, store, policy, &caller, async |runner| {
         runner.run_claimed(row).await
     })
     .await;

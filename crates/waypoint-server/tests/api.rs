@@ -37,6 +37,7 @@ async fn router(dir: &std::path::Path) -> Router {
         .map(Arc::new);
     let app = Arc::new(App {
         engine: Arc::new(LiveEngine::fixed(engine)),
+        planner: waypoint_server::Planner::default(),
         store,
         run_policy: None,
         models: json!([]),

@@ -1,0 +1,190 @@
+//! How the server plans: the same cascade as `waypoint plan` — the caller's learned
+//! plan when their history has a stable one for the request, else the deterministic
+//! planner, else (when a model is configured and the planner is unsure) the model.
+//!
+//! The model's planner compacts the catalog once and keeps it, so it is bound to one
+//! engine; a catalog reload swaps the engine, and the next call binds a fresh planner
+//! to the new one instead of planning over a catalog that is gone.
+
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use tokio_util::sync::CancellationToken;
+use waypoint_cascade::{Cascade, DEFAULT_THRESHOLD, LlmPlanner, Strategy};
+use waypoint_core::{CoreError, Engine};
+use waypoint_protocol::Plan;
+use waypoint_store::{HistoryFilter, HistoryStore as _, LearnRule, intent_sha, now_unix};
+use waypoint_stores::Store;
+
+/// The planner choice a server was started with.
+pub struct Planner {
+    strategy: Strategy,
+    threshold: f64,
+    learn: LearnRule,
+    /// The configured model, whatever the strategy: `llm_subtask` steps call it.
+    model: Option<waypoint_run::Model>,
+    /// The model as a planner, bound to the engine it compacted.
+    bound: Mutex<Option<(Weak<Engine>, Arc<LlmPlanner>)>>,
+}
+
+impl Default for Planner {
+    /// Learned, else deterministic; no model.
+    fn default() -> Self {
+        Self::new(
+            Strategy::Deterministic,
+            DEFAULT_THRESHOLD,
+            LearnRule::default(),
+            None,
+        )
+    }
+}
+
+impl Planner {
+    /// `model` plans only when `strategy` is not deterministic; runs use it either way.
+    pub fn new(
+        strategy: Strategy,
+        threshold: f64,
+        learn: LearnRule,
+        model: Option<waypoint_run::Model>,
+    ) -> Self {
+        Self {
+            strategy,
+            threshold,
+            learn,
+            model,
+            bound: Mutex::new(None),
+        }
+    }
+
+    /// The model `llm_subtask` steps call, if one is configured.
+    pub fn model(&self) -> Option<waypoint_run::Model> {
+        self.model.clone()
+    }
+
+    /// When a request's plan counts as learned.
+    pub fn learn_rule(&self) -> LearnRule {
+        self.learn
+    }
+
+    /// The model's planner for `engine`: the one already bound to it, or a new one.
+    fn llm_for(&self, engine: &Arc<Engine>) -> Option<Arc<LlmPlanner>> {
+        if self.strategy == Strategy::Deterministic {
+            return None;
+        }
+        let model = self.model.as_ref()?;
+        let mut bound = self.bound.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((e, llm)) = bound.as_ref()
+            && Weak::ptr_eq(e, &Arc::downgrade(engine))
+        {
+            return Some(llm.clone());
+        }
+        let llm = Arc::new(LlmPlanner::new(
+            model.client.clone(),
+            model.endpoint.clone(),
+        ));
+        *bound = Some((Arc::downgrade(engine), llm.clone()));
+        Some(llm)
+    }
+
+    /// The tool sequence `caller`'s history has learned for `request`, if any. History
+    /// is best effort: a store that fails is logged and planning goes on without it.
+    async fn learned(
+        &self,
+        store: Option<&Store>,
+        caller: &str,
+        request: &str,
+    ) -> Option<Vec<String>> {
+        if self.strategy == Strategy::Llm {
+            return None;
+        }
+        let filter = HistoryFilter {
+            intent_sha: Some(intent_sha(request)),
+            ..HistoryFilter::default()
+        };
+        match store?.history(caller, &filter, now_unix()).await {
+            Ok(rows) => waypoint_store::learned(&rows, self.learn),
+            Err(e) => {
+                eprintln!("waypoint: cannot read plan history: {e}");
+                None
+            }
+        }
+    }
+
+    /// Plans `request` for `caller` with `engine`. Errors only for requests no planner
+    /// accepts (empty, too large); a model that fails gives the deterministic plan with
+    /// a warning.
+    pub async fn plan(
+        &self,
+        engine: &Arc<Engine>,
+        store: Option<&Store>,
+        caller: &str,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Plan, CoreError> {
+        let learned = self.learned(store, caller, request).await;
+        let llm = self.llm_for(engine);
+        let cascade = Cascade {
+            engine,
+            llm: llm.as_deref(),
+            strategy: self.strategy,
+            threshold: self.threshold,
+        };
+        // Dropping this future (a client gone, the request timed out) drops the model
+        // call with it; the token is for the cascade's own cancellation points.
+        let cancel = CancellationToken::new();
+        let (plan, _) = cascade
+            .plan(request, context, learned.as_deref(), &cancel)
+            .await?;
+        Ok(plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine() -> Arc<Engine> {
+        let loaded = waypoint_catalog::builtin().unwrap();
+        Arc::new(Engine::new(loaded.catalog, waypoint_core::Options::default()).unwrap())
+    }
+
+    fn model() -> waypoint_run::Model {
+        let overrides = waypoint_llm::Overrides {
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            api_key_env: None,
+            timeout: None,
+        };
+        waypoint_run::Model {
+            client: Arc::new(waypoint_llm::Client::new().unwrap()),
+            endpoint: waypoint_llm::Config::builtin()
+                .endpoint(Some("llamacpp/test"), &overrides)
+                .unwrap(),
+        }
+    }
+
+    #[test]
+    fn the_models_planner_is_rebound_when_the_engine_is_swapped() {
+        let planner = Planner::new(Strategy::Cascade, 0.6, LearnRule::default(), Some(model()));
+        let first = engine();
+        let a = planner.llm_for(&first).unwrap();
+        let again = planner.llm_for(&first).unwrap();
+        assert!(Arc::ptr_eq(&a, &again), "one engine, one compacted catalog");
+        let reloaded = engine();
+        let b = planner.llm_for(&reloaded).unwrap();
+        assert!(
+            !Arc::ptr_eq(&a, &b),
+            "a new engine gets a planner of its own"
+        );
+    }
+
+    #[test]
+    fn a_deterministic_server_never_asks_the_model_but_runs_keep_it() {
+        let planner = Planner::new(
+            Strategy::Deterministic,
+            0.6,
+            LearnRule::default(),
+            Some(model()),
+        );
+        assert!(planner.llm_for(&engine()).is_none());
+        assert!(planner.model().is_some(), "llm_subtask steps still call it");
+    }
+}
