@@ -165,12 +165,7 @@ fn the_config_file_names_the_model_and_the_strategy() {
 
 #[test]
 fn a_real_model_answers_through_the_cli() {
-    let Ok(url) = std::env::var("WAYPOINT_LLM_URL") else {
-        assert!(
-            std::env::var("WAYPOINT_REQUIRE_LLM").as_deref() != Ok("1"),
-            "WAYPOINT_REQUIRE_LLM=1 but WAYPOINT_LLM_URL is unset"
-        );
-        eprintln!("skipped: no local model");
+    let Some(url) = common::local_llm("the real-model plan test") else {
         return;
     };
     let plan = json(&llm_plan(&url, &["--llm-timeout", "120"]));
@@ -223,12 +218,7 @@ fn an_llm_subtask_without_a_model_says_how_to_name_one() {
 
 #[test]
 fn a_real_model_runs_an_llm_subtask_on_its_inputs() {
-    let Ok(url) = std::env::var("WAYPOINT_LLM_URL") else {
-        assert!(
-            std::env::var("WAYPOINT_REQUIRE_LLM").as_deref() != Ok("1"),
-            "WAYPOINT_REQUIRE_LLM=1 but WAYPOINT_LLM_URL is unset"
-        );
-        eprintln!("skipped: no local model");
+    let Some(url) = common::local_llm("the real-model llm_subtask test") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -366,12 +366,7 @@ async fn the_server_plans_like_the_cli_and_learns_per_caller() {
 
 #[test]
 fn a_configured_model_plans_through_the_server() {
-    let Ok(url) = std::env::var("WAYPOINT_LLM_URL") else {
-        assert!(
-            std::env::var("WAYPOINT_REQUIRE_LLM").as_deref() != Ok("1"),
-            "WAYPOINT_REQUIRE_LLM=1 but WAYPOINT_LLM_URL is unset"
-        );
-        eprintln!("skipped: no local model");
+    let Some(url) = common::local_llm("the server's model test") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

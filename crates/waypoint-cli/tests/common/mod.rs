@@ -96,3 +96,18 @@ pub fn mcp_peers(needs: &[&str], what: &str) -> Option<PathBuf> {
 
 /// The official MCP Inspector's CLI (without the launcher that would start its web UI).
 pub const INSPECTOR: &str = "@modelcontextprotocol/inspector-cli/build/index.js";
+
+/// The local model server's base URL (`WAYPOINT_LLM_URL`, exported by `scripts/test`).
+/// Without one, says that `what` did not run, and fails instead when
+/// `WAYPOINT_REQUIRE_LLM=1` (as `.ci/run` sets).
+pub fn local_llm(what: &str) -> Option<String> {
+    if let Ok(url) = std::env::var("WAYPOINT_LLM_URL") {
+        return Some(url);
+    }
+    assert!(
+        std::env::var("WAYPOINT_REQUIRE_LLM").as_deref() != Ok("1"),
+        "WAYPOINT_REQUIRE_LLM=1 but WAYPOINT_LLM_URL is unset"
+    );
+    eprintln!("skipped: no local model, so {what} did not run (scripts/local-llm start)");
+    None
+}
