@@ -135,28 +135,40 @@ fn inspector() -> Option<PathBuf> {
         .map(|d| d.join(common::INSPECTOR))
 }
 
+/// The official Inspector's CLI against `server`'s `/mcp`, carrying `token`; its stdout
+/// parsed, or its stderr when it fails.
+fn inspect_http(
+    cli: &Path,
+    server: &Server,
+    token: Option<&str>,
+    args: &[&str],
+) -> Result<Value, String> {
+    let mut cmd = Command::new("node");
+    cmd.arg(cli)
+        .arg(format!("{}/mcp", server.base))
+        .args(["--transport", "http"]);
+    if let Some(t) = token {
+        cmd.args(["--header", &format!("Authorization: Bearer {t}")]);
+    }
+    let out = cmd.args(args).output().unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap())
+}
+
 #[test]
 fn the_official_inspector_lists_the_tools_and_plans_over_http() {
     let Some(cli) = inspector() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::http(dir.path(), &[("--store", "none")], &["--no-auth"]);
-    let inspect = |args: &[&str]| -> Value {
-        let out = Command::new("node")
-            .arg(&cli)
-            .arg(format!("{}/mcp", server.base))
-            .args(["--transport", "http"])
-            .args(args)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "inspector failed: {text}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_str(&text).unwrap()
+    let cfg = config(dir.path(), "");
+    let store = format!("sqlite:{}", dir.path().join("h.db").display());
+    let server = Server::http(dir.path(), &[("--store", &store), ("--config", &cfg)], &[]);
+    let inspect = |token, args: &[&str]| {
+        inspect_http(&cli, &server, Some(token), args)
+            .unwrap_or_else(|e| panic!("inspector failed: {e}"))
     };
-    let listed = inspect(&["--method", "tools/list"]);
+    let listed = inspect(ALICE, &["--method", "tools/list"]);
     let mut names: Vec<&str> = listed["tools"]
         .as_array()
         .unwrap()
@@ -168,26 +180,43 @@ fn the_official_inspector_lists_the_tools_and_plans_over_http() {
         names,
         ["forget", "history", "plan", "route", "run", "understand"]
     );
-    let planned = inspect(&[
+    let plan = [
         "--method",
         "tools/call",
         "--tool-name",
         "plan",
         "--tool-arg",
-        "request=find CommandRouter",
-    ]);
-    let plan = &planned["structuredContent"];
-    assert_eq!(plan["steps"][0]["tool"], "find_symbol", "{planned}");
-    assert_eq!(plan["steps"][0]["args"]["name"], "CommandRouter");
-    let bad = inspect(&[
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "plan",
-        "--tool-arg",
-        "request= ",
-    ]);
+    ];
+    let planned = inspect(
+        ALICE,
+        &[&plan[..], &["request=find CommandRouter"]].concat(),
+    );
+    let steps = &planned["structuredContent"]["steps"];
+    assert_eq!(steps[0]["tool"], "find_symbol", "{planned}");
+    assert_eq!(steps[0]["args"]["name"], "CommandRouter");
+    let bad = inspect(ALICE, &[&plan[..], &["request= "]].concat());
     assert_eq!(bad["isError"], true, "{bad}");
+
+    // The token names the caller: Alice's plan is in her history, not in Bob's.
+    let history = ["--method", "tools/call", "--tool-name", "history"];
+    let rows = |token| {
+        inspect(token, &history)["structuredContent"]["rows"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(rows(ALICE), 1);
+    assert_eq!(rows(BOB), 0);
+    // No token, or a wrong one: the client cannot even connect.
+    for token in [None, Some("not-a-token-this-server-knows")] {
+        let refused = inspect_http(&cli, &server, token, &["--method", "tools/list"]);
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.contains("401") || e.contains("unauthorized")),
+            "{refused:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

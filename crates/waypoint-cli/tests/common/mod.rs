@@ -95,7 +95,7 @@ pub fn mcp_peers(needs: &[&str], what: &str) -> Option<PathBuf> {
 }
 
 /// The official MCP Inspector's CLI (without the launcher that would start its web UI).
-pub const INSPECTOR: &str = "@modelcontextprotocol/inspector-cli/build/index.js";
+pub const INSPECTOR: &str = "@modelcontextprotocol/inspector/cli/build/index.js";
 
 /// The local model server's base URL (`WAYPOINT_LLM_URL`, exported by `scripts/test`).
 /// Without one, says that `what` did not run, and fails instead when
