@@ -214,10 +214,7 @@ fn learned_for(
     rt: &tokio::runtime::Runtime,
 ) -> Option<Vec<String>> {
     let now = history::now_unix();
-    let filter = waypoint_store::HistoryFilter {
-        intent_sha: Some(waypoint_store::intent_sha(request)),
-        ..waypoint_store::HistoryFilter::default()
-    };
+    let filter = waypoint_store::learn_filter(request);
     let rows = rt.block_on(async {
         let _ = store.purge_expired(now).await;
         store.history(&global.caller, &filter, now).await

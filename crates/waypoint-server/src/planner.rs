@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use waypoint_cascade::{Cascade, DEFAULT_THRESHOLD, LlmPlanner, Strategy};
 use waypoint_core::{CoreError, Engine};
 use waypoint_protocol::Plan;
-use waypoint_store::{HistoryFilter, HistoryStore as _, LearnRule, intent_sha, now_unix};
+use waypoint_store::{HistoryStore as _, LearnRule, now_unix};
 use waypoint_stores::Store;
 
 /// The planner choice a server was started with.
@@ -96,10 +96,7 @@ impl Planner {
         if self.strategy == Strategy::Llm {
             return None;
         }
-        let filter = HistoryFilter {
-            intent_sha: Some(intent_sha(request)),
-            ..HistoryFilter::default()
-        };
+        let filter = waypoint_store::learn_filter(request);
         match store?.history(caller, &filter, now_unix()).await {
             Ok(rows) => waypoint_store::learned(&rows, self.learn),
             Err(e) => {

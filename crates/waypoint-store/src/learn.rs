@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::model::{HistoryRow, Outcome};
+use crate::model::{HistoryFilter, HistoryRow, Outcome};
 
 /// When a sequence becomes a learned plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +37,20 @@ pub struct MyPlan {
     /// The sequence served as a learned plan, if one is stable.
     pub stable: Option<Vec<String>>,
     pub last_at_unix: i64,
+}
+
+/// How many of an intent's newest rows decide its learned plan: enough to see a stable
+/// sequence and the failure that ends it, and few enough that a request asked
+/// thousands of times costs no more to plan than one asked a few times.
+pub const LEARN_WINDOW: u32 = 20;
+
+/// The history query [`learned`] reads for a request: its intent's newest rows.
+pub fn learn_filter(request: &str) -> HistoryFilter {
+    HistoryFilter {
+        intent_sha: Some(crate::intent_sha(request)),
+        limit: Some(LEARN_WINDOW),
+        ..HistoryFilter::default()
+    }
 }
 
 /// The learned sequence for one intent's rows: the latest successes since the last
@@ -158,6 +172,14 @@ mod tests {
             row(7, &["a"], Outcome::Ok),
         ]);
         assert_eq!(learned(&rows, LearnRule::default()), Some(vec!["a".into()]));
+    }
+
+    #[test]
+    fn the_learned_plan_is_read_from_a_bounded_window_of_one_intent() {
+        let f = learn_filter("find CommandRouter");
+        assert_eq!(f.intent_sha, Some(crate::intent_sha("find CommandRouter")));
+        assert_eq!(f.limit, Some(LEARN_WINDOW));
+        assert!(f.tool.is_none() && f.outcome.is_none() && f.since.is_none());
     }
 
     #[test]
