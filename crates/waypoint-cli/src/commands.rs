@@ -214,13 +214,12 @@ fn learned_for(
     rt: &tokio::runtime::Runtime,
 ) -> Option<Vec<String>> {
     let now = history::now_unix();
-    let filter = waypoint_store::learn_filter(request);
-    let rows = rt.block_on(async {
+    let learned = rt.block_on(async {
         let _ = store.purge_expired(now).await;
-        store.history(&global.caller, &filter, now).await
+        waypoint_store::learned_for(store, &global.caller, request, learn_rule(global), now).await
     });
-    match rows {
-        Ok(rows) => waypoint_store::learned(&rows, learn_rule(global)),
+    match learned {
+        Ok(tools) => tools,
         Err(e) => {
             eprintln!("warning: cannot read plan history: {e}");
             None

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use waypoint_cascade::{Cascade, DEFAULT_THRESHOLD, LlmPlanner, Strategy};
 use waypoint_core::{CoreError, Engine};
 use waypoint_protocol::Plan;
-use waypoint_store::{HistoryStore as _, LearnRule, now_unix};
+use waypoint_store::{LearnRule, now_unix};
 use waypoint_stores::Store;
 
 /// The planner choice a server was started with.
@@ -96,9 +96,8 @@ impl Planner {
         if self.strategy == Strategy::Llm {
             return None;
         }
-        let filter = waypoint_store::learn_filter(request);
-        match store?.history(caller, &filter, now_unix()).await {
-            Ok(rows) => waypoint_store::learned(&rows, self.learn),
+        match waypoint_store::learned_for(store?, caller, request, self.learn, now_unix()).await {
+            Ok(tools) => tools,
             Err(e) => {
                 eprintln!("waypoint: cannot read plan history: {e}");
                 None

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::model::{HistoryFilter, HistoryRow, Outcome};
+use crate::model::{HistoryFilter, HistoryRow, Outcome, StoreError};
+use crate::store::HistoryStore;
 
 /// When a sequence becomes a learned plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,13 +45,26 @@ pub struct MyPlan {
 /// thousands of times costs no more to plan than one asked a few times.
 pub const LEARN_WINDOW: u32 = 20;
 
-/// The history query [`learned`] reads for a request: its intent's newest rows.
-pub fn learn_filter(request: &str) -> HistoryFilter {
+/// The history query [`learned_for`] reads for a request: its intent's newest rows.
+fn learn_filter(request: &str) -> HistoryFilter {
     HistoryFilter {
         intent_sha: Some(crate::intent_sha(request)),
         limit: Some(LEARN_WINDOW),
         ..HistoryFilter::default()
     }
+}
+
+/// The tool sequence `caller`'s history has learned for `request`, if any: [`learned`]
+/// over the intent's newest rows. The CLI and the server both plan through this.
+pub async fn learned_for(
+    store: &impl HistoryStore,
+    caller: &str,
+    request: &str,
+    rule: LearnRule,
+    now: i64,
+) -> Result<Option<Vec<String>>, StoreError> {
+    let rows = store.history(caller, &learn_filter(request), now).await?;
+    Ok(learned(&rows, rule))
 }
 
 /// The learned sequence for one intent's rows: the latest successes since the last

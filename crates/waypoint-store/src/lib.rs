@@ -17,7 +17,7 @@ mod runs;
 mod store;
 
 pub use hash::{args_sha, intent_sha, normalise};
-pub use learn::{LEARN_WINDOW, LearnRule, MyPlan, SequenceCount, learn_filter, learned, project};
+pub use learn::{LEARN_WINDOW, LearnRule, MyPlan, SequenceCount, learned, learned_for, project};
 pub use model::{Forget, HistoryFilter, HistoryRow, Outcome, StepRecord, StoreError};
 pub use runs::{Memory, MemoryStore, RunRecord, RunRow, RunStore, StepEnd, StepRow};
 pub use store::HistoryStore;
