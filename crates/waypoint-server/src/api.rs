@@ -31,9 +31,7 @@ impl ApiError {
             message: message.into(),
         }
     }
-}
 
-impl ApiError {
     /// One of axum's own rejections (a query that does not parse, a body it cannot
     /// read, a method a path does not take), told in the API's error shape with
     /// axum's explanation as the message.

@@ -260,8 +260,9 @@ impl App {
 
     /// Plans a request and runs it here, now (the MCP `run` tool).
     pub async fn run_now(&self, caller: &str, input: &RequestInput) -> Result<Value, OpError> {
+        // Refused before planning, so a refused run leaves no history row.
         let policy = self.policy()?;
-        let store = self.store()?;
+        self.store()?;
         let engine = self.engine.get();
         let plan = self
             .plan_recorded(&engine, caller, &input.request, input.context.as_ref())
@@ -272,17 +273,18 @@ impl App {
             context: input.context.clone(),
             ..Settings::default()
         };
-        let report = with_runner(self, &engine, store, policy, caller, async |runner| {
-            runner.run(plan, settings).await
-        })
-        .await?;
+        let report = self
+            .with_runner(&engine, caller, async |runner| {
+                runner.run(plan, settings).await
+            })
+            .await?;
         json(&report)
     }
 
     /// Queues a run for whichever instance claims it first.
     pub async fn submit(&self, caller: &str, input: SubmitInput) -> Result<Value, OpError> {
         let policy = self.policy()?;
-        let store = self.store()?;
+        self.store()?;
         let engine = self.engine.get();
         let plan = match (input.plan, &input.request) {
             (Some(plan), None) => plan,
@@ -302,10 +304,11 @@ impl App {
             context: input.context,
             ..Settings::default()
         };
-        let run_id = with_runner(self, &engine, store, policy, caller, async |runner| {
-            runner.submit(plan, settings).await
-        })
-        .await?;
+        let run_id = self
+            .with_runner(&engine, caller, async |runner| {
+                runner.submit(plan, settings).await
+            })
+            .await?;
         self.metrics
             .runs_submitted
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -415,43 +418,44 @@ fn summary(r: waypoint_store::RunRow, claimed_by: Option<String>) -> RunSummary 
     }
 }
 
-/// Builds a runner for `caller` over a snapshot of the engine, hands it to `work`, and
-/// closes the tool connections after. Model-backed steps call the server's model.
-pub(crate) async fn with_runner<T>(
-    app: &App,
-    engine: &Engine,
-    store: &Arc<Store>,
-    policy: &RunPolicy,
-    caller: &str,
-    work: impl AsyncFnOnce(&Runner<'_, Store>) -> Result<T, waypoint_run::RunError>,
-) -> Result<T, OpError> {
-    let catalog = engine.catalog();
-    let toolbox = Toolbox::new(
-        &policy.workdir,
-        catalog.servers(),
-        store.clone(),
-        policy.limits.max_output_bytes,
-    )
-    .map_err(|e| OpError::Internal(e.to_string()))?
-    .with_model(app.planner.model());
-    let recovery = Recovery {
-        catalog,
-        options: engine.options().clone(),
-    };
-    let runner = Runner {
-        catalog,
-        store: store.clone(),
-        toolbox: &toolbox,
-        replanner: &recovery,
-        caller: caller.to_string(),
-        events: None,
-    };
-    let out = work(&runner).await;
-    toolbox.close().await;
-    out.map_err(|e| match e {
-        waypoint_run::RunError::InvalidPlan(_) | waypoint_run::RunError::Limits(_) => {
-            OpError::BadInput(e.to_string())
-        }
-        other => OpError::Internal(other.to_string()),
-    })
+impl App {
+    /// Builds a runner for `caller` over a snapshot of the engine, hands it to `work`,
+    /// and closes the tool connections after. Model-backed steps call the server's model.
+    pub(crate) async fn with_runner<T>(
+        &self,
+        engine: &Engine,
+        caller: &str,
+        work: impl AsyncFnOnce(&Runner<'_, Store>) -> Result<T, waypoint_run::RunError>,
+    ) -> Result<T, OpError> {
+        let (store, policy) = (self.store()?, self.policy()?);
+        let catalog = engine.catalog();
+        let toolbox = Toolbox::new(
+            &policy.workdir,
+            catalog.servers(),
+            store.clone(),
+            policy.limits.max_output_bytes,
+        )
+        .map_err(|e| OpError::Internal(e.to_string()))?
+        .with_model(self.planner.model());
+        let recovery = Recovery {
+            catalog,
+            options: engine.options().clone(),
+        };
+        let runner = Runner {
+            catalog,
+            store: store.clone(),
+            toolbox: &toolbox,
+            replanner: &recovery,
+            caller: caller.to_string(),
+            events: None,
+        };
+        let out = work(&runner).await;
+        toolbox.close().await;
+        out.map_err(|e| match e {
+            waypoint_run::RunError::InvalidPlan(_) | waypoint_run::RunError::Limits(_) => {
+                OpError::BadInput(e.to_string())
+            }
+            other => OpError::Internal(other.to_string()),
+        })
+    }
 }

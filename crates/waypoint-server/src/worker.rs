@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use waypoint_store::{RunStore as _, now_unix};
 
-use crate::app::{App, with_runner};
+use crate::app::App;
 
 /// How long an idle worker waits before asking the queue again.
 const IDLE: Duration = Duration::from_millis(100);
@@ -38,7 +38,8 @@ pub fn spawn_workers(app: &Arc<App>, instance: &str, n: usize) {
 
 /// Claims and drives one run; `false` when the queue was empty (or the store failed).
 async fn work_once(app: &App, instance: &str) -> bool {
-    let (Some(store), Some(policy)) = (&app.store, &app.run_policy) else {
+    // Claim only what this instance may run.
+    let (Some(store), true) = (&app.store, app.run_policy.is_some()) else {
         return false;
     };
     // Claims are stamped in the journal's unit (unix milliseconds).
@@ -55,10 +56,11 @@ async fn work_once(app: &App, instance: &str) -> bool {
     let engine = app.engine.get();
     let caller = row.caller.clone();
     let run_id = row.run_id.clone();
-    let result = with_runner(app, &engine, store, policy, &caller, async |runner| {
-        runner.run_claimed(row).await
-    })
-    .await;
+    let result = app
+        .with_runner(&engine, &caller, async |runner| {
+            runner.run_claimed(row).await
+        })
+        .await;
     match result {
         Ok(report) => app.metrics.run_finished(report.status.as_str()),
         Err(e) => {

@@ -291,22 +291,21 @@ async fn the_openapi_document_describes_the_routes_the_server_has() {
 async fn mcp_bad_input_is_an_mcp_error_not_a_crash() {
     let dir = tempfile::tempdir().unwrap();
     let r = router(dir.path()).await;
-    let rpc = |params: Value| {
-        Some(
-            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
-                .to_string()
-                .into_bytes(),
+    // A `tools/call` of `name` with `arguments`, as `token`'s caller.
+    let call = async |token, name: &str, arguments: Value| {
+        let rpc = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                         "params": {"name": name, "arguments": arguments}});
+        send(
+            &r,
+            "POST",
+            "/mcp",
+            Some(token),
+            Some(rpc.to_string().into_bytes()),
         )
+        .await
     };
     // Arguments of the wrong type: an error result naming the problem.
-    let (s, wrong) = send(
-        &r,
-        "POST",
-        "/mcp",
-        Some(ALICE),
-        rpc(json!({"name": "plan", "arguments": {"request": 5}})),
-    )
-    .await;
+    let (s, wrong) = call(ALICE, "plan", json!({"request": 5})).await;
     assert_eq!(s, StatusCode::OK, "{wrong}");
     assert_eq!(wrong["result"]["isError"], true, "{wrong}");
     assert!(
@@ -316,24 +315,10 @@ async fn mcp_bad_input_is_an_mcp_error_not_a_crash() {
         "{wrong}"
     );
     // An empty request: an error result the agent can read and fix.
-    let (_, empty) = send(
-        &r,
-        "POST",
-        "/mcp",
-        Some(ALICE),
-        rpc(json!({"name": "plan", "arguments": {"request": " "}})),
-    )
-    .await;
+    let (_, empty) = call(ALICE, "plan", json!({"request": " "})).await;
     assert_eq!(empty["result"]["isError"], true, "{empty}");
     // An unknown tool, and a body that is not JSON-RPC at all.
-    let (_, unknown) = send(
-        &r,
-        "POST",
-        "/mcp",
-        Some(ALICE),
-        rpc(json!({"name": "nope", "arguments": {}})),
-    )
-    .await;
+    let (_, unknown) = call(ALICE, "nope", json!({})).await;
     assert!(
         unknown["error"].is_object() || unknown["result"]["isError"] == true,
         "{unknown}"
@@ -348,14 +333,7 @@ async fn mcp_bad_input_is_an_mcp_error_not_a_crash() {
     .await;
     assert!(s.is_client_error(), "{s} {garbage}");
     // And a good call, for contrast.
-    let (_, good) = send(
-        &r,
-        "POST",
-        "/mcp",
-        Some(BOB),
-        rpc(json!({"name": "plan", "arguments": {"request": "find CommandRouter"}})),
-    )
-    .await;
+    let (_, good) = call(BOB, "plan", json!({"request": "find CommandRouter"})).await;
     assert_eq!(
         good["result"]["structuredContent"]["steps"][0]["tool"], "find_symbol",
         "{good}"
