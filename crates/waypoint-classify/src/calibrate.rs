@@ -1,0 +1,246 @@
+//! Decision values → probabilities (Platt scaling), and what cross-validation says about
+//! each class: precision, recall and the classes it is confused with.
+//!
+//! A raw SVM margin means different things on different catalogs; a probability fitted on
+//! held-out examples means the same everywhere, so one abstain threshold can serve every
+//! catalog.
+
+#![expect(
+    clippy::many_single_char_names,
+    reason = "the names follow Platt's notation (a, b, p, t)"
+)]
+
+/// `p = 1 / (1 + exp(a·d + b))` for a decision value `d`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    pub a: f64,
+    pub b: f64,
+}
+
+impl Default for Calibration {
+    /// Used when there are too few examples to hold any out: a margin of 0 is an even
+    /// chance and a margin of 1 (an example's own side of the boundary) is near certain.
+    fn default() -> Self {
+        Self { a: -4.0, b: 0.0 }
+    }
+}
+
+impl Calibration {
+    pub fn probability(&self, decision: f32) -> f32 {
+        let z = self.a * f64::from(decision) + self.b;
+        (1.0 / (1.0 + z.exp())) as f32
+    }
+
+    /// Fits `a` and `b` to held-out `(decision, is_right)` pairs by Newton's method with
+    /// the smoothed targets of Platt (1999), as corrected by Lin, Lin and Weng (2007).
+    pub fn fit(pairs: &[(f32, bool)]) -> Self {
+        let pos = pairs.iter().filter(|p| p.1).count() as f64;
+        let neg = pairs.len() as f64 - pos;
+        if pos == 0.0 || neg == 0.0 {
+            return Self::default();
+        }
+        let hi = (pos + 1.0) / (pos + 2.0);
+        let lo = 1.0 / (neg + 2.0);
+        let target = |right: bool| if right { hi } else { lo };
+        let (mut a, mut b) = (0.0_f64, ((neg + 1.0) / (pos + 1.0)).ln());
+        let loss = |a: f64, b: f64| -> f64 {
+            pairs
+                .iter()
+                .map(|&(d, right)| {
+                    let t = target(right);
+                    let z = a * f64::from(d) + b;
+                    if z >= 0.0 {
+                        t * z + (-z).exp().ln_1p()
+                    } else {
+                        (t - 1.0) * z + z.exp().ln_1p()
+                    }
+                })
+                .sum()
+        };
+        let mut f = loss(a, b);
+        for _ in 0..100 {
+            let (mut h11, mut h22, mut h21, mut g1, mut g2) = (1e-12, 1e-12, 0.0, 0.0, 0.0);
+            for &(d, right) in pairs {
+                let d = f64::from(d);
+                let z = a * d + b;
+                let (p, q) = if z >= 0.0 {
+                    let e = (-z).exp();
+                    (e / (1.0 + e), 1.0 / (1.0 + e))
+                } else {
+                    let e = z.exp();
+                    (1.0 / (1.0 + e), e / (1.0 + e))
+                };
+                let pq = p * q;
+                h11 += d * d * pq;
+                h22 += pq;
+                h21 += d * pq;
+                let t = target(right);
+                g1 += d * (t - p);
+                g2 += t - p;
+            }
+            if g1.abs() < 1e-6 && g2.abs() < 1e-6 {
+                break;
+            }
+            let det = h11 * h22 - h21 * h21;
+            let da = -(h22 * g1 - h21 * g2) / det;
+            let db = -(-h21 * g1 + h11 * g2) / det;
+            let gd = g1 * da + g2 * db;
+            let mut step = 1.0;
+            let mut moved = false;
+            while step >= 1e-10 {
+                let (na, nb) = (a + step * da, b + step * db);
+                let nf = loss(na, nb);
+                if nf < f + 1e-4 * step * gd {
+                    (a, b, f) = (na, nb, nf);
+                    moved = true;
+                    break;
+                }
+                step /= 2.0;
+            }
+            if !moved {
+                break;
+            }
+        }
+        Self { a, b }
+    }
+}
+
+/// What cross-validation says about one class.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClassReport {
+    /// Held-out examples of this class.
+    pub support: u32,
+    /// Held-out examples whose best class was this one, rightly and wrongly.
+    pub true_positives: u32,
+    pub false_positives: u32,
+    /// The classes this one's examples went to instead, most often first (at most 3).
+    pub confused_with: Vec<(u32, u32)>,
+}
+
+impl ClassReport {
+    pub fn precision(&self) -> Option<f64> {
+        let predicted = self.true_positives + self.false_positives;
+        (predicted > 0).then(|| f64::from(self.true_positives) / f64::from(predicted))
+    }
+
+    pub fn recall(&self) -> Option<f64> {
+        (self.support > 0).then(|| f64::from(self.true_positives) / f64::from(self.support))
+    }
+}
+
+/// Cross-validation over the training examples.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    pub folds: u32,
+    /// Held-out examples whose best class was one of their labels.
+    pub accuracy: f64,
+    pub held_out: u32,
+    pub classes: Vec<ClassReport>,
+}
+
+/// Accumulates held-out predictions into a [`Report`].
+pub(crate) struct Tally {
+    classes: Vec<ClassReport>,
+    confusions: Vec<std::collections::HashMap<u32, u32>>,
+    right: u32,
+    seen: u32,
+}
+
+impl Tally {
+    pub fn new(classes: usize) -> Self {
+        Self {
+            classes: vec![ClassReport::default(); classes],
+            confusions: vec![std::collections::HashMap::new(); classes],
+            right: 0,
+            seen: 0,
+        }
+    }
+
+    /// One held-out example: its labels and the best-scored class.
+    pub fn add(&mut self, labels: &[u32], best: u32) {
+        self.seen += 1;
+        let hit = labels.contains(&best);
+        if hit {
+            self.right += 1;
+        }
+        if let Some(c) = self.classes.get_mut(best as usize) {
+            if hit {
+                c.true_positives += 1;
+            } else {
+                c.false_positives += 1;
+            }
+        }
+        for &l in labels {
+            if let Some(c) = self.classes.get_mut(l as usize) {
+                c.support += 1;
+            }
+            if !hit && let Some(m) = self.confusions.get_mut(l as usize) {
+                *m.entry(best).or_insert(0) += 1;
+            }
+        }
+    }
+
+    pub fn finish(mut self, folds: u32) -> Report {
+        for (c, m) in self.classes.iter_mut().zip(self.confusions) {
+            let mut list: Vec<(u32, u32)> = m.into_iter().collect();
+            list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            list.truncate(3);
+            c.confused_with = list;
+        }
+        Report {
+            folds,
+            accuracy: if self.seen == 0 {
+                0.0
+            } else {
+                f64::from(self.right) / f64::from(self.seen)
+            },
+            held_out: self.seen,
+            classes: self.classes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platt_fit_orders_and_centres_the_scores() {
+        let mut pairs = Vec::new();
+        for i in 0..200 {
+            let d = (i as f32 - 100.0) / 50.0;
+            // Right exactly when the margin is positive, plus some noise near zero.
+            pairs.push((d, d > 0.0 || (i % 7 == 0 && d > -0.3)));
+        }
+        let c = Calibration::fit(&pairs);
+        assert!(c.a < 0.0, "{c:?}");
+        assert!(c.probability(1.5) > 0.9);
+        assert!(c.probability(-1.5) < 0.1);
+        let mid = c.probability(0.0);
+        assert!((0.2..0.8).contains(&mid), "{mid}");
+    }
+
+    #[test]
+    fn one_sided_data_keeps_the_default() {
+        assert_eq!(
+            Calibration::fit(&[(1.0, true), (0.5, true)]),
+            Calibration::default()
+        );
+    }
+
+    #[test]
+    fn tally_counts_precision_recall_and_confusions() {
+        let mut t = Tally::new(3);
+        t.add(&[0], 0);
+        t.add(&[0], 1);
+        t.add(&[0], 1);
+        t.add(&[1], 1);
+        let r = t.finish(2);
+        assert_eq!(r.held_out, 4);
+        assert!((r.accuracy - 0.5).abs() < 1e-9);
+        assert_eq!(r.classes[0].recall(), Some(1.0 / 3.0));
+        assert_eq!(r.classes[1].precision(), Some(1.0 / 3.0));
+        assert_eq!(r.classes[0].confused_with, vec![(1, 2)]);
+        assert_eq!(r.classes[2].precision(), None);
+    }
+}

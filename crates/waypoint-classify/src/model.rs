@@ -1,0 +1,352 @@
+//! The trained model: vocabulary, per-class weights stored by feature, calibration and
+//! the cross-validation report; trained from a [`TrainingSet`] under [`Settings`].
+
+use sha2::{Digest, Sha256};
+
+use crate::calibrate::{Calibration, Report, Tally};
+use crate::features::{Sparse, Vocabulary};
+use crate::svm::{self, Row};
+
+/// One labelled text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Example {
+    pub text: String,
+    /// Class indices, ascending, no repeats.
+    pub labels: Vec<u32>,
+    /// How much getting it wrong costs relative to other examples.
+    pub weight: f32,
+    /// Whether cross-validation may hold it out: requests are, an entry's own name is not
+    /// (without it the entry would be unknown to the fold).
+    pub held_out: bool,
+}
+
+/// Classes and their labelled texts, in the order they were added.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrainingSet {
+    classes: Vec<String>,
+    index: std::collections::HashMap<String, u32>,
+    examples: Vec<Example>,
+}
+
+impl TrainingSet {
+    /// The class's index, adding it when new.
+    pub fn class(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let i = u32::try_from(self.classes.len()).unwrap_or(u32::MAX);
+        self.classes.push(name.to_string());
+        self.index.insert(name.to_string(), i);
+        i
+    }
+
+    pub fn class_index(&self, name: &str) -> Option<u32> {
+        self.index.get(name).copied()
+    }
+
+    /// Adds a text labelled with one or more classes. Empty texts teach nothing and are
+    /// skipped.
+    pub fn add(&mut self, text: &str, labels: &[&str], weight: f32, held_out: bool) {
+        if text.trim().is_empty() || labels.is_empty() {
+            return;
+        }
+        let mut ids: Vec<u32> = labels.iter().map(|l| self.class(l)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        self.examples.push(Example {
+            text: text.to_string(),
+            labels: ids,
+            weight,
+            held_out,
+        });
+    }
+
+    pub fn classes(&self) -> &[String] {
+        &self.classes
+    }
+
+    pub fn examples(&self) -> &[Example] {
+        &self.examples
+    }
+
+    /// A digest of everything training reads, settings included: the key of the
+    /// trained artifact in a cache.
+    pub fn key(&self, settings: &Settings) -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(crate::artifact::FORMAT.to_le_bytes());
+        h.update(format!("{settings:?}").as_bytes());
+        for c in &self.classes {
+            h.update((c.len() as u64).to_le_bytes());
+            h.update(c.as_bytes());
+        }
+        for e in &self.examples {
+            h.update((e.text.len() as u64).to_le_bytes());
+            h.update(e.text.as_bytes());
+            for l in &e.labels {
+                h.update(l.to_le_bytes());
+            }
+            h.update(e.weight.to_le_bytes());
+            h.update([u8::from(e.held_out), 0xff]);
+        }
+        h.finalize().into()
+    }
+}
+
+/// Training knobs; the defaults are scikit-learn's `LinearSVC` where it has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Inverse regularisation strength.
+    pub c: f64,
+    /// Most passes over the examples per class.
+    pub max_epochs: usize,
+    /// Folds of cross-validation for calibration and the report; 0 or 1 skips it.
+    pub folds: u32,
+    /// An n-gram must occur in this many examples to be a feature; `None` picks 1 for
+    /// small sets and 2 from [`Settings::MIN_DF_FROM`] examples on.
+    pub min_df: Option<u32>,
+}
+
+impl Settings {
+    /// Examples from which rare n-grams (seen once) are dropped.
+    pub const MIN_DF_FROM: usize = 2_000;
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            c: 1.0,
+            max_epochs: 100,
+            folds: 3,
+            min_df: None,
+        }
+    }
+}
+
+/// A trained classifier. Scoring a text costs one pass over its n-grams and the weights
+/// they touch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    pub(crate) key: [u8; 32],
+    pub(crate) vocab: Vocabulary,
+    pub(crate) classes: Vec<String>,
+    /// Weights by feature: `entries[offsets[f]..offsets[f + 1]]` are `(class, weight)`.
+    pub(crate) offsets: Vec<u32>,
+    pub(crate) entries: Vec<(u32, f32)>,
+    pub(crate) bias: Vec<f32>,
+    pub(crate) calibration: Calibration,
+    pub(crate) report: Option<Report>,
+    /// Examples it learned from, per class.
+    pub(crate) support: Vec<u32>,
+}
+
+impl Model {
+    /// Trains on the set, then (with enough examples to spare) cross-validates to fit the
+    /// calibration and the report. The same set and settings give the same model.
+    pub fn train(set: &TrainingSet, settings: &Settings) -> Self {
+        let min_df = settings
+            .min_df
+            .unwrap_or(if set.examples.len() >= Settings::MIN_DF_FROM {
+                2
+            } else {
+                1
+            });
+        let vocab = Vocabulary::build(set.examples.iter().map(|e| e.text.as_str()), min_df);
+        let xs: Vec<Sparse> = set.examples.iter().map(|e| vocab.vector(&e.text)).collect();
+        let classes = set.classes.len();
+        let all: Vec<usize> = (0..set.examples.len()).collect();
+        let weights = fit(set, &xs, &all, classes, vocab.len(), settings);
+        let mut support = vec![0_u32; classes];
+        for e in &set.examples {
+            for &l in &e.labels {
+                support[l as usize] += 1;
+            }
+        }
+        let mut model = Self::assemble(set, vocab, &weights, support);
+        model.key = set.key(settings);
+        if let Some((calibration, report)) = cross_validate(set, &xs, &model.vocab, settings) {
+            model.calibration = calibration;
+            model.report = Some(report);
+        }
+        model
+    }
+
+    fn assemble(
+        set: &TrainingSet,
+        vocab: Vocabulary,
+        weights: &[svm::ClassWeights],
+        support: Vec<u32>,
+    ) -> Self {
+        let dims = vocab.len();
+        let mut counts = vec![0_u32; dims + 1];
+        for w in weights {
+            for (f, _) in &w.features {
+                counts[*f as usize + 1] += 1;
+            }
+        }
+        for f in 0..dims {
+            counts[f + 1] += counts[f];
+        }
+        let offsets = counts;
+        let mut fill = offsets.clone();
+        let mut entries = vec![(0_u32, 0.0_f32); offsets[dims] as usize];
+        for (k, w) in weights.iter().enumerate() {
+            let class = u32::try_from(k).unwrap_or(u32::MAX);
+            for &(f, v) in &w.features {
+                let at = &mut fill[f as usize];
+                entries[*at as usize] = (class, v);
+                *at += 1;
+            }
+        }
+        Self {
+            key: [0; 32],
+            vocab,
+            classes: set.classes.clone(),
+            offsets,
+            entries,
+            bias: weights.iter().map(|w| w.bias).collect(),
+            calibration: Calibration::default(),
+            report: None,
+            support,
+        }
+    }
+
+    pub fn classes(&self) -> &[String] {
+        &self.classes
+    }
+
+    /// The digest of the training set and settings this model came from.
+    pub fn key(&self) -> [u8; 32] {
+        self.key
+    }
+
+    pub fn calibration(&self) -> Calibration {
+        self.calibration
+    }
+
+    pub fn report(&self) -> Option<&Report> {
+        self.report.as_ref()
+    }
+
+    /// Examples the class learned from.
+    pub fn support(&self, class: usize) -> u32 {
+        self.support.get(class).copied().unwrap_or(0)
+    }
+
+    /// Features the model knows.
+    pub fn features(&self) -> usize {
+        self.vocab.len()
+    }
+
+    /// Non-zero weights over all classes.
+    pub fn weights(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Raw decision values, one per class: above 0 means "this class" to its SVM.
+    pub fn decisions(&self, text: &str) -> Vec<f32> {
+        let x = self.vocab.vector(text);
+        self.decide(&x)
+    }
+
+    fn decide(&self, x: &Sparse) -> Vec<f32> {
+        let mut out = self.bias.clone();
+        for (f, v) in x.iter() {
+            let from = self.offsets[f as usize] as usize;
+            let to = self.offsets[f as usize + 1] as usize;
+            for &(k, w) in &self.entries[from..to] {
+                out[k as usize] += w * v;
+            }
+        }
+        out
+    }
+
+    /// Calibrated probabilities that each class is right for the text.
+    pub fn probabilities(&self, text: &str) -> Vec<f32> {
+        let mut d = self.decisions(text);
+        for v in &mut d {
+            *v = self.calibration.probability(*v);
+        }
+        d
+    }
+}
+
+/// Trains on the examples at `rows`.
+fn fit(
+    set: &TrainingSet,
+    xs: &[Sparse],
+    rows: &[usize],
+    classes: usize,
+    dims: usize,
+    settings: &Settings,
+) -> Vec<svm::ClassWeights> {
+    let rows: Vec<Row<'_>> = rows
+        .iter()
+        .map(|&i| Row {
+            x: &xs[i],
+            labels: &set.examples[i].labels,
+            weight: set.examples[i].weight,
+        })
+        .collect();
+    svm::train(&rows, classes, dims, settings.c, settings.max_epochs)
+}
+
+/// Holds each fold's requests out, trains on the rest (over the full vocabulary, so the
+/// folds cost no re-vectorising), and fits the calibration on every held-out decision.
+/// `None` when there is not at least one held-out example per fold.
+fn cross_validate(
+    set: &TrainingSet,
+    xs: &[Sparse],
+    vocab: &Vocabulary,
+    settings: &Settings,
+) -> Option<(Calibration, Report)> {
+    let folds = settings.folds as usize;
+    let candidates: Vec<usize> = (0..set.examples.len())
+        .filter(|&i| set.examples[i].held_out)
+        .collect();
+    if folds < 2 || candidates.len() < folds * 2 {
+        return None;
+    }
+    // Stratified by first label: each class's requests are dealt round the folds.
+    let mut fold_of = vec![usize::MAX; set.examples.len()];
+    let mut dealt = vec![0_usize; set.classes.len()];
+    for &i in &candidates {
+        let first = set.examples[i].labels[0] as usize;
+        fold_of[i] = dealt[first] % folds;
+        dealt[first] += 1;
+    }
+    let classes = set.classes.len();
+    let mut pairs: Vec<(f32, bool)> = Vec::new();
+    let mut tally = Tally::new(classes);
+    for fold in 0..folds {
+        let train: Vec<usize> = (0..set.examples.len())
+            .filter(|&i| fold_of[i] != fold)
+            .collect();
+        let weights = fit(set, xs, &train, classes, vocab.len(), settings);
+        let model = Model::assemble(set, vocab.clone(), &weights, Vec::new());
+        for &i in candidates.iter().filter(|&&i| fold_of[i] == fold) {
+            let d = model.decide(&xs[i]);
+            let labels = &set.examples[i].labels;
+            let best = best_class(&d);
+            tally.add(labels, best);
+            for (k, v) in d.iter().enumerate() {
+                let k = u32::try_from(k).unwrap_or(u32::MAX);
+                pairs.push((*v, labels.contains(&k)));
+            }
+        }
+    }
+    Some((
+        Calibration::fit(&pairs),
+        tally.finish(u32::try_from(folds).unwrap_or(u32::MAX)),
+    ))
+}
+
+/// The index of the highest value (the first on ties).
+pub(crate) fn best_class(d: &[f32]) -> u32 {
+    let mut best = 0;
+    for (k, v) in d.iter().enumerate() {
+        if *v > d[best] {
+            best = k;
+        }
+    }
+    u32::try_from(best).unwrap_or(u32::MAX)
+}

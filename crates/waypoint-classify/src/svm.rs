@@ -1,0 +1,241 @@
+//! One-vs-rest linear SVMs (L2-regularised, squared hinge loss) trained by dual
+//! coordinate descent with shrinking — the method behind liblinear and scikit-learn's
+//! `LinearSVC` (Hsieh et al., ICML 2008).
+//!
+//! Each class is an independent problem, so classes are trained on every core; each
+//! problem shuffles with its own fixed seed, so the weights do not depend on how the
+//! classes were spread over threads.
+
+#![expect(
+    clippy::many_single_char_names,
+    reason = "the names follow the papers' notation (w, x, y, α as alpha, C)"
+)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::features::Sparse;
+
+/// The constant feature that stands for the bias (liblinear's `-B 1`).
+const BIAS: f32 = 1.0;
+/// Stop when the projected gradient's spread falls below this (liblinear's default).
+const EPS: f64 = 0.1;
+/// Weights smaller than this are dropped from the trained model: they move no score.
+const PRUNE: f64 = 1e-4;
+
+/// One training example, already vectorised.
+pub(crate) struct Row<'a> {
+    pub x: &'a Sparse,
+    /// Classes the example belongs to, ascending (several for a multi-intent request).
+    pub labels: &'a [u32],
+    /// Scales the penalty for getting this example wrong.
+    pub weight: f32,
+}
+
+/// The weights of one class: sparse over features, plus the bias.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ClassWeights {
+    pub features: Vec<(u32, f32)>,
+    pub bias: f32,
+}
+
+/// Trains one linear SVM per class over `dims` features.
+pub(crate) fn train(
+    rows: &[Row<'_>],
+    classes: usize,
+    dims: usize,
+    c: f64,
+    max_epochs: usize,
+) -> Vec<ClassWeights> {
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(classes.max(1));
+    let mut out: Vec<(usize, ClassWeights)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    let mut w = vec![0.0_f64; dims + 1];
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        if k >= classes {
+                            break mine;
+                        }
+                        mine.push((k, one_class(rows, k, &mut w, c, max_epochs)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    out.sort_by_key(|(k, _)| *k);
+    out.into_iter().map(|(_, w)| w).collect()
+}
+
+/// Dual coordinate descent for class `k`; `w` is scratch space of `dims + 1` zeros.
+fn one_class(rows: &[Row<'_>], k: usize, w: &mut [f64], c: f64, max_epochs: usize) -> ClassWeights {
+    let n = rows.len();
+    let bias_at = w.len() - 1;
+    let class = u32::try_from(k).unwrap_or(u32::MAX);
+    let y: Vec<f64> = rows
+        .iter()
+        .map(|r| {
+            if r.labels.binary_search(&class).is_ok() {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    // Squared hinge: the dual has no upper bound, and a diagonal of 1/(2C) per example.
+    let diag: Vec<f64> = rows
+        .iter()
+        .map(|r| 0.5 / (c * f64::from(r.weight)))
+        .collect();
+    let qd: Vec<f64> = rows
+        .iter()
+        .zip(&diag)
+        .map(|(r, d)| {
+            r.x.val.iter().map(|v| f64::from(*v).powi(2)).sum::<f64>() + f64::from(BIAS * BIAS) + d
+        })
+        .collect();
+    let mut alpha = vec![0.0_f64; n];
+    let mut index: Vec<usize> = (0..n).collect();
+    let mut active = n;
+    let mut pg_max_old = f64::INFINITY;
+    let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15 ^ (k as u64).wrapping_mul(0x2545_f491));
+    let mut epoch = 0;
+    while epoch < max_epochs {
+        epoch += 1;
+        let mut pg_max = f64::NEG_INFINITY;
+        let mut pg_min = f64::INFINITY;
+        for i in 0..active {
+            let j = i + rng.below(active - i);
+            index.swap(i, j);
+        }
+        let mut s = 0;
+        while s < active {
+            let i = index[s];
+            let row = &rows[i];
+            let mut dot = w[bias_at] * f64::from(BIAS);
+            for (f, v) in row.x.iter() {
+                dot += w[f as usize] * f64::from(v);
+            }
+            let g = y[i] * dot - 1.0 + alpha[i] * diag[i];
+            let mut pg = 0.0;
+            if alpha[i] == 0.0 {
+                if g > pg_max_old {
+                    active -= 1;
+                    index.swap(s, active);
+                    continue;
+                }
+                if g < 0.0 {
+                    pg = g;
+                }
+            } else {
+                pg = g;
+            }
+            pg_max = pg_max.max(pg);
+            pg_min = pg_min.min(pg);
+            if pg.abs() > 1e-12 {
+                let old = alpha[i];
+                alpha[i] = (old - g / qd[i]).max(0.0);
+                let step = (alpha[i] - old) * y[i];
+                for (f, v) in row.x.iter() {
+                    w[f as usize] += step * f64::from(v);
+                }
+                w[bias_at] += step * f64::from(BIAS);
+            }
+            s += 1;
+        }
+        if pg_max - pg_min <= EPS {
+            if active == n {
+                break;
+            }
+            // Converged on the shrunk set: check every example once more.
+            active = n;
+            pg_max_old = f64::INFINITY;
+            continue;
+        }
+        pg_max_old = if pg_max <= 0.0 { f64::INFINITY } else { pg_max };
+    }
+    let features = w[..bias_at]
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.abs() >= PRUNE)
+        .map(|(f, v)| (u32::try_from(f).unwrap_or(u32::MAX), *v as f32))
+        .collect();
+    let bias = (w[bias_at] * f64::from(BIAS)) as f32;
+    w.fill(0.0);
+    ClassWeights { features, bias }
+}
+
+/// A small deterministic generator for the shuffles (xorshift64*).
+struct XorShift(u64);
+
+impl XorShift {
+    fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let r = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        (r % n as u64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sparse(pairs: &[(u32, f32)]) -> Sparse {
+        Sparse {
+            idx: pairs.iter().map(|p| p.0).collect(),
+            val: pairs.iter().map(|p| p.1).collect(),
+        }
+    }
+
+    #[test]
+    fn separable_classes_are_learned_and_training_is_deterministic() {
+        let xs = [
+            sparse(&[(0, 1.0)]),
+            sparse(&[(0, 0.9), (2, 0.1)]),
+            sparse(&[(1, 1.0)]),
+            sparse(&[(1, 0.8), (2, 0.2)]),
+        ];
+        let labels = [[0_u32], [0], [1], [1]];
+        let rows: Vec<Row<'_>> = xs
+            .iter()
+            .zip(&labels)
+            .map(|(x, l)| Row {
+                x,
+                labels: l,
+                weight: 1.0,
+            })
+            .collect();
+        let a = train(&rows, 2, 3, 1.0, 100);
+        let b = train(&rows, 2, 3, 1.0, 100);
+        assert_eq!(a, b);
+        let score = |k: usize, x: &Sparse| {
+            a[k].bias
+                + x.iter()
+                    .map(|(f, v)| {
+                        a[k].features
+                            .iter()
+                            .find(|(g, _)| *g == f)
+                            .map_or(0.0, |(_, w)| w * v)
+                    })
+                    .sum::<f32>()
+        };
+        for (x, l) in xs.iter().zip(&labels) {
+            let k = l[0] as usize;
+            assert!(score(k, x) > 0.0 && score(1 - k, x) < 0.0);
+        }
+    }
+}

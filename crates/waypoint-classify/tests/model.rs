@@ -1,0 +1,137 @@
+//! The trained model as a user of the crate meets it: deterministic training, a cache
+//! keyed by the training data, damaged files refused, calibration that matches a hand
+//! computation.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use waypoint_classify::cache::{self, Source};
+use waypoint_classify::{ArtifactError, Calibration, Model, Settings, TrainingSet};
+
+fn small_set() -> TrainingSet {
+    let mut set = TrainingSet::default();
+    let data = [
+        ("weather", "what is the weather today"),
+        ("weather", "will it rain tomorrow"),
+        ("weather", "how hot is it outside"),
+        ("weather", "is it going to snow this week"),
+        ("music", "play some jazz"),
+        ("music", "put on my workout playlist"),
+        ("music", "play the new album by adele"),
+        ("music", "i want to hear some rock music"),
+        ("alarm", "wake me up at 7am"),
+        ("alarm", "set an alarm for six thirty"),
+        ("alarm", "cancel my morning alarm"),
+        ("alarm", "set a wake up call for 8"),
+    ];
+    for (label, text) in data {
+        set.add(text, &[label], 1.0, true);
+    }
+    set
+}
+
+fn best(model: &Model, text: &str) -> String {
+    let p = model.probabilities(text);
+    let mut k = 0;
+    for (i, v) in p.iter().enumerate() {
+        if *v > p[k] {
+            k = i;
+        }
+    }
+    model.classes()[k].clone()
+}
+
+#[test]
+fn training_is_deterministic_and_learns_the_classes() {
+    let set = small_set();
+    let a = Model::train(&set, &Settings::default());
+    let b = Model::train(&set, &Settings::default());
+    assert_eq!(a.to_bytes(), b.to_bytes(), "same inputs, same artifact");
+    assert_eq!(best(&a, "is it raining"), "weather");
+    assert_eq!(best(&a, "play a song by adele"), "music");
+    assert_eq!(best(&a, "wake me at 9am"), "alarm");
+    let report = a
+        .report()
+        .expect("twelve requests are enough to cross-validate");
+    assert_eq!(report.folds, 3);
+    assert_eq!(report.held_out, 12);
+}
+
+#[test]
+fn the_artifact_round_trips_and_damage_is_an_error() {
+    let model = Model::train(&small_set(), &Settings::default());
+    let bytes = model.to_bytes();
+    assert_eq!(Model::from_bytes(&bytes).as_ref(), Ok(&model));
+    assert_eq!(Model::from_bytes(b"nope"), Err(ArtifactError::Magic));
+    for cut in [5, 40, bytes.len() / 2, bytes.len() - 1] {
+        assert!(
+            matches!(
+                Model::from_bytes(&bytes[..cut]),
+                Err(ArtifactError::Damaged { .. } | ArtifactError::Version { .. })
+            ),
+            "cut at {cut}"
+        );
+    }
+    let mut wrong_version = bytes.clone();
+    wrong_version[4] = 99;
+    assert_eq!(
+        Model::from_bytes(&wrong_version),
+        Err(ArtifactError::Version { found: 99 })
+    );
+}
+
+#[test]
+fn the_cache_is_read_when_the_data_is_the_same_and_retrained_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings::default();
+    let set = small_set();
+    let (first, source) = cache::load_or_train(dir.path(), &set, &settings);
+    assert!(matches!(source, Source::Trained(_)), "{source:?}");
+    let (again, source) = cache::load_or_train(dir.path(), &set, &settings);
+    assert!(matches!(source, Source::Cached(_)), "{source:?}");
+    assert_eq!(first, again);
+
+    let mut changed = small_set();
+    changed.add("turn it up", &["music"], 1.0, true);
+    assert_ne!(changed.key(&settings), set.key(&settings));
+    let (_, source) = cache::load_or_train(dir.path(), &changed, &settings);
+    assert!(matches!(source, Source::Trained(_)), "{source:?}");
+
+    // A damaged cache file is replaced, not trusted.
+    let path = cache::path_for(dir.path(), &set.key(&settings));
+    std::fs::write(&path, b"WPCL garbage").unwrap();
+    let (model, source) = cache::load_or_train(dir.path(), &set, &settings);
+    assert!(matches!(source, Source::Trained(_)), "{source:?}");
+    assert_eq!(model, first);
+}
+
+#[test]
+fn an_unwritable_cache_still_gives_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let (model, source) = cache::load_or_train(&file, &small_set(), &Settings::default());
+    assert!(matches!(source, Source::TrainedUncached(_)), "{source:?}");
+    assert_eq!(best(&model, "play jazz"), "music");
+}
+
+#[test]
+fn calibration_matches_a_hand_computation() {
+    // Two decision values, each seen right and wrong equally often: the maximum-likelihood
+    // sigmoid passes through the smoothed targets' mean at each value, which by symmetry
+    // puts p(0) at one half and makes p(1) = 1 - p(-1).
+    let mut pairs = Vec::new();
+    for _ in 0..50 {
+        pairs.push((1.0_f32, true));
+        pairs.push((-1.0_f32, false));
+    }
+    for _ in 0..10 {
+        pairs.push((1.0_f32, false));
+        pairs.push((-1.0_f32, true));
+    }
+    let c = Calibration::fit(&pairs);
+    assert!((c.probability(0.0) - 0.5).abs() < 1e-3, "{c:?}");
+    // 50 right of 60 at d = 1; the smoothing moves the targets by under 2%.
+    let p1 = f64::from(c.probability(1.0));
+    assert!((p1 - 50.0 / 60.0).abs() < 0.02, "{p1}");
+    assert!((f64::from(c.probability(1.0) + c.probability(-1.0)) - 1.0).abs() < 1e-3);
+}
