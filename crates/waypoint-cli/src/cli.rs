@@ -54,6 +54,11 @@ pub struct Global {
     /// Successful plans with the same tools after which a request's plan is learned.
     #[arg(long, global = true, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub learn_after: u32,
+    /// Labelled requests (JSONL, one `{"request", "expect": {"tools"}}` per line) that teach
+    /// the router how people ask for each entry; repeat to add several files. The trained
+    /// router is cached, so only the first command with new data trains.
+    #[arg(long, global = true, value_name = "TRAIN.jsonl")]
+    pub train: Vec<PathBuf>,
     #[command(flatten)]
     pub planner: PlannerArgs,
 }
@@ -145,11 +150,17 @@ pub enum Command {
         after_help = "Examples:\n  waypoint understand \"what changed and then run the tests\"\n  waypoint understand \"email ana@example.com every Friday at 9\" --json"
     )]
     Understand(RequestArgs),
-    /// Plan every case of a JSONL file and score the plans (DESIGN §4).
+    /// Plan every case of a JSONL file and score the plans (docs/contracts.md).
     #[command(
-        after_help = "Examples:\n  waypoint eval ../shared/eval/cases.jsonl --catalog ../shared/eval/catalog\n  waypoint eval cases.jsonl --catalog ./catalog --train train.jsonl --json"
+        after_help = "Examples:\n  waypoint eval cases.jsonl --catalog ./catalog\n  waypoint eval cases.jsonl --catalog ./catalog --train train.jsonl --json"
     )]
     Eval(EvalArgs),
+    /// Train the router on labelled requests and report, per entry, what cross-validation
+    /// says: precision, recall and the entries it is confused with.
+    #[command(
+        after_help = "The router learns from every entry's name, description, keywords and examples, plus\nthe labelled requests given here. The model is cached by the digest of all of that;\n`plan`, `route` and `eval` with the same --catalog and --train read it instead of\ntraining again.\n\nExamples:\n  waypoint train requests.jsonl --catalog ./catalog\n  waypoint train a.jsonl b.jsonl --catalog ./catalog --json"
+    )]
+    Train(TrainArgs),
     /// Check or list a catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -441,10 +452,17 @@ pub enum Format {
 pub struct EvalArgs {
     /// Cases file: one JSON object per line.
     pub cases: PathBuf,
-    /// Labelled requests (same format) added as examples of their tools first.
-    #[arg(long, value_name = "TRAIN.jsonl")]
-    pub train: Option<PathBuf>,
-    /// Print the DESIGN §4 JSON object instead of a table.
+    /// Print the report as JSON (docs/contracts.md) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// Labelled requests: JSONL in the evaluation-case format; `expect.tools` or
+    /// `expect.tool_set` name the entries each request is for.
+    pub files: Vec<PathBuf>,
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -24,6 +24,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
         Command::Route(args) => route(&cli.global, args),
         Command::Understand(args) => understand(&cli.global, args),
         Command::Eval(args) => eval(&cli.global, args),
+        Command::Train(args) => crate::training::train(&cli.global, args),
         Command::Catalog(CatalogCommand::Check { json })
         | Command::Plans(crate::cli::PlansCommand::Check { json }) => check(&cli.global, *json),
         Command::Catalog(CatalogCommand::Show { json }) => show(&cli.global, *json),
@@ -55,17 +56,53 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
 }
 
 fn load_catalog(global: &Global) -> Result<Catalog> {
-    let Loaded { catalog, warnings } = Catalog::from_paths(&global.catalog)?;
+    load_trained(global, &global.train).map(|(c, _)| c)
+}
+
+/// The catalog with the labelled requests of `train` added as examples of their entries.
+pub(crate) fn load_trained(
+    global: &Global,
+    train: &[std::path::PathBuf],
+) -> Result<(Catalog, waypoint_eval::TrainReport)> {
+    let Loaded {
+        mut catalog,
+        warnings,
+    } = Catalog::from_paths(&global.catalog)?;
     for w in &warnings {
         report::diagnostic(w);
     }
-    Ok(catalog)
+    let mut trained = waypoint_eval::TrainReport::default();
+    for file in train {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read training file `{name}`"))?;
+        let cases = waypoint_eval::read_cases(&text, &name)?;
+        let r = waypoint_eval::train(&mut catalog, &cases);
+        trained.examples += r.examples;
+        for l in r.unknown_labels {
+            if !trained.unknown_labels.contains(&l) {
+                trained.unknown_labels.push(l);
+            }
+        }
+    }
+    if !trained.unknown_labels.is_empty() {
+        eprintln!(
+            "warning: training labels that name nothing in the catalog were ignored: {}",
+            trained.unknown_labels.join(", ")
+        );
+    }
+    Ok((catalog, trained))
 }
 
-fn options(global: &Global) -> Options {
+pub(crate) fn options(global: &Global) -> Options {
     let mut o = Options::default();
     if let Some(t) = global.threshold {
         o.threshold = t;
+    }
+    // A trained router is kept by the digest of what trained it, so a catalog with many
+    // labelled requests trains once, not on every command.
+    if let Some(dir) = crate::planning::cache_dir() {
+        o.router = waypoint_core::learned::RouterModel::Cached(dir.join("router"));
     }
     o
 }
@@ -512,25 +549,7 @@ fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.cases)
         .with_context(|| format!("cannot read cases file `{name}`"))?;
     let cases = waypoint_eval::read_cases(&text, &name)?;
-    let mut catalog = load_catalog(global)?;
-    if let Some(train) = &args.train {
-        let tname = train.display().to_string();
-        let text = std::fs::read_to_string(train)
-            .with_context(|| format!("cannot read training file `{tname}`"))?;
-        let train_cases = waypoint_eval::read_cases(&text, &tname)?;
-        let r = waypoint_eval::train(&mut catalog, &train_cases);
-        eprintln!(
-            "trained: {} examples from {} requests",
-            r.examples,
-            train_cases.len()
-        );
-        if !r.unknown_labels.is_empty() {
-            eprintln!(
-                "warning: labels not in the catalog were ignored: {}",
-                r.unknown_labels.join(", ")
-            );
-        }
-    }
+    let catalog = load_catalog(global)?;
     let planning = planning(global, Engine::new(catalog, options(global))?)?;
     let total = cases.len();
     // A model takes seconds per case, so progress shows early; the engine alone is fast.
@@ -648,6 +667,8 @@ fn print_table(r: &EvalReport) -> Result<()> {
         ("edge_f1", r.edge_f1),
         ("complexity_accuracy", r.complexity_accuracy),
         ("unknown_accuracy", r.unknown_accuracy),
+        ("in_scope_accuracy", r.in_scope_accuracy),
+        ("oos_recall", r.oos_recall),
         ("ready_accuracy", r.ready_accuracy),
         ("extracted_recall", r.extracted_recall),
     ];

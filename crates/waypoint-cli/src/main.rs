@@ -8,6 +8,7 @@ mod planning;
 mod report;
 mod running;
 mod serving;
+mod training;
 
 use std::process::ExitCode;
 

@@ -166,11 +166,16 @@ fn config_dir() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
 }
 
-fn modes_file() -> Option<PathBuf> {
+/// Waypoint's cache folder: `$XDG_CACHE_HOME/waypoint`, else `~/.cache/waypoint`.
+pub fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|d| d.join("waypoint/endpoints.json"))
+        .map(|d| d.join("waypoint"))
+}
+
+fn modes_file() -> Option<PathBuf> {
+    cache_dir().map(|d| d.join("endpoints.json"))
 }
 
 fn load_modes() -> HashMap<String, OutputMode> {

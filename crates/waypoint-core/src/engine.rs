@@ -39,6 +39,8 @@ pub struct Options {
     /// A plan document wins a clause when its route score is at least this share of the
     /// best candidate's (and above the threshold).
     pub stored_plan_ratio: f64,
+    /// Whether, and from where, the trained router is built.
+    pub router: crate::learned::RouterModel,
 }
 
 impl Default for Options {
@@ -50,6 +52,7 @@ impl Default for Options {
             max_request_bytes: 64 * 1024,
             alternatives: 5,
             stored_plan_ratio: 0.9,
+            router: crate::learned::RouterModel::default(),
         }
     }
 }
@@ -70,7 +73,7 @@ impl Engine {
     pub fn new(catalog: Catalog, options: Options) -> Result<Self, CoreError> {
         let lexicon = Lexicon::for_catalog(&catalog)?;
         let extractor = Extractor::new(&lexicon)?;
-        let index = RouteIndex::build(&catalog, &lexicon);
+        let index = RouteIndex::build(&catalog, &lexicon, &options.router);
         let validators = Validators::new(&catalog);
         let mut h = Fnv::default();
         for t in catalog.tools() {
@@ -97,6 +100,11 @@ impl Engine {
 
     pub fn options(&self) -> &Options {
         &self.options
+    }
+
+    /// The trained router, when the catalog has one.
+    pub fn learned(&self) -> Option<&crate::learned::Learned> {
+        self.index.learned()
     }
 
     fn analyse(

@@ -46,6 +46,13 @@ pub struct Drafted {
     pub clause_scores: Vec<f64>,
 }
 
+/// An action clause with its goal and ranked candidates.
+struct Routed<'a> {
+    clause: &'a ClauseAnalysis,
+    goal: Option<&'a waypoint_protocol::Goal>,
+    ranking: Vec<Candidate>,
+}
+
 pub struct Planner<'a> {
     pub catalog: &'a Catalog,
     pub lex: &'a Lexicon,
@@ -59,15 +66,36 @@ impl Planner<'_> {
     pub fn draft(&self, analysis: &Analysis) -> Drafted {
         let mut out = Drafted::default();
         let mut goal_iter = analysis.understanding.goals.iter();
+        let routed: Vec<Routed<'_>> = analysis
+            .clauses
+            .iter()
+            .filter(|c| c.is_action())
+            .map(|clause| {
+                let goal = goal_iter.next();
+                let ranking = self
+                    .index
+                    .rank(clause.tokens(), &self.hints(clause, goal), self.lex);
+                Routed {
+                    clause,
+                    goal,
+                    ranking,
+                }
+            })
+            .collect();
+        let absorbed = self.absorbed(&routed);
+        let mut routed = routed.into_iter().zip(absorbed);
         for clause in &analysis.clauses {
             if !clause.is_action() {
                 out.clause_scores.push(1.0);
                 continue;
             }
-            let goal = goal_iter.next();
-            let ranking = self
-                .index
-                .rank(clause.tokens(), &self.hints(clause, goal), self.lex);
+            let Some((Routed { goal, ranking, .. }, absorbed)) = routed.next() else {
+                break;
+            };
+            if let Some(score) = absorbed {
+                out.clause_scores.push(score);
+                continue;
+            }
             out.clause_scores
                 .push(ranking.first().map_or(0.0, |c| c.score));
             let first = out.drafts.len();
@@ -136,10 +164,59 @@ impl Planner<'_> {
         out
     }
 
+    /// For each routed clause, the score of the neighbour that absorbs it: a clause that
+    /// fits nothing on its own ("can you tell me,") but, read together with an adjacent
+    /// clause, makes that clause's best entry fit at least as well, is part of that
+    /// clause's request rather than a request of its own.
+    fn absorbed(&self, routed: &[Routed<'_>]) -> Vec<Option<f64>> {
+        let top = |r: &Routed<'_>| r.ranking.first().map_or(0.0, |c| c.score);
+        let mut out: Vec<Option<f64>> = vec![None; routed.len()];
+        for i in 0..routed.len() {
+            if top(&routed[i]) >= self.threshold {
+                continue;
+            }
+            let neighbours = [i.checked_sub(1), Some(i + 1)];
+            for j in neighbours.into_iter().flatten() {
+                let Some(other) = routed.get(j) else { continue };
+                let Some(best) = other.ranking.first() else {
+                    continue;
+                };
+                if best.score < self.threshold || out[j].is_some() {
+                    continue;
+                }
+                let (a, b) = if i < j {
+                    (&routed[i], other)
+                } else {
+                    (other, &routed[i])
+                };
+                let mut tokens = a.clause.tokens().to_vec();
+                tokens.extend_from_slice(b.clause.tokens());
+                let text = format!(
+                    "{} {}",
+                    a.clause.segment.clause.text, b.clause.segment.clause.text
+                );
+                let mut hints = self.hints(other.clause, other.goal);
+                hints.text = &text;
+                if j > i {
+                    hints.head_verb = hints.head_verb.map(|h| h + a.clause.tokens().len());
+                }
+                let merged = self.index.rank(&tokens, &hints, self.lex);
+                if merged
+                    .first()
+                    .is_some_and(|m| m.id == best.id && m.score >= best.score)
+                {
+                    out[i] = Some(best.score);
+                    break;
+                }
+            }
+        }
+        out
+    }
+
     /// What routing should know about a clause beyond its words.
     pub fn hints<'g>(
         &'g self,
-        clause: &ClauseAnalysis,
+        clause: &'g ClauseAnalysis,
         goal: Option<&'g waypoint_protocol::Goal>,
     ) -> Hints<'g> {
         // The evidence the goal's rule asks for (seed 002), when the parser is sure enough.
@@ -182,6 +259,7 @@ impl Planner<'_> {
                 }),
             supplied,
             needs,
+            text: &clause.segment.clause.text,
         }
     }
 

@@ -14,6 +14,7 @@ use waypoint_protocol::{Candidate, CandidateKind};
 
 use waypoint_protocol::ExtractedKind;
 
+use crate::learned::{Learned, RouterModel};
 use crate::lexicon::{Article, Lexicon, Phrase};
 use crate::text::Token;
 
@@ -47,6 +48,9 @@ const W_INTENT: f64 = 1.5;
 const W_ARTICLE: f64 = 1.5;
 /// Bonus per kind of value the clause supplies that the entry takes as an argument.
 const W_ARG_FIT: f64 = 1.0;
+/// The trained router's part of a score below which it is not named as a reason, and an
+/// entry only it sees is not a candidate.
+const MODEL_REASON: f64 = 0.05;
 /// Most candidates `rank` returns; planning never looks further down.
 pub const MAX_CANDIDATES: usize = 32;
 /// In catalogs of at least this many entries, a word in more than half of them is noise.
@@ -87,6 +91,8 @@ pub struct Hints<'a> {
     pub needs: Vec<&'a str>,
     /// Kinds of values the clause supplies (URL, e-mail, path…).
     pub supplied: Vec<ExtractedKind>,
+    /// The clause as written, for the trained router.
+    pub text: &'a str,
 }
 
 /// The routing index of one catalog.
@@ -110,6 +116,8 @@ pub struct RouteIndex {
     example_postings: HashMap<String, Vec<u32>>,
     /// key → idf over examples
     example_idf: HashMap<String, f64>,
+    /// The trained router, when the catalog has at least two entries to tell apart.
+    learned: Option<Learned>,
 }
 
 #[derive(Debug, Clone)]
@@ -127,7 +135,24 @@ struct Word<'a> {
 }
 
 impl RouteIndex {
-    pub fn build(catalog: &Catalog, lex: &Lexicon) -> Self {
+    pub fn build(catalog: &Catalog, lex: &Lexicon, router: &RouterModel) -> Self {
+        let mut index = Self::lexical_only(catalog, lex);
+        let ids: HashMap<&str, u32> = index
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.id.as_str(), u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        index.learned = Learned::build(catalog, router, |id| ids.get(id).copied());
+        index
+    }
+
+    /// The trained router, when there is one.
+    pub fn learned(&self) -> Option<&Learned> {
+        self.learned.as_ref()
+    }
+
+    fn lexical_only(catalog: &Catalog, lex: &Lexicon) -> Self {
         let mut index = Self::default();
         for tool in catalog.tools() {
             let mut fields: Vec<(f64, String)> =
@@ -549,10 +574,10 @@ impl RouteIndex {
             let words_part = r * (0.5 + 0.5 * coverage) + example[doc as usize];
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let adjusted = words_part + support * bonus;
-            scored.push((
-                crate::understand::round2(1.0 - (-adjusted / SCALE).exp()),
-                doc,
-            ));
+            scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
+        }
+        if let Some(learned) = &self.learned {
+            blend(learned, hints.text, &mut scored, &mut reasons);
         }
         let by_rank = |a: &(f64, u32), b: &(f64, u32)| {
             b.0.total_cmp(&a.0)
@@ -567,6 +592,7 @@ impl RouteIndex {
         scored
             .into_iter()
             .filter_map(|(score, doc)| {
+                let score = crate::understand::round2(score);
                 let d = self.docs.get(doc as usize)?;
                 let from = reasons.partition_point(|(r, ..)| *r < doc);
                 let to = reasons.partition_point(|(r, ..)| *r <= doc);
@@ -616,6 +642,7 @@ enum Reason<'a> {
     Destroys,
     Evidence,
     Example(u32),
+    Learned(f64),
 }
 
 impl Reason<'_> {
@@ -637,6 +664,42 @@ impl Reason<'_> {
             Reason::Takes(k) => format!("takes the {} given", k.as_str()),
             Reason::Destroys => "deletes, as asked".into(),
             Reason::Evidence => "gives the evidence the goal needs".into(),
+            Reason::Learned(p) => format!("learned from requests {p:.2}"),
+        }
+    }
+}
+
+/// Blends the trained router's probability into each lexical score, `weight` parts model
+/// to `1 − weight` parts words; entries only the model sees join the candidates.
+fn blend(
+    learned: &Learned,
+    text: &str,
+    scored: &mut Vec<(f64, u32)>,
+    reasons: &mut Vec<(u32, f64, Reason<'_>)>,
+) {
+    if learned.weight <= 0.0 || text.trim().is_empty() {
+        return;
+    }
+    let w = learned.weight;
+    let mut model: HashMap<u32, f32> = learned.candidates(text).into_iter().collect();
+    // The model's part of the score, as a reason when it is large enough to matter.
+    let mut note = |doc: u32, part: f64| {
+        if part >= MODEL_REASON {
+            reasons.push((doc, part * SCALE, Reason::Learned(part)));
+        }
+    };
+    for (score, doc) in scored.iter_mut() {
+        let part = w * f64::from(model.remove(doc).unwrap_or(0.0));
+        *score = part + (1.0 - w) * *score;
+        note(*doc, part);
+    }
+    let mut rest: Vec<(u32, f32)> = model.into_iter().collect();
+    rest.sort_by_key(|(d, _)| *d);
+    for (doc, p) in rest {
+        let part = w * f64::from(p);
+        if part >= MODEL_REASON {
+            scored.push((part, doc));
+            note(doc, part);
         }
     }
 }

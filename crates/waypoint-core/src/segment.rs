@@ -26,14 +26,20 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
     for run in hard_runs(text, &tokens) {
         split_run(text, run, lex, &mut segments);
     }
+    let segments: Vec<Vec<Token>> = segments.into_iter().filter(|t| !t.is_empty()).collect();
+    // A request made only of material ("i have lost my phone") still asks for something:
+    // its clauses are actions, not context for actions that are not there.
+    let all_context = segments
+        .iter()
+        .all(|toks| lex.presentational.iter().any(|p| p.matches_at(toks, 0)));
     segments
         .into_iter()
-        .filter(|toks| !toks.is_empty())
         .enumerate()
         .map(|(index, toks)| {
             let start = toks.first().map_or(0, |t| t.start);
             let end = toks.last().map_or(0, |t| t.end);
-            let role = if lex.presentational.iter().any(|p| p.matches_at(&toks, 0)) {
+            let role = if !all_context && lex.presentational.iter().any(|p| p.matches_at(&toks, 0))
+            {
                 ClauseRole::Context
             } else {
                 ClauseRole::Action

@@ -77,6 +77,8 @@ pub struct Scorer {
     set: Ratio,
     complexity: Ratio,
     unknown: Ratio,
+    in_scope: Ratio,
+    oos: Ratio,
     ready: Ratio,
     nodes: Micro,
     edges: Micro,
@@ -97,11 +99,24 @@ impl Scorer {
     }
 
     /// Scores one case; a planning error fails every expectation the case carries.
+    /// A case that says whether it expects a gap also counts, whole, towards in-scope
+    /// accuracy or out-of-scope recall.
+    pub fn score(&mut self, case: &EvalCase, plan: Result<&Plan, String>, micros: u64) {
+        let before = self.failures.len();
+        self.score_keys(case, plan, micros);
+        let passed = self.failures.len() == before;
+        match case.expect.unknown {
+            Some(true) => self.oos.add(passed),
+            Some(false) => self.in_scope.add(passed),
+            None => {}
+        }
+    }
+
     #[expect(
         clippy::too_many_lines,
         reason = "a checklist of the DESIGN §4 keys, one block per key"
     )]
-    pub fn score(&mut self, case: &EvalCase, plan: Result<&Plan, String>, micros: u64) {
+    fn score_keys(&mut self, case: &EvalCase, plan: Result<&Plan, String>, micros: u64) {
         self.cases += 1;
         self.latencies.push(micros);
         let id = case.id.as_str();
@@ -280,6 +295,8 @@ impl Scorer {
             edge_f1: self.edges.f1(),
             complexity_accuracy: self.complexity.value(),
             unknown_accuracy: self.unknown.value(),
+            in_scope_accuracy: self.in_scope.value(),
+            oos_recall: self.oos.value(),
             ready_accuracy: self.ready.value(),
             extracted_recall: (self.extracted_expected > 0)
                 .then(|| round4(self.extracted_found as f64 / self.extracted_expected as f64)),

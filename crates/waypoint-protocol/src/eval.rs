@@ -84,6 +84,13 @@ pub struct EvalReport {
     pub edge_f1: Option<f64>,
     pub complexity_accuracy: Option<f64>,
     pub unknown_accuracy: Option<f64>,
+    /// Share of cases expecting no gap (`expect.unknown: false`) that pass every check.
+    #[serde(default)]
+    pub in_scope_accuracy: Option<f64>,
+    /// Share of cases expecting a gap (`expect.unknown: true`) that pass every check:
+    /// out-of-scope requests reported as gaps rather than forced onto a tool.
+    #[serde(default)]
+    pub oos_recall: Option<f64>,
     pub ready_accuracy: Option<f64>,
     pub extracted_recall: Option<f64>,
     pub latency_us: Latency,

@@ -1,0 +1,171 @@
+//! The trained router: a linear model (waypoint-classify) taught by everything the
+//! catalog says about its entries and by labelled requests, blended into the lexical
+//! route score.
+//!
+//! What an entry says about itself (its name in words, description, keywords) teaches the
+//! model the entry's vocabulary; its `examples:` — and the labelled requests added to them
+//! by training — teach it how people ask. How much the model's calibrated probability
+//! counts against the lexical score follows how many such requests the catalog holds:
+//! a catalog described only in its own words is routed as before, one with a hundred
+//! requests per entry almost wholly by the model.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use waypoint_catalog::Catalog;
+use waypoint_classify::cache::{self, Source};
+use waypoint_classify::{Model, Settings, TrainingSet};
+
+/// Requests per entry at which the model and the lexical score count equally.
+const HALF_WEIGHT_REQUESTS: f64 = 4.0;
+/// The model's probability below which an entry the words do not touch is not a candidate.
+const MIN_CANDIDATE: f32 = 0.02;
+/// An entry's own words count less than a request phrased by a person.
+const OWN_WORDS: f32 = 0.5;
+
+/// Where the trained model comes from.
+#[derive(Debug, Clone, Default)]
+pub enum RouterModel {
+    /// Train when the engine is built (the default; fast for catalogs without many
+    /// labelled requests).
+    #[default]
+    Train,
+    /// Read from, or train into, this directory, keyed by what trained it.
+    Cached(PathBuf),
+    /// No trained model: lexical routing only.
+    Off,
+}
+
+/// A trained model and how its classes map onto the route index's entries.
+#[derive(Debug, Clone)]
+pub struct Learned {
+    pub(crate) model: Model,
+    /// Route-index entry of each class.
+    pub(crate) docs: Vec<u32>,
+    /// Share of the blended score that is the model's.
+    pub(crate) weight: f64,
+    pub(crate) source: Option<Source>,
+}
+
+impl Learned {
+    /// Builds the training set for the catalog and trains (or reads) its model. `doc_of`
+    /// maps an entry id to its index in the route index.
+    pub(crate) fn build(
+        catalog: &Catalog,
+        how: &RouterModel,
+        doc_of: impl Fn(&str) -> Option<u32>,
+    ) -> Option<Self> {
+        let (set, requests) = training_set(catalog);
+        // Without requests the model's share of a score would be nil: training it would
+        // cost time (one problem per entry over every text) and change nothing.
+        if set.classes().len() < 2 || requests == 0 {
+            return None;
+        }
+        let settings = Settings::default();
+        let (model, source) = match how {
+            RouterModel::Off => return None,
+            RouterModel::Train => (Model::train(&set, &settings), None),
+            RouterModel::Cached(dir) => {
+                let (m, s) = cache::load_or_train(dir, &set, &settings);
+                (m, Some(s))
+            }
+        };
+        let docs = model
+            .classes()
+            .iter()
+            .map(|c| doc_of(c).unwrap_or(u32::MAX))
+            .collect();
+        let per_entry = requests as f64 / set.classes().len() as f64;
+        Some(Self {
+            model,
+            docs,
+            weight: per_entry / (per_entry + HALF_WEIGHT_REQUESTS),
+            source,
+        })
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Where the model came from, when a cache was asked for.
+    pub fn source(&self) -> Option<&Source> {
+        self.source.as_ref()
+    }
+
+    /// The model's share of the blended score.
+    pub fn weight(&self) -> f64 {
+        self.weight
+    }
+
+    /// `(entry, probability)` for every entry the model gives at least a small chance.
+    pub(crate) fn candidates(&self, text: &str) -> Vec<(u32, f32)> {
+        self.model
+            .probabilities(text)
+            .into_iter()
+            .zip(&self.docs)
+            .filter(|(p, d)| *p >= MIN_CANDIDATE && **d != u32::MAX)
+            .map(|(p, d)| (*d, p))
+            .collect()
+    }
+}
+
+/// What the catalog teaches, one class per tool, pipeline and plan document; and how
+/// many of the texts are requests (examples) rather than the entries' own words.
+///
+/// A request that is an example of several entries ("play it and add it to my playlist")
+/// is one multi-label example, not one copy per entry that contradicts the others.
+pub fn training_set<'c>(catalog: &'c Catalog) -> (TrainingSet, usize) {
+    let mut set = TrainingSet::default();
+    let mut requests: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut entry = |set: &mut TrainingSet, id: &'c str, own: &[&str], examples: &'c [String]| {
+        set.class(id);
+        for text in own {
+            set.add(text, &[id], OWN_WORDS, false);
+        }
+        for e in examples {
+            if let Some(&i) = at.get(e.as_str()) {
+                requests[i].1.push(id);
+            } else {
+                at.insert(e, requests.len());
+                requests.push((e, vec![id]));
+            }
+        }
+    };
+    for t in catalog.tools() {
+        let name = name_words(&t.name);
+        let keywords = t.keywords.join(", ");
+        entry(
+            &mut set,
+            &t.name,
+            &[&name, &t.description, &keywords],
+            &t.examples,
+        );
+    }
+    for p in catalog.pipelines() {
+        let short = name_words(p.id.rsplit('.').next().unwrap_or(&p.id));
+        let keywords = p.intent_keywords.join(", ");
+        entry(
+            &mut set,
+            &p.id,
+            &[&short, &p.description, &keywords],
+            &p.examples,
+        );
+    }
+    for d in catalog.plans() {
+        let name = name_words(&d.id.name);
+        let keywords = d.keywords.join(", ");
+        entry(&mut set, &d.uri, &[&name, &d.intent, &keywords], &[]);
+    }
+    for (text, labels) in &requests {
+        set.add(text, labels, 1.0, true);
+    }
+    (set, requests.len())
+}
+
+/// An entry name as words: `fs.read_file`, `getTinyImage` and `get-tiny-image` read as
+/// "read file", "get tiny image".
+pub fn name_words(name: &str) -> String {
+    waypoint_classify::features::words(name).join(" ")
+}
