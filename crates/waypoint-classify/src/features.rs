@@ -178,36 +178,26 @@ impl Vocabulary {
     /// length 1/√2. N-grams outside the vocabulary say nothing.
     pub fn vector(&self, text: &str) -> Sparse {
         let (word, chars) = grams(text);
-        let mut out = Sparse::default();
+        let mut pairs: Vec<(u32, f32)> = Vec::with_capacity(word.len() + chars.len());
         for mut family in [word, chars] {
             family.sort_unstable();
-            let from = out.idx.len();
-            let mut i = 0;
-            while i < family.len() {
-                let h = family[i];
-                let mut j = i + 1;
-                while j < family.len() && family[j] == h {
-                    j += 1;
+            let from = pairs.len();
+            for run in family.chunk_by(|a, b| a == b) {
+                if let Some(&id) = self.ids.get(&run[0]) {
+                    let tf = 1.0 + (run.len() as f32).ln();
+                    pairs.push((id, tf * self.idf[id as usize]));
                 }
-                if let Some(&id) = self.ids.get(&h) {
-                    let tf = 1.0 + ((j - i) as f32).ln();
-                    out.idx.push(id);
-                    out.val.push(tf * self.idf[id as usize]);
-                }
-                i = j;
             }
-            let norm = out.val[from..].iter().map(|v| v * v).sum::<f32>().sqrt();
+            let norm = pairs[from..].iter().map(|(_, v)| v * v).sum::<f32>().sqrt();
             if norm > 0.0 {
                 let scale = std::f32::consts::FRAC_1_SQRT_2 / norm;
-                for v in &mut out.val[from..] {
+                for (_, v) in &mut pairs[from..] {
                     *v *= scale;
                 }
             }
         }
-        // Word and character ids interleave in hash order; sort once for merging.
-        let mut pairs: Vec<(u32, f32)> = out.iter().collect();
+        // Ids follow hash order, so the families interleave; the tags keep them distinct.
         pairs.sort_unstable_by_key(|(i, _)| *i);
-        pairs.dedup_by_key(|(i, _)| *i);
         Sparse {
             idx: pairs.iter().map(|(i, _)| *i).collect(),
             val: pairs.iter().map(|(_, v)| *v).collect(),

@@ -50,7 +50,8 @@ pub(crate) fn train(
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .min(classes.max(1));
-    let mut out: Vec<(usize, ClassWeights)> = std::thread::scope(|s| {
+    let mut out = vec![ClassWeights::default(); classes];
+    let trained: Vec<(usize, ClassWeights)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
@@ -71,8 +72,12 @@ pub(crate) fn train(
             .flat_map(|h| h.join().unwrap_or_default())
             .collect()
     });
-    out.sort_by_key(|(k, _)| *k);
-    out.into_iter().map(|(_, w)| w).collect()
+    // Placed by class, so a class whose worker died stays all-zero rather than shifting
+    // every later class's weights onto the wrong class.
+    for (k, w) in trained {
+        out[k] = w;
+    }
+    out
 }
 
 /// Dual coordinate descent for class `k`; `w` is scratch space of `dims + 1` zeros.

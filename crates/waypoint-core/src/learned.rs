@@ -119,44 +119,36 @@ pub fn training_set<'c>(catalog: &'c Catalog) -> (TrainingSet, usize) {
     let mut set = TrainingSet::default();
     let mut requests: Vec<(&str, Vec<&str>)> = Vec::new();
     let mut at: HashMap<&str, usize> = HashMap::new();
-    let mut entry = |set: &mut TrainingSet, id: &'c str, own: &[&str], examples: &'c [String]| {
-        set.class(id);
-        for text in own {
-            set.add(text, &[id], OWN_WORDS, false);
-        }
-        for e in examples {
-            if let Some(&i) = at.get(e.as_str()) {
-                requests[i].1.push(id);
-            } else {
-                at.insert(e, requests.len());
-                requests.push((e, vec![id]));
+    let mut entry =
+        |id: &'c str, name: &str, about: &str, keywords: &[String], examples: &'c [String]| {
+            set.class(id);
+            for text in [name_words(name).as_str(), about, &keywords.join(", ")] {
+                set.add(text, &[id], OWN_WORDS, false);
             }
-        }
-    };
+            for e in examples {
+                if let Some(&i) = at.get(e.as_str()) {
+                    requests[i].1.push(id);
+                } else {
+                    at.insert(e, requests.len());
+                    requests.push((e, vec![id]));
+                }
+            }
+        };
     for t in catalog.tools() {
-        let name = name_words(&t.name);
-        let keywords = t.keywords.join(", ");
-        entry(
-            &mut set,
-            &t.name,
-            &[&name, &t.description, &keywords],
-            &t.examples,
-        );
+        entry(&t.name, &t.name, &t.description, &t.keywords, &t.examples);
     }
     for p in catalog.pipelines() {
-        let short = name_words(p.id.rsplit('.').next().unwrap_or(&p.id));
-        let keywords = p.intent_keywords.join(", ");
+        let short = p.id.rsplit('.').next().unwrap_or(&p.id);
         entry(
-            &mut set,
             &p.id,
-            &[&short, &p.description, &keywords],
+            short,
+            &p.description,
+            &p.intent_keywords,
             &p.examples,
         );
     }
     for d in catalog.plans() {
-        let name = name_words(&d.id.name);
-        let keywords = d.keywords.join(", ");
-        entry(&mut set, &d.uri, &[&name, &d.intent, &keywords], &[]);
+        entry(&d.uri, &d.id.name, &d.intent, &d.keywords, &[]);
     }
     for (text, labels) in &requests {
         set.add(text, labels, 1.0, true);
