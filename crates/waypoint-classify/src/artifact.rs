@@ -10,7 +10,7 @@ use crate::model::Model;
 
 const MAGIC: &[u8; 4] = b"WPCL";
 /// Bumped whenever features, training or this layout change: old artifacts retrain.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// Why bytes are not a model.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -54,8 +54,10 @@ impl Model {
         for b in &self.bias {
             w.f32(*b);
         }
-        w.f64(self.calibration.a);
-        w.f64(self.calibration.b);
+        for c in std::iter::once(&self.calibration).chain(&self.per_class) {
+            w.f64(c.a);
+            w.f64(c.b);
+        }
         match &self.report {
             None => w.u32(0),
             Some(r) => {
@@ -120,10 +122,14 @@ impl Model {
             return Err(r.damaged());
         }
         let bias = (0..n_classes).map(|_| r.f32()).collect::<Result<_, _>>()?;
-        let calibration = Calibration {
-            a: r.f64()?,
-            b: r.f64()?,
-        };
+        let mut calibrations = (0..=n_classes).map(|_| {
+            Ok(Calibration {
+                a: r.f64()?,
+                b: r.f64()?,
+            })
+        });
+        let calibration = calibrations.next().unwrap_or(Ok(Calibration::default()))?;
+        let per_class = calibrations.collect::<Result<Vec<_>, ArtifactError>>()?;
         let report = match r.u32()? {
             0 => None,
             1 => {
@@ -167,6 +173,7 @@ impl Model {
             entries,
             bias,
             calibration,
+            per_class,
             report,
             support,
         })

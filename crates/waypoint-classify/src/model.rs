@@ -133,7 +133,12 @@ pub struct Model {
     pub(crate) offsets: Vec<u32>,
     pub(crate) entries: Vec<(u32, f32)>,
     pub(crate) bias: Vec<f32>,
+    /// Fitted on every class's held-out decisions together.
     pub(crate) calibration: Calibration,
+    /// One per class: its own fit where it has enough held-out examples on both sides,
+    /// else the shared one. A class that co-occurs with many others ("flights" in most
+    /// travel requests) scores high on texts that are not its own; its own fit knows.
+    pub(crate) per_class: Vec<Calibration>,
     pub(crate) report: Option<Report>,
     /// Examples it learned from, per class.
     pub(crate) support: Vec<u32>,
@@ -163,9 +168,12 @@ impl Model {
         }
         let mut model = Self::assemble(set, vocab, &weights, support);
         model.key = set.key(settings);
-        if let Some((calibration, report)) = cross_validate(set, &xs, &model.vocab, settings) {
-            model.calibration = calibration;
-            model.report = Some(report);
+        if let Some(cv) = cross_validate(set, &xs, &model.vocab, settings) {
+            model.calibration = cv.shared;
+            model.per_class = cv.per_class;
+            model.report = Some(cv.report);
+        } else {
+            model.per_class = vec![Calibration::default(); model.classes.len()];
         }
         model
     }
@@ -205,6 +213,7 @@ impl Model {
             entries,
             bias: weights.iter().map(|w| w.bias).collect(),
             calibration: Calibration::default(),
+            per_class: Vec::new(),
             report: None,
             support,
         }
@@ -219,8 +228,17 @@ impl Model {
         self.key
     }
 
+    /// The calibration fitted on all classes together.
     pub fn calibration(&self) -> Calibration {
         self.calibration
+    }
+
+    /// Classes with a calibration of their own.
+    pub fn own_calibrations(&self) -> usize {
+        self.per_class
+            .iter()
+            .filter(|c| **c != self.calibration)
+            .count()
     }
 
     pub fn report(&self) -> Option<&Report> {
@@ -263,8 +281,8 @@ impl Model {
     /// Calibrated probabilities that each class is right for the text.
     pub fn probabilities(&self, text: &str) -> Vec<f32> {
         let mut d = self.decisions(text);
-        for v in &mut d {
-            *v = self.calibration.probability(*v);
+        for (v, c) in d.iter_mut().zip(&self.per_class) {
+            *v = c.probability(*v);
         }
         d
     }
@@ -290,15 +308,26 @@ fn fit(
     svm::train(&rows, classes, dims, settings.c, settings.max_epochs)
 }
 
+/// What cross-validation gives a model.
+struct CrossValidated {
+    shared: Calibration,
+    per_class: Vec<Calibration>,
+    report: Report,
+}
+
+/// Held-out examples a class needs on each side (its own, and others') for a calibration
+/// of its own.
+const OWN_CALIBRATION_FROM: usize = 10;
+
 /// Holds each fold's requests out, trains on the rest (over the full vocabulary, so the
-/// folds cost no re-vectorising), and fits the calibration on every held-out decision.
+/// folds cost no re-vectorising), and fits the calibrations on the held-out decisions.
 /// `None` when there is not at least one held-out example per fold.
 fn cross_validate(
     set: &TrainingSet,
     xs: &[Sparse],
     vocab: &Vocabulary,
     settings: &Settings,
-) -> Option<(Calibration, Report)> {
+) -> Option<CrossValidated> {
     let folds = settings.folds as usize;
     let candidates: Vec<usize> = (0..set.examples.len())
         .filter(|&i| set.examples[i].held_out)
@@ -315,7 +344,7 @@ fn cross_validate(
         dealt[first] += 1;
     }
     let classes = set.classes.len();
-    let mut pairs: Vec<(f32, bool)> = Vec::new();
+    let mut pairs: Vec<Vec<(f32, bool)>> = vec![Vec::new(); classes];
     let mut tally = Tally::new(classes);
     for fold in 0..folds {
         let train: Vec<usize> = (0..set.examples.len())
@@ -329,15 +358,29 @@ fn cross_validate(
             let best = best_class(&d);
             tally.add(labels, best);
             for (k, v) in d.iter().enumerate() {
-                let k = u32::try_from(k).unwrap_or(u32::MAX);
-                pairs.push((*v, labels.contains(&k)));
+                let class = u32::try_from(k).unwrap_or(u32::MAX);
+                pairs[k].push((*v, labels.contains(&class)));
             }
         }
     }
-    Some((
-        Calibration::fit(&pairs),
-        tally.finish(u32::try_from(folds).unwrap_or(u32::MAX)),
-    ))
+    let all: Vec<(f32, bool)> = pairs.iter().flatten().copied().collect();
+    let shared = Calibration::fit(&all);
+    let per_class = pairs
+        .iter()
+        .map(|own| {
+            let right = own.iter().filter(|p| p.1).count();
+            if right >= OWN_CALIBRATION_FROM && own.len() - right >= OWN_CALIBRATION_FROM {
+                Calibration::fit(own)
+            } else {
+                shared
+            }
+        })
+        .collect();
+    Some(CrossValidated {
+        shared,
+        per_class,
+        report: tally.finish(u32::try_from(folds).unwrap_or(u32::MAX)),
+    })
 }
 
 /// The index of the highest value (the first on ties).

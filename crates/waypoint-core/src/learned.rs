@@ -20,6 +20,16 @@ use waypoint_classify::{Model, Settings, TrainingSet};
 const HALF_WEIGHT_REQUESTS: f64 = 4.0;
 /// The model's probability below which an entry the words do not touch is not a candidate.
 const MIN_CANDIDATE: f32 = 0.02;
+/// Where the model carries at least `MODEL_LEADS` of the score, a clause the segmenter kept
+/// whole ("add it to my playlist and humidity in Denver") asks two things when the parts
+/// on either side of an "and" or comma each route, at least `CONFIDENT` likely, to a
+/// different entry.
+/// The whole clause must speak for each of the two entries at least `WHOLE_SUPPORTS`
+/// too: a model taught multi-intent requests does; one taught single-intent requests
+/// gives the second a split finds next to nothing.
+const CONFIDENT: f32 = 0.5;
+const MODEL_LEADS: f64 = 0.5;
+const WHOLE_SUPPORTS: f32 = 0.1;
 /// An entry's own words count less than a request phrased by a person.
 const OWN_WORDS: f32 = 0.5;
 
@@ -107,6 +117,32 @@ impl Learned {
             .filter(|(p, d)| *p >= MIN_CANDIDATE && **d != u32::MAX)
             .map(|(p, d)| (*d, p))
             .collect()
+    }
+}
+
+impl Learned {
+    /// The model's best entry for a text, when the model is the main voice of the score
+    /// and finds that entry more likely than not.
+    pub(crate) fn confident(&self, text: &str) -> Option<(u32, f32)> {
+        if self.weight < MODEL_LEADS {
+            return None;
+        }
+        self.candidates(text)
+            .into_iter()
+            .filter(|(_, p)| *p >= CONFIDENT)
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+    }
+
+    /// Whether the whole text speaks for each of these entries.
+    pub(crate) fn supports_all(&self, text: &str, docs: &[u32]) -> bool {
+        let p = self.model.probabilities(text);
+        docs.iter().all(|d| {
+            self.docs
+                .iter()
+                .position(|x| x == d)
+                .and_then(|k| p.get(k))
+                .is_some_and(|p| *p >= WHOLE_SUPPORTS)
+        })
     }
 }
 

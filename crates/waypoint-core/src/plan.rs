@@ -46,6 +46,9 @@ pub struct Drafted {
     pub clause_scores: Vec<f64>,
 }
 
+/// An entry with its probability from the trained router.
+type Choice<'a> = (&'a str, f64);
+
 /// An action clause with its goal and ranked candidates.
 struct Routed<'a> {
     clause: &'a ClauseAnalysis,
@@ -65,24 +68,14 @@ pub struct Planner<'a> {
 impl Planner<'_> {
     pub fn draft(&self, analysis: &Analysis) -> Drafted {
         let mut out = Drafted::default();
-        let mut goal_iter = analysis.understanding.goals.iter();
-        let routed: Vec<Routed<'_>> = analysis
-            .clauses
-            .iter()
-            .filter(|c| c.is_action())
-            .map(|clause| {
-                let goal = goal_iter.next();
-                let ranking = self
-                    .index
-                    .rank(clause.tokens(), &self.hints(clause, goal), self.lex);
-                Routed {
-                    clause,
-                    goal,
-                    ranking,
-                }
-            })
-            .collect();
+        let routed = self.route_actions(analysis);
         let absorbed = self.absorbed(&routed);
+        // The entry each clause routes to first: a clause's second intent is not one that
+        // another clause of the request already asks for.
+        let tops: Vec<String> = routed
+            .iter()
+            .filter_map(|r| r.ranking.first().map(|c| c.id.clone()))
+            .collect();
         let mut routed = routed.into_iter().zip(absorbed);
         for clause in &analysis.clauses {
             if !clause.is_action() {
@@ -154,6 +147,7 @@ impl Planner<'_> {
                     pick.score,
                     why,
                 ));
+                self.second_request(clause, &pick.id, &tops, &mut out.drafts);
             } else {
                 out.drafts.push(gap(clause, ranking.first()));
             }
@@ -211,6 +205,82 @@ impl Planner<'_> {
             }
         }
         out
+    }
+
+    /// Each action clause with its goal and ranking, in order.
+    fn route_actions<'g>(&self, analysis: &'g Analysis) -> Vec<Routed<'g>> {
+        let mut goal_iter = analysis.understanding.goals.iter();
+        analysis
+            .clauses
+            .iter()
+            .filter(|c| c.is_action())
+            .map(|clause| {
+                let goal = goal_iter.next();
+                let ranking = self
+                    .index
+                    .rank(clause.tokens(), &self.hints(clause, goal), self.lex);
+                Routed {
+                    clause,
+                    goal,
+                    ranking,
+                }
+            })
+            .collect()
+    }
+
+    /// Adds the other entry of a clause that asks for two (see [`Self::two_requests`]) beside
+    /// `pick`, in the order the clause names them — unless another clause of the request
+    /// routes to it or the plan has it already.
+    fn second_request(
+        &self,
+        clause: &ClauseAnalysis,
+        pick: &str,
+        tops: &[String],
+        drafts: &mut Vec<Draft>,
+    ) {
+        let Some((left, right)) = self.two_requests(clause) else {
+            return;
+        };
+        let ((id, p), at) = if left.0 == pick {
+            (right, drafts.len())
+        } else if right.0 == pick {
+            (left, drafts.len().saturating_sub(1))
+        } else {
+            return;
+        };
+        if tops.iter().any(|t| t == id) || drafts.iter().any(|d| d.tool == id) {
+            return;
+        }
+        let why = format!("asked too, after “and” or a comma ({p:.2}, learned from requests)");
+        drafts.insert(at, self.new_draft(id, clause.segment.clause.index, p, why));
+    }
+
+    /// The two entries a clause asks for when the trained router, splitting it at one of
+    /// its joints, routes each side confidently to a different entry; the split whose
+    /// weaker side is surest wins.
+    fn two_requests<'i>(&'i self, clause: &ClauseAnalysis) -> Option<(Choice<'i>, Choice<'i>)> {
+        let text = &clause.segment.clause.text;
+        let base = clause.segment.clause.span.start;
+        let toks = clause.tokens();
+        let mut best: Option<(Choice<'_>, Choice<'_>)> = None;
+        for &(left_end, right_start) in &clause.segment.joints {
+            let (Some(last), Some(next)) = (
+                left_end.checked_sub(1).and_then(|i| toks.get(i)),
+                toks.get(right_start),
+            ) else {
+                continue;
+            };
+            let left = text.get(..last.end.saturating_sub(base))?;
+            let right = text.get(next.start.saturating_sub(base)..)?;
+            let (Some(l), Some(r)) = (self.index.confident(left), self.index.confident(right))
+            else {
+                continue;
+            };
+            if l.0 != r.0 && best.is_none_or(|(bl, br)| l.1.min(r.1) > bl.1.min(br.1)) {
+                best = Some((l, r));
+            }
+        }
+        best.filter(|(l, r)| self.index.supports_all(text, &[l.0, r.0]))
     }
 
     /// What routing should know about a clause beyond its words.

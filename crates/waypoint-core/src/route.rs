@@ -152,6 +152,29 @@ impl RouteIndex {
         self.learned.as_ref()
     }
 
+    /// Whether the trained router finds each of these entries somewhat likely for the text.
+    pub fn supports_all(&self, text: &str, ids: &[&str]) -> bool {
+        let Some(learned) = &self.learned else {
+            return false;
+        };
+        let docs: Option<Vec<u32>> = ids
+            .iter()
+            .map(|id| {
+                self.docs
+                    .iter()
+                    .position(|d| d.id == *id)
+                    .and_then(|i| u32::try_from(i).ok())
+            })
+            .collect();
+        docs.is_some_and(|docs| learned.supports_all(text, &docs))
+    }
+
+    /// The trained router's confident choice for a text, where it leads the score.
+    pub fn confident(&self, text: &str) -> Option<(&str, f64)> {
+        let (doc, p) = self.learned.as_ref()?.confident(text)?;
+        Some((self.docs.get(doc as usize)?.id.as_str(), f64::from(p)))
+    }
+
     fn lexical_only(catalog: &Catalog, lex: &Lexicon) -> Self {
         let mut index = Self::default();
         for tool in catalog.tools() {

@@ -13,6 +13,10 @@ use crate::text::Token;
 pub struct Segment {
     pub clause: Clause,
     pub tokens: Vec<Token>,
+    /// Where the clause could have been split but was not ("… playlist and humidity in
+    /// Denver"): `(left_end, right_start)` token indices around an "and", "or" or comma.
+    /// A trained router may still find two requests there.
+    pub joints: Vec<(usize, usize)>,
 }
 
 /// Splits the request's tokens into clauses. `text` is the original request.
@@ -44,7 +48,12 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
             } else {
                 ClauseRole::Action
             };
+            let joints = (1..toks.len())
+                .filter_map(|i| joint_at(text, &toks, i).map(|next| (i, next)))
+                .filter(|(_, next)| *next < toks.len())
+                .collect();
             Segment {
+                joints,
                 clause: Clause {
                     index,
                     text: text.get(start..end).unwrap_or_default().to_string(),
@@ -121,22 +130,18 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
             continue;
         }
         let tok = &run[i];
-        let joiner = tok.form == "and" || tok.form == "or" || comma_before(text, run, i);
         // A clause so far that asks something (a verb, or a question) can be followed by another.
         let asks = head_verb.is_some() || current.first().is_some_and(|t| lex.opens_question(t));
-        if joiner && asks && !in_relative {
-            let next = if tok.form == "and" || tok.form == "or" {
-                i + 1
-            } else {
-                i
-            };
-            if starts_action(run, next, lex) {
-                flush(&mut current, out);
-                head_verb = None;
-                in_relative = false;
-                i = next;
-                continue;
-            }
+        if let Some(next) = joint_at(text, run, i)
+            && asks
+            && !in_relative
+            && starts_action(run, next, lex)
+        {
+            flush(&mut current, out);
+            head_verb = None;
+            in_relative = false;
+            i = next;
+            continue;
         }
         if head_verb.is_none() && lex.is_verb(tok) {
             head_verb = Some(current.len());
@@ -152,6 +157,19 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
         i += 1;
     }
     flush(&mut current, out);
+}
+
+/// Where the next clause would start if `run[i]` joins two: after an "and" or "or", or at
+/// a word a comma separates from the one before.
+fn joint_at(text: &str, run: &[Token], i: usize) -> Option<usize> {
+    let tok = run.get(i)?;
+    if tok.form == "and" || tok.form == "or" {
+        Some(i + 1)
+    } else if comma_before(text, run, i) {
+        Some(i)
+    } else {
+        None
+    }
 }
 
 /// Whether a comma separates `run[i]` from the token before it.

@@ -12,6 +12,7 @@ mod plans;
 mod properties;
 mod stages;
 mod stored_plans;
+mod trained;
 
 use std::sync::OnceLock;
 

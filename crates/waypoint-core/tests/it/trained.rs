@@ -1,0 +1,91 @@
+//! The trained router on a small catalog whose entries are described in a word or two
+//! and taught by requests, the way a user's own catalog with `--train` is.
+
+use waypoint_catalog::{Catalog, Source, load};
+use waypoint_core::{Engine, Options};
+
+const TOOLS: &str = r#"
+tools:
+  - name: play_music
+    description: play music
+    examples:
+      - put on some jazz
+      - i want to hear the new album by adele
+      - start my workout songs
+      - could you play something relaxing
+      - blast some rock in the kitchen
+      - play some jazz and how windy is it in chicago
+  - name: get_weather
+    description: get weather
+    examples:
+      - will it rain in paris tomorrow
+      - how humid is it in denver
+      - is it going to snow this weekend
+      - what's the forecast for boston
+      - how windy is it in chicago
+      - play some jazz and how windy is it in chicago
+  - name: book_restaurant
+    description: book restaurant
+    examples:
+      - i need a table for four at an italian place
+      - reserve a spot at a sushi bar tonight
+      - get me a reservation at a steakhouse for two
+      - book a table near the station at 8 pm
+      - find me a table for six on friday
+"#;
+
+fn engine(text: &str) -> Engine {
+    let catalog: Catalog = load(&[Source {
+        name: "tools.yaml".into(),
+        text: text.into(),
+    }])
+    .unwrap()
+    .catalog;
+    Engine::new(catalog, Options::default()).unwrap()
+}
+
+fn tools(engine: &Engine, request: &str) -> Vec<String> {
+    let mut t: Vec<String> = engine
+        .plan(request, None)
+        .unwrap()
+        .steps()
+        .iter()
+        .map(|s| s.tool.clone())
+        .collect();
+    t.sort();
+    t
+}
+
+#[test]
+fn requests_teach_the_router_phrasings_the_names_do_not_share() {
+    let e = engine(TOOLS);
+    let learned = e.learned().expect("a catalog with requests has a trained router");
+    assert!(learned.weight() > 0.5, "{}", learned.weight());
+    assert_eq!(tools(&e, "is it going to rain in rome"), ["get_weather"]);
+    assert_eq!(tools(&e, "reserve a table at a thai place"), ["book_restaurant"]);
+    assert_eq!(tools(&e, "put on the new adele album"), ["play_music"]);
+}
+
+#[test]
+fn a_clause_the_segmenter_keeps_whole_can_ask_for_two_entries() {
+    let e = engine(TOOLS);
+    // "humid…" starts no verb phrase, so the segmenter keeps one clause; each side of
+    // the "and" routes to a different entry.
+    assert_eq!(
+        tools(&e, "put on some jazz and how humid is it in denver"),
+        ["get_weather", "play_music"]
+    );
+}
+
+#[test]
+fn a_catalog_without_requests_is_routed_by_its_words_alone() {
+    let plain: String = TOOLS
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("- ") || l.contains("name:"))
+        .filter(|l| !l.contains("examples:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let e = engine(&plain);
+    assert!(e.learned().is_none());
+    assert_eq!(tools(&e, "play music"), ["play_music"]);
+}
