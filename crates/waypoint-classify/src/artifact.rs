@@ -10,7 +10,7 @@ use crate::model::Model;
 
 const MAGIC: &[u8; 4] = b"WPCL";
 /// Bumped whenever features, training or this layout change: old artifacts retrain.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// Why bytes are not a model.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

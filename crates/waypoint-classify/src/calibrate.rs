@@ -156,25 +156,32 @@ impl Tally {
         }
     }
 
-    /// One held-out example: its labels and the best-scored class.
-    pub fn add(&mut self, labels: &[u32], best: u32) {
+    /// One held-out example: its labels, the classes predicted for it (every class whose
+    /// decision is positive, and always the best) and the best-scored class. Accuracy
+    /// counts the best class; precision and recall count the predicted set, so a
+    /// multi-intent request is right for each of its intents the model finds.
+    pub fn add(&mut self, labels: &[u32], predicted: &[u32], best: u32) {
         self.seen += 1;
-        let hit = labels.contains(&best);
-        if hit {
+        if labels.contains(&best) {
             self.right += 1;
         }
-        if let Some(c) = self.classes.get_mut(best as usize) {
-            if hit {
-                c.true_positives += 1;
-            } else {
-                c.false_positives += 1;
+        for &k in predicted {
+            if let Some(c) = self.classes.get_mut(k as usize) {
+                if labels.contains(&k) {
+                    c.true_positives += 1;
+                } else {
+                    c.false_positives += 1;
+                }
             }
         }
         for &l in labels {
             if let Some(c) = self.classes.get_mut(l as usize) {
                 c.support += 1;
             }
-            if !hit && let Some(m) = self.confusions.get_mut(l as usize) {
+            if !predicted.contains(&l)
+                && best != l
+                && let Some(m) = self.confusions.get_mut(l as usize)
+            {
                 *m.entry(best).or_insert(0) += 1;
             }
         }
@@ -231,10 +238,10 @@ mod tests {
     #[test]
     fn tally_counts_precision_recall_and_confusions() {
         let mut t = Tally::new(3);
-        t.add(&[0], 0);
-        t.add(&[0], 1);
-        t.add(&[0], 1);
-        t.add(&[1], 1);
+        t.add(&[0], &[0], 0);
+        t.add(&[0], &[1], 1);
+        t.add(&[0], &[1], 1);
+        t.add(&[1], &[1], 1);
         let r = t.finish(2);
         assert_eq!(r.held_out, 4);
         assert!((r.accuracy - 0.5).abs() < 1e-9);
@@ -242,5 +249,17 @@ mod tests {
         assert_eq!(r.classes[1].precision(), Some(1.0 / 3.0));
         assert_eq!(r.classes[0].confused_with, vec![(1, 2)]);
         assert_eq!(r.classes[2].precision(), None);
+    }
+
+    #[test]
+    fn a_multi_intent_request_counts_for_each_intent_found() {
+        let mut t = Tally::new(3);
+        t.add(&[0, 1], &[0, 1], 0);
+        t.add(&[0, 2], &[0], 0);
+        let r = t.finish(2);
+        assert!((r.accuracy - 1.0).abs() < 1e-9);
+        assert_eq!(r.classes[1].recall(), Some(1.0));
+        assert_eq!(r.classes[2].recall(), Some(0.0));
+        assert_eq!(r.classes[2].confused_with, vec![(0, 1)]);
     }
 }

@@ -356,7 +356,14 @@ fn cross_validate(
             let d = model.decide(&xs[i]);
             let labels = &set.examples[i].labels;
             let best = best_class(&d);
-            tally.add(labels, best);
+            let mut predicted: Vec<u32> = (0..d.len())
+                .filter(|&k| d[k] > 0.0)
+                .filter_map(|k| u32::try_from(k).ok())
+                .collect();
+            if !predicted.contains(&best) {
+                predicted.push(best);
+            }
+            tally.add(labels, &predicted, best);
             for (k, v) in d.iter().enumerate() {
                 let class = u32::try_from(k).unwrap_or(u32::MAX);
                 pairs[k].push((*v, labels.contains(&class)));

@@ -79,6 +79,7 @@ pub(crate) fn load_trained(
         let cases = waypoint_eval::read_cases(&text, &name)?;
         let r = waypoint_eval::train(&mut catalog, &cases);
         trained.examples += r.examples;
+        trained.requests += r.requests;
         for l in r.unknown_labels {
             if !trained.unknown_labels.contains(&l) {
                 trained.unknown_labels.push(l);

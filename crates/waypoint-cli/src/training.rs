@@ -16,6 +16,8 @@ use crate::commands::{load_trained, options};
 struct TrainSummary {
     /// Labelled requests added from the files.
     requests_added: usize,
+    /// (request, entry) labels they carried.
+    labels_added: usize,
     classes: usize,
     features: usize,
     weights: usize,
@@ -112,7 +114,8 @@ pub(crate) fn train(global: &Global, args: &TrainArgs) -> Result<ExitCode> {
     };
     let c = model.calibration();
     let summary = TrainSummary {
-        requests_added: trained.examples,
+        requests_added: trained.requests,
+        labels_added: trained.examples,
         classes: classes.len(),
         features: model.features(),
         weights: model.weights(),
@@ -153,8 +156,9 @@ fn render(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()
     }
     writeln!(
         out,
-        "  requests     {} added; the model makes {:.0}% of each route score",
+        "  requests     {} added ({} labels); the model makes {:.0}% of each route score",
         s.requests_added,
+        s.labels_added,
         s.model_weight * 100.0
     )?;
     match &s.cross_validation {

@@ -61,6 +61,9 @@ pub fn read_cases(text: &str, source_name: &str) -> Result<Vec<EvalCase>, EvalEr
 /// What training added.
 #[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct TrainReport {
+    /// Requests that taught at least one entry.
+    pub requests: usize,
+    /// (request, entry) pairs added.
     pub examples: usize,
     /// Labels that name nothing in the catalog (ignored).
     pub unknown_labels: Vec<String>,
@@ -76,6 +79,7 @@ pub fn train(catalog: &mut Catalog, cases: &[EvalCase]) -> TrainReport {
             .iter()
             .chain(case.expect.tool_set.iter())
             .flatten();
+        let before = report.examples;
         for label in labels {
             if label == waypoint_protocol::UNKNOWN_TOOL {
                 continue;
@@ -85,6 +89,9 @@ pub fn train(catalog: &mut Catalog, cases: &[EvalCase]) -> TrainReport {
             } else if !report.unknown_labels.contains(label) {
                 report.unknown_labels.push(label.clone());
             }
+        }
+        if report.examples > before {
+            report.requests += 1;
         }
     }
     report

@@ -4,7 +4,7 @@
 use waypoint_catalog::{Catalog, Source, load};
 use waypoint_core::{Engine, Options};
 
-const TOOLS: &str = r#"
+const TOOLS: &str = r"
 tools:
   - name: play_music
     description: play music
@@ -32,7 +32,7 @@ tools:
       - get me a reservation at a steakhouse for two
       - book a table near the station at 8 pm
       - find me a table for six on friday
-"#;
+";
 
 fn engine(text: &str) -> Engine {
     let catalog: Catalog = load(&[Source {
@@ -59,10 +59,15 @@ fn tools(engine: &Engine, request: &str) -> Vec<String> {
 #[test]
 fn requests_teach_the_router_phrasings_the_names_do_not_share() {
     let e = engine(TOOLS);
-    let learned = e.learned().expect("a catalog with requests has a trained router");
+    let learned = e
+        .learned()
+        .expect("a catalog with requests has a trained router");
     assert!(learned.weight() > 0.5, "{}", learned.weight());
     assert_eq!(tools(&e, "is it going to rain in rome"), ["get_weather"]);
-    assert_eq!(tools(&e, "reserve a table at a thai place"), ["book_restaurant"]);
+    assert_eq!(
+        tools(&e, "reserve a table at a thai place"),
+        ["book_restaurant"]
+    );
     assert_eq!(tools(&e, "put on the new adele album"), ["play_music"]);
 }
 
