@@ -549,6 +549,15 @@ const ONE_TOOL: &str =
     "tools:\n  - name: git_status\n    description: Show the working tree status\n";
 const TWO_TOOLS: &str = "tools:\n  - name: git_status\n    description: Show the working tree status\n  - name: git_log\n    description: Show the commit log\n";
 
+/// Replaces a file the server watches in one step: a plain write truncates first, and a
+/// reload that reads the empty file between the two would serve an empty catalog.
+fn replace(path: &std::path::Path, text: &str) {
+    // Staged outside the watched folder, so the staging file itself is never seen.
+    let tmp = path.parent().unwrap().with_extension("staged");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
 async fn tools_served(b: &str) -> (u64, Value) {
     let (_, h) = call("GET", &format!("{b}/healthz"), None, None).await;
     (h["catalog"]["tools"].as_u64().unwrap(), h)
@@ -573,14 +582,14 @@ async fn the_catalog_reloads_on_change_and_keeps_the_old_one_on_error() {
     );
     let b = server.base.clone();
     assert_eq!(tools_served(&b).await.0, 1);
-    std::fs::write(catalog.join("tools.yaml"), TWO_TOOLS).unwrap();
+    replace(&catalog.join("tools.yaml"), TWO_TOOLS);
     wait_for(Duration::from_secs(20), async || {
         (tools_served(&b).await.0 == 2).then_some(())
     })
     .await
     .unwrap_or_else(|| panic!("no reload after a change:\n{}", server.log()));
 
-    std::fs::write(catalog.join("tools.yaml"), "tools:\n  - name: [broken\n").unwrap();
+    replace(&catalog.join("tools.yaml"), "tools:\n  - name: [broken\n");
     let (tools, health) = wait_for(Duration::from_secs(20), async || {
         let (n, h) = tools_served(&b).await;
         (h["status"] == "degraded").then_some((n, h))
