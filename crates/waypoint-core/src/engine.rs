@@ -39,6 +39,12 @@ pub struct Options {
     /// A plan document wins a clause when its route score is at least this share of the
     /// best candidate's (and above the threshold).
     pub stored_plan_ratio: f64,
+    /// How far a tool that writes must lead the best less harmful
+    /// candidate to be chosen; closer, the clause is a gap that names both. A read tool
+    /// needs no lead: choosing it wrongly changes nothing.
+    pub write_margin: f64,
+    /// The same for a destructive tool.
+    pub destructive_margin: f64,
     /// Whether, and from where, the trained router is built.
     pub router: crate::learned::RouterModel,
 }
@@ -52,6 +58,8 @@ impl Default for Options {
             max_request_bytes: 64 * 1024,
             alternatives: 5,
             stored_plan_ratio: 0.9,
+            write_margin: 0.05,
+            destructive_margin: 0.15,
             router: crate::learned::RouterModel::default(),
         }
     }
@@ -146,6 +154,8 @@ impl Engine {
             index: &self.index,
             threshold: self.options.threshold,
             stored_plan_ratio: self.options.stored_plan_ratio,
+            write_margin: self.options.write_margin,
+            destructive_margin: self.options.destructive_margin,
         }
     }
 

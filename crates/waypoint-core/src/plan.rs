@@ -63,6 +63,9 @@ pub struct Planner<'a> {
     pub threshold: f64,
     /// A stored plan wins when it scores at least this share of the best candidate.
     pub stored_plan_ratio: f64,
+    /// Leads a writing or destructive tool needs over a less harmful runner-up.
+    pub write_margin: f64,
+    pub destructive_margin: f64,
 }
 
 impl Planner<'_> {
@@ -131,6 +134,13 @@ impl Planner<'_> {
                     .prefer_pipeline(top, clause)
                     .or_else(|| self.covering_pipeline(top, &ranking, clause, &out.drafts))
                     .unwrap_or_else(|| top.clone());
+                if let Some(why) = self.too_close_to_harm(&pick, &ranking) {
+                    let mut g = gap(clause, Some(&pick));
+                    g.rationale = why;
+                    out.drafts.push(g);
+                    self.consume_leftovers(clause, first, &mut out);
+                    continue;
+                }
                 let why = format!(
                     "best match ({:.2}: {})",
                     pick.score,
@@ -226,6 +236,42 @@ impl Planner<'_> {
                 }
             })
             .collect()
+    }
+
+    /// Why `pick` may not be chosen: it writes or destroys, and a less harmful candidate
+    /// fits almost as well, so the words do not say clearly enough that the harm is
+    /// wanted.
+    fn too_close_to_harm(&self, pick: &Candidate, ranking: &[Candidate]) -> Option<String> {
+        let harm = |id: &str| self.catalog.tool(id).map(|t| harm(t.effects));
+        let mine = harm(&pick.id)?;
+        let margin = match mine {
+            0 => return None,
+            1 => self.write_margin,
+            _ => self.destructive_margin,
+        };
+        let rival = ranking
+            .iter()
+            .take_while(|c| c.score >= self.threshold)
+            .filter(|c| c.id != pick.id)
+            .find(|c| harm(&c.id).is_some_and(|h| h < mine))?;
+        (pick.score - rival.score < margin).then(|| {
+            let effects = |id: &str| self.catalog.tool(id).map_or("read", |t| t.effects.as_str());
+            format!(
+                "gap: `{}` ({}, {:.2}) and `{}` ({}, {:.2}) fit almost equally; a step that {} \
+                 needs a clearer lead — say which one is meant",
+                pick.id,
+                effects(&pick.id),
+                pick.score,
+                rival.id,
+                effects(&rival.id),
+                rival.score,
+                if mine == 1 {
+                    "changes things"
+                } else {
+                    "destroys things"
+                }
+            )
+        })
     }
 
     /// Adds the other entry of a clause that asks for two (see [`Self::two_requests`]) beside
@@ -862,6 +908,16 @@ fn supplied_kinds(clause: &ClauseAnalysis) -> HashSet<&'static str> {
         }
     }
     kinds
+}
+
+/// How much a wrong choice of a tool can change: reading (here or on the web) nothing,
+/// writing some, destroying most.
+fn harm(effects: waypoint_catalog::Effects) -> u8 {
+    match effects {
+        waypoint_catalog::Effects::Read | waypoint_catalog::Effects::External => 0,
+        waypoint_catalog::Effects::Write => 1,
+        waypoint_catalog::Effects::Destructive => 2,
+    }
 }
 
 fn gap(clause: &ClauseAnalysis, closest: Option<&Candidate>) -> Draft {

@@ -119,3 +119,33 @@ fn max_steps_truncates_with_a_warning() {
     assert_eq!(steps.len(), 3);
     assert!(v.warnings[0].contains("max_steps"));
 }
+
+/// A catalog where one note tool reads and one destroys, described alike.
+fn notes_engine() -> waypoint_core::Engine {
+    let text = "tools:\n  - name: notes_show\n    description: show the notes\n    effects: read\n    keywords: [notes]\n  - name: notes_purge\n    description: purge the notes\n    effects: destructive\n    keywords: [notes]\n";
+    let catalog = waypoint_catalog::load(&[waypoint_catalog::Source {
+        name: "notes.yaml".into(),
+        text: text.into(),
+    }])
+    .unwrap()
+    .catalog;
+    waypoint_core::Engine::new(catalog, waypoint_core::Options::default()).unwrap()
+}
+
+#[test]
+fn a_destructive_tool_needs_a_clear_lead_over_a_harmless_one() {
+    let e = notes_engine();
+    let first = |request: &str| e.plan(request, None).unwrap().steps()[0].clone();
+    // Both fit "handle the notes" equally (the destructive one first by name): nothing
+    // says destroy, so the clause is a gap that names both.
+    let step = first("handle the notes");
+    assert_eq!(step.tool, "unknown", "{}", step.rationale);
+    assert!(
+        step.rationale.contains("notes_purge") && step.rationale.contains("notes_show"),
+        "{}",
+        step.rationale
+    );
+    // A destroying verb gives it a clear lead; a reading tool needs none.
+    assert_eq!(first("clear the notes").tool, "notes_purge");
+    assert_eq!(first("show the notes").tool, "notes_show");
+}
