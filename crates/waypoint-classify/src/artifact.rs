@@ -10,7 +10,7 @@ use crate::model::Model;
 
 const MAGIC: &[u8; 4] = b"WPCL";
 /// Bumped whenever features, training or this layout change: old artifacts retrain.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 
 /// Why bytes are not a model.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -43,6 +43,7 @@ impl Model {
             w.u64(*h);
             w.f32(*idf);
         }
+        w.len(self.dense_dims);
         for o in &self.offsets {
             w.u32(*o);
         }
@@ -104,7 +105,9 @@ impl Model {
             ids.insert(r.u64()?, u32::try_from(i).map_err(|_| r.damaged())?);
             idf.push(r.f32()?);
         }
-        let offsets: Vec<u32> = (0..=dims).map(|_| r.u32()).collect::<Result<_, _>>()?;
+        let dense_dims = r.len(4)?;
+        let features = dims.checked_add(dense_dims).ok_or_else(|| r.damaged())?;
+        let offsets: Vec<u32> = (0..=features).map(|_| r.u32()).collect::<Result<_, _>>()?;
         let n_entries = r.len(8)?;
         let mut entries = Vec::with_capacity(n_entries);
         for _ in 0..n_entries {
@@ -176,6 +179,7 @@ impl Model {
             per_class,
             report,
             support,
+            dense_dims,
         })
     }
 }

@@ -26,6 +26,8 @@ pub struct TrainingSet {
     classes: Vec<String>,
     index: std::collections::HashMap<String, u32>,
     examples: Vec<Example>,
+    /// One dense vector per example (a sentence embedding), or none.
+    dense: Vec<Vec<f32>>,
 }
 
 impl TrainingSet {
@@ -69,6 +71,26 @@ impl TrainingSet {
         &self.examples
     }
 
+    /// Gives every example a dense vector (its sentence embedding, say) that the model
+    /// learns from beside its n-grams; scoring then takes the text's vector too
+    /// ([`Model::probabilities_with`]). Refused (false) unless there is one vector per
+    /// example, all of one length.
+    pub fn set_dense(&mut self, vectors: Vec<Vec<f32>>) -> bool {
+        let dims = vectors.first().map_or(0, Vec::len);
+        if vectors.len() != self.examples.len()
+            || dims == 0
+            || vectors.iter().any(|v| v.len() != dims)
+        {
+            return false;
+        }
+        self.dense = vectors;
+        true
+    }
+
+    fn dense_dims(&self) -> usize {
+        self.dense.first().map_or(0, Vec::len)
+    }
+
     /// A digest of everything training reads, settings included: the key of the
     /// trained artifact in a cache.
     pub fn key(&self, settings: &Settings) -> [u8; 32] {
@@ -87,6 +109,11 @@ impl TrainingSet {
             }
             h.update(e.weight.to_le_bytes());
             h.update([u8::from(e.held_out), 0xff]);
+        }
+        for v in &self.dense {
+            for x in v {
+                h.update(x.to_le_bytes());
+            }
         }
         h.finalize().into()
     }
@@ -142,6 +169,28 @@ pub struct Model {
     pub(crate) report: Option<Report>,
     /// Examples it learned from, per class.
     pub(crate) support: Vec<u32>,
+    /// Length of the dense vector appended to the n-grams (0: none); its features follow
+    /// the vocabulary's.
+    pub(crate) dense_dims: usize,
+}
+
+/// A dense vector counts as much as each n-gram family (each is scaled to norm 1/√2).
+const DENSE_SCALE: f32 = std::f32::consts::FRAC_1_SQRT_2;
+
+/// The n-gram vector with the dense one appended after the vocabulary's features.
+fn with_dense(mut x: Sparse, dense: Option<&[f32]>, first: usize) -> Sparse {
+    let Some(dense) = dense else { return x };
+    let norm = dense.iter().map(|v| v * v).sum::<f32>().sqrt();
+    if norm == 0.0 {
+        return x;
+    }
+    for (j, v) in dense.iter().enumerate() {
+        if let Ok(id) = u32::try_from(first + j) {
+            x.idx.push(id);
+            x.val.push(v / norm * DENSE_SCALE);
+        }
+    }
+    x
 }
 
 impl Model {
@@ -156,19 +205,32 @@ impl Model {
                 1
             });
         let vocab = Vocabulary::build(set.examples.iter().map(|e| e.text.as_str()), min_df);
-        let xs: Vec<Sparse> = set.examples.iter().map(|e| vocab.vector(&e.text)).collect();
+        let dense_dims = set.dense_dims();
+        let xs: Vec<Sparse> = set
+            .examples
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                with_dense(
+                    vocab.vector(&e.text),
+                    set.dense.get(i).map(Vec::as_slice),
+                    vocab.len(),
+                )
+            })
+            .collect();
         let classes = set.classes.len();
         let all: Vec<usize> = (0..set.examples.len()).collect();
-        let weights = fit(set, &xs, &all, classes, vocab.len(), settings);
+        let dims = vocab.len() + dense_dims;
+        let weights = fit(set, &xs, &all, classes, dims, settings);
         let mut support = vec![0_u32; classes];
         for e in &set.examples {
             for &l in &e.labels {
                 support[l as usize] += 1;
             }
         }
-        let mut model = Self::assemble(set, vocab, &weights, support);
+        let mut model = Self::assemble(set, vocab, dense_dims, &weights, support);
         model.key = set.key(settings);
-        if let Some(cv) = cross_validate(set, &xs, &model.vocab, settings) {
+        if let Some(cv) = cross_validate(set, &xs, &model.vocab, dense_dims, settings) {
             model.calibration = cv.shared;
             model.per_class = cv.per_class;
             model.report = Some(cv.report);
@@ -181,10 +243,11 @@ impl Model {
     fn assemble(
         set: &TrainingSet,
         vocab: Vocabulary,
+        dense_dims: usize,
         weights: &[svm::ClassWeights],
         support: Vec<u32>,
     ) -> Self {
-        let dims = vocab.len();
+        let dims = vocab.len() + dense_dims;
         let mut counts = vec![0_u32; dims + 1];
         for w in weights {
             for (f, _) in &w.features {
@@ -216,6 +279,7 @@ impl Model {
             per_class: Vec::new(),
             report: None,
             support,
+            dense_dims,
         }
     }
 
@@ -262,7 +326,19 @@ impl Model {
 
     /// Raw decision values, one per class: above 0 means "this class" to its SVM.
     pub fn decisions(&self, text: &str) -> Vec<f32> {
-        let x = self.vocab.vector(text);
+        self.decisions_with(text, None)
+    }
+
+    /// Length of the dense vector the model was trained with (0: none).
+    pub fn dense_dims(&self) -> usize {
+        self.dense_dims
+    }
+
+    /// Decision values for a text and its dense vector; a vector of the wrong length is
+    /// ignored, as is one the model was not trained with.
+    pub fn decisions_with(&self, text: &str, dense: Option<&[f32]>) -> Vec<f32> {
+        let dense = dense.filter(|d| self.dense_dims > 0 && d.len() == self.dense_dims);
+        let x = with_dense(self.vocab.vector(text), dense, self.vocab.len());
         self.decide(&x)
     }
 
@@ -280,7 +356,12 @@ impl Model {
 
     /// Calibrated probabilities that each class is right for the text.
     pub fn probabilities(&self, text: &str) -> Vec<f32> {
-        let mut d = self.decisions(text);
+        self.probabilities_with(text, None)
+    }
+
+    /// The same with the text's dense vector, for a model trained with them.
+    pub fn probabilities_with(&self, text: &str, dense: Option<&[f32]>) -> Vec<f32> {
+        let mut d = self.decisions_with(text, dense);
         for (v, c) in d.iter_mut().zip(&self.per_class) {
             *v = c.probability(*v);
         }
@@ -326,6 +407,7 @@ fn cross_validate(
     set: &TrainingSet,
     xs: &[Sparse],
     vocab: &Vocabulary,
+    dense_dims: usize,
     settings: &Settings,
 ) -> Option<CrossValidated> {
     let folds = settings.folds as usize;
@@ -350,8 +432,8 @@ fn cross_validate(
         let train: Vec<usize> = (0..set.examples.len())
             .filter(|&i| fold_of[i] != fold)
             .collect();
-        let weights = fit(set, xs, &train, classes, vocab.len(), settings);
-        let model = Model::assemble(set, vocab.clone(), &weights, Vec::new());
+        let weights = fit(set, xs, &train, classes, vocab.len() + dense_dims, settings);
+        let model = Model::assemble(set, vocab.clone(), dense_dims, &weights, Vec::new());
         for &i in candidates.iter().filter(|&&i| fold_of[i] == fold) {
             let d = model.decide(&xs[i]);
             let labels = &set.examples[i].labels;

@@ -135,3 +135,45 @@ fn calibration_matches_a_hand_computation() {
     assert!((p1 - 50.0 / 60.0).abs() < 0.02, "{p1}");
     assert!((f64::from(c.probability(1.0) + c.probability(-1.0)) - 1.0).abs() < 1e-3);
 }
+
+/// A dense vector per example (a sentence embedding) that carries what the words do not:
+/// here, one direction per class. Texts are all alike, so only the vector tells them apart.
+#[test]
+fn dense_vectors_are_learned_beside_the_ngrams_and_survive_the_artifact() {
+    let mut set = TrainingSet::default();
+    let mut vectors = Vec::new();
+    for (k, label) in ["weather", "music", "alarm"].iter().enumerate() {
+        for i in 0..6 {
+            set.add(&format!("do the thing number {i}"), &[label], 1.0, true);
+            let mut v = vec![0.05_f32; 4];
+            v[k] = 1.0;
+            vectors.push(v);
+        }
+    }
+    assert!(
+        !set.clone().set_dense(vec![vec![1.0; 4]; 3]),
+        "one vector per example"
+    );
+    assert!(set.set_dense(vectors));
+    let settings = Settings::default();
+    let model = Model::train(&set, &settings);
+    assert_eq!(model.dense_dims(), 4);
+    let pick = |m: &Model, v: &[f32]| {
+        let p = m.probabilities_with("do the thing", Some(v));
+        let k = (0..p.len()).max_by(|a, b| p[*a].total_cmp(&p[*b])).unwrap();
+        m.classes()[k].clone()
+    };
+    assert_eq!(pick(&model, &[0.0, 1.0, 0.0, 0.0]), "music");
+    assert_eq!(pick(&model, &[0.0, 0.0, 1.0, 0.0]), "alarm");
+    let back = Model::from_bytes(&model.to_bytes()).unwrap();
+    assert_eq!(back, model);
+    // A vector of another length is ignored rather than misread.
+    assert_eq!(
+        model.probabilities_with("do the thing", Some(&[1.0, 0.0])),
+        model.probabilities("do the thing")
+    );
+    // The vectors are part of the training key: other vectors, another cache entry.
+    let mut other = set.clone();
+    assert!(other.set_dense(vec![vec![0.5; 4]; 18]));
+    assert_ne!(other.key(&settings), set.key(&settings));
+}
