@@ -1,0 +1,185 @@
+//! The BERT encoder (the architecture of all-MiniLM-L6-v2 and most sentence-transformers
+//! models): token, position and segment embeddings, then `layers` blocks of multi-head
+//! self-attention and a feed-forward network, each followed by a residual layer norm.
+//!
+//! Inference only; dropout is absent. Weights are read by their Hugging Face names, with
+//! or without the `bert.` prefix a model saved from a task head carries.
+
+use candle_core::{D, DType, Device, Module, Result, Tensor};
+use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder, embedding, layer_norm, linear};
+use serde::Deserialize;
+
+/// The fields of `config.json` the encoder reads.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Config {
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    pub intermediate_size: usize,
+    pub max_position_embeddings: usize,
+    #[serde(default = "two")]
+    pub type_vocab_size: usize,
+    #[serde(default = "eps")]
+    pub layer_norm_eps: f64,
+    #[serde(default = "gelu")]
+    pub hidden_act: String,
+    #[serde(default)]
+    pub model_type: Option<String>,
+}
+
+fn two() -> usize {
+    2
+}
+fn eps() -> f64 {
+    1e-12
+}
+fn gelu() -> String {
+    "gelu".to_string()
+}
+
+struct Embeddings {
+    words: Embedding,
+    positions: Embedding,
+    segments: Embedding,
+    norm: LayerNorm,
+}
+
+impl Embeddings {
+    fn load(vb: &VarBuilder, c: &Config) -> Result<Self> {
+        Ok(Self {
+            words: embedding(c.vocab_size, c.hidden_size, vb.pp("word_embeddings"))?,
+            positions: embedding(
+                c.max_position_embeddings,
+                c.hidden_size,
+                vb.pp("position_embeddings"),
+            )?,
+            segments: embedding(
+                c.type_vocab_size,
+                c.hidden_size,
+                vb.pp("token_type_embeddings"),
+            )?,
+            norm: layer_norm(c.hidden_size, c.layer_norm_eps, vb.pp("LayerNorm"))?,
+        })
+    }
+
+    fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        let (_, len) = ids.dims2()?;
+        let device = ids.device();
+        let positions =
+            Tensor::arange(0_u32, u32::try_from(len).unwrap_or(u32::MAX), device)?.unsqueeze(0)?;
+        let segments = ids.zeros_like()?;
+        let x = self
+            .words
+            .forward(ids)?
+            .broadcast_add(&self.positions.forward(&positions)?)?
+            .add(&self.segments.forward(&segments)?)?;
+        self.norm.forward(&x)
+    }
+}
+
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attn_out: Linear,
+    attn_norm: LayerNorm,
+    up: Linear,
+    down: Linear,
+    out_norm: LayerNorm,
+    heads: usize,
+    head_dim: usize,
+}
+
+impl Layer {
+    fn load(vb: &VarBuilder, c: &Config) -> Result<Self> {
+        let h = c.hidden_size;
+        let att = vb.pp("attention");
+        Ok(Self {
+            query: linear(h, h, att.pp("self").pp("query"))?,
+            key: linear(h, h, att.pp("self").pp("key"))?,
+            value: linear(h, h, att.pp("self").pp("value"))?,
+            attn_out: linear(h, h, att.pp("output").pp("dense"))?,
+            attn_norm: layer_norm(h, c.layer_norm_eps, att.pp("output").pp("LayerNorm"))?,
+            up: linear(h, c.intermediate_size, vb.pp("intermediate").pp("dense"))?,
+            down: linear(c.intermediate_size, h, vb.pp("output").pp("dense"))?,
+            out_norm: layer_norm(h, c.layer_norm_eps, vb.pp("output").pp("LayerNorm"))?,
+            heads: c.num_attention_heads,
+            head_dim: h / c.num_attention_heads,
+        })
+    }
+
+    /// `x` is (batch, tokens, hidden); `mask` is (batch, 1, 1, tokens), 0 where a token
+    /// is real and a large negative number where it is padding.
+    #[expect(
+        clippy::many_single_char_names,
+        reason = "b, n, h and q, k, v are the attention formula's own names"
+    )]
+    fn forward(&self, x: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let (b, n, h) = x.dims3()?;
+        let split = |t: Tensor| -> Result<Tensor> {
+            t.reshape((b, n, self.heads, self.head_dim))?
+                .transpose(1, 2)?
+                .contiguous()
+        };
+        let q = split(self.query.forward(x)?)?;
+        let k = split(self.key.forward(x)?)?;
+        let v = split(self.value.forward(x)?)?;
+        #[expect(clippy::cast_precision_loss, reason = "head sizes are small integers")]
+        let scale = 1.0 / (self.head_dim as f64).sqrt();
+        let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(mask)?;
+        let weights = candle_nn::ops::softmax_last_dim(&scores)?;
+        let context = weights
+            .matmul(&v)?
+            .transpose(1, 2)?
+            .contiguous()?
+            .reshape((b, n, h))?;
+        let x = self
+            .attn_norm
+            .forward(&(self.attn_out.forward(&context)? + x)?)?;
+        let hidden = self.up.forward(&x)?.gelu_erf()?;
+        self.out_norm.forward(&(self.down.forward(&hidden)? + x)?)
+    }
+}
+
+/// The encoder: token ids in, one hidden vector per token out.
+pub struct Bert {
+    embeddings: Embeddings,
+    layers: Vec<Layer>,
+}
+
+impl Bert {
+    pub fn load(weights: Vec<u8>, config: &Config, device: &Device) -> Result<Self> {
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, device)?;
+        let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") {
+            vb
+        } else {
+            vb.pp("bert")
+        };
+        let embeddings = Embeddings::load(&vb.pp("embeddings"), config)?;
+        let layers = (0..config.num_hidden_layers)
+            .map(|i| Layer::load(&vb.pp("encoder").pp("layer").pp(i.to_string()), config))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self { embeddings, layers })
+    }
+
+    /// `ids` and `mask` are (batch, tokens) u32; the result is (batch, tokens, hidden).
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let additive = ((mask.to_dtype(DType::F32)? - 1.0)? * 10_000.0)?
+            .unsqueeze(1)?
+            .unsqueeze(1)?;
+        let mut x = self.embeddings.forward(ids)?;
+        for layer in &self.layers {
+            x = layer.forward(&x, &additive)?;
+        }
+        Ok(x)
+    }
+}
+
+/// Mean of the token vectors where `mask` is 1: (batch, tokens, hidden) → (batch, hidden).
+pub fn mean_pool(hidden: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    let m = mask.to_dtype(DType::F32)?.unsqueeze(D::Minus1)?;
+    let sum = hidden.broadcast_mul(&m)?.sum(1)?;
+    let count = m.sum(1)?.clamp(1e-9, f64::MAX)?;
+    sum.broadcast_div(&count)
+}

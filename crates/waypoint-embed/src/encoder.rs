@@ -1,0 +1,294 @@
+//! A sentence-transformers folder loaded for inference: tokenizer, BERT weights, pooling
+//! and normalisation, as `modules.json` and `1_Pooling/config.json` describe them.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use candle_core::{Device, Tensor};
+use sha2::{Digest, Sha256};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use crate::bert::{self, Bert, Config};
+
+/// Texts encoded together in one forward pass when a batch is asked for. Batches are
+/// formed from texts of similar length, so padding costs little.
+const BATCH: usize = 32;
+/// Tokens kept of a longer text (the sentence-transformers default for `MiniLM`).
+const DEFAULT_MAX_TOKENS: usize = 256;
+
+/// Why a model folder could not be used. Each names the file and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("{path}: cannot read ({source})")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a usable config ({reason})")]
+    Config { path: PathBuf, reason: String },
+    #[error("{path}: the tokenizer does not load ({reason})")]
+    Tokenizer { path: PathBuf, reason: String },
+    #[error("{path}: the weights do not load ({reason})")]
+    Weights { path: PathBuf, reason: String },
+    #[error("encoding failed: {0}")]
+    Encode(String),
+}
+
+/// How token vectors become one sentence vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pooling {
+    Mean,
+    Cls,
+}
+
+/// A loaded sentence encoder. Cheap to share behind an `Arc`; encoding takes `&self`.
+pub struct Encoder {
+    bert: Bert,
+    tokenizer: Tokenizer,
+    pooling: Pooling,
+    normalize: bool,
+    dims: usize,
+    digest: [u8; 32],
+    device: Device,
+    dir: PathBuf,
+}
+
+impl std::fmt::Debug for Encoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoder")
+            .field("dir", &self.dir)
+            .field("dims", &self.dims)
+            .field("pooling", &self.pooling)
+            .field("normalize", &self.normalize)
+            .finish_non_exhaustive()
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, EmbedError> {
+    fs::read(path).map_err(|source| EmbedError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+impl Encoder {
+    /// Loads a sentence-transformers folder: `config.json`, `tokenizer.json` and
+    /// `model.safetensors`, with `modules.json` and `1_Pooling/config.json` when present
+    /// (mean pooling and normalisation otherwise, as all-MiniLM-L6-v2 does).
+    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        let config_path = dir.join("config.json");
+        let config_bytes = read(&config_path)?;
+        let config: Config =
+            serde_json::from_slice(&config_bytes).map_err(|e| EmbedError::Config {
+                path: config_path.clone(),
+                reason: e.to_string(),
+            })?;
+        if let Some(kind) = config.model_type.as_deref()
+            && !matches!(kind, "bert")
+        {
+            return Err(EmbedError::Config {
+                path: config_path,
+                reason: format!("model_type {kind:?}; only BERT-family encoders are supported"),
+            });
+        }
+        if config.hidden_act != "gelu" || config.num_attention_heads == 0 {
+            return Err(EmbedError::Config {
+                path: config_path,
+                reason: format!(
+                    "hidden_act {:?} with {} heads; expected gelu and at least one head",
+                    config.hidden_act, config.num_attention_heads
+                ),
+            });
+        }
+
+        let tokenizer_path = dir.join("tokenizer.json");
+        let tokenizer_bytes = read(&tokenizer_path)?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| EmbedError::Tokenizer {
+                path: tokenizer_path.clone(),
+                reason: e.to_string(),
+            })?;
+        // One sentence is encoded at its own length; batches pad themselves.
+        tokenizer.with_padding(None);
+        let max_tokens = max_tokens(dir).min(config.max_position_embeddings);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| EmbedError::Tokenizer {
+                path: tokenizer_path,
+                reason: e.to_string(),
+            })?;
+
+        let weights_path = dir.join("model.safetensors");
+        let weights = read(&weights_path)?;
+        let mut h = Sha256::new();
+        h.update(&config_bytes);
+        h.update(&tokenizer_bytes);
+        h.update((weights.len() as u64).to_le_bytes());
+        // A sample of the weights (every 64th KiB) tells one checkpoint from another
+        // without hashing 90 MB at every start.
+        for chunk in weights.chunks(64 * 1024) {
+            h.update(&chunk[..chunk.len().min(256)]);
+        }
+        let digest: [u8; 32] = h.finalize().into();
+
+        let device = Device::Cpu;
+        let bert = Bert::load(weights, &config, &device).map_err(|e| EmbedError::Weights {
+            path: weights_path,
+            reason: e.to_string(),
+        })?;
+        let (pooling, normalize) = pipeline(dir);
+        Ok(Self {
+            bert,
+            tokenizer,
+            pooling,
+            normalize,
+            dims: config.hidden_size,
+            digest,
+            device,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Length of a sentence vector.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// The folder it was loaded from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A digest of the model's config, tokenizer and a sample of its weights: what a cache
+    /// of vectors this encoder made is keyed by.
+    pub fn digest(&self) -> [u8; 32] {
+        self.digest
+    }
+
+    /// One text's sentence vector (unit length when the model normalises).
+    pub fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut out = self.embed_batch(&[text])?;
+        out.pop()
+            .ok_or_else(|| EmbedError::Encode("no vector came back".into()))
+    }
+
+    /// Sentence vectors for many texts, in their order.
+    pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Encode(e.to_string()))?;
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| encodings[i].get_ids().len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for group in order.chunks(BATCH) {
+            let longest = group
+                .iter()
+                .map(|&i| encodings[i].get_ids().len())
+                .max()
+                .unwrap_or(0)
+                .max(1);
+            let mut ids = Vec::with_capacity(group.len() * longest);
+            let mut mask = Vec::with_capacity(group.len() * longest);
+            for &i in group {
+                let e = encodings[i].get_ids();
+                ids.extend_from_slice(e);
+                mask.extend(std::iter::repeat_n(1_u32, e.len()));
+                ids.extend(std::iter::repeat_n(0_u32, longest - e.len()));
+                mask.extend(std::iter::repeat_n(0_u32, longest - e.len()));
+            }
+            let vectors = self
+                .forward(ids, mask, group.len(), longest)
+                .map_err(|e| EmbedError::Encode(e.to_string()))?;
+            for (&i, v) in group.iter().zip(vectors) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    fn forward(
+        &self,
+        ids: Vec<u32>,
+        mask: Vec<u32>,
+        rows: usize,
+        len: usize,
+    ) -> candle_core::Result<Vec<Vec<f32>>> {
+        let ids = Tensor::from_vec(ids, (rows, len), &self.device)?;
+        let mask = Tensor::from_vec(mask, (rows, len), &self.device)?;
+        let hidden = self.bert.forward(&ids, &mask)?;
+        let pooled = match self.pooling {
+            Pooling::Mean => bert::mean_pool(&hidden, &mask)?,
+            Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1)?,
+        };
+        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2()?;
+        if self.normalize {
+            for v in &mut vectors {
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                if norm > 0.0 {
+                    for x in v.iter_mut() {
+                        *x /= norm;
+                    }
+                }
+            }
+        }
+        Ok(vectors)
+    }
+}
+
+/// `max_seq_length` from `sentence_bert_config.json`, else the default.
+fn max_tokens(dir: &Path) -> usize {
+    fs::read(dir.join("sentence_bert_config.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("max_seq_length")?.as_u64())
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(DEFAULT_MAX_TOKENS)
+}
+
+/// Pooling and normalisation as the folder's modules say; mean pooling with
+/// normalisation when it says nothing.
+fn pipeline(dir: &Path) -> (Pooling, bool) {
+    let modules: Option<serde_json::Value> = fs::read(dir.join("modules.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let Some(modules) = modules.as_ref().and_then(|m| m.as_array()) else {
+        return (Pooling::Mean, true);
+    };
+    let kinds: Vec<&str> = modules
+        .iter()
+        .filter_map(|m| m.get("type")?.as_str())
+        .collect();
+    let normalize = kinds.iter().any(|k| k.ends_with(".Normalize"));
+    let pooling_dir = modules
+        .iter()
+        .find(|m| {
+            m.get("type")
+                .and_then(|t| t.as_str())
+                .is_some_and(|t| t.ends_with(".Pooling"))
+        })
+        .and_then(|m| m.get("path")?.as_str())
+        .unwrap_or("1_Pooling");
+    let cls = fs::read(dir.join(pooling_dir).join("config.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("pooling_mode_cls_token")?.as_bool())
+        .unwrap_or(false);
+    (if cls { Pooling::Cls } else { Pooling::Mean }, normalize)
+}
+
+/// Cosine similarity of two vectors (their dot product when both are unit length).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
