@@ -47,6 +47,9 @@ pub struct Options {
     pub destructive_margin: f64,
     /// Whether, and from where, the trained router is built.
     pub router: crate::learned::RouterModel,
+    /// Meaning-level matching with a sentence encoder; `None` routes by words (and the
+    /// trained router) alone.
+    pub meaning: Option<crate::meaning::MeaningSettings>,
 }
 
 impl Default for Options {
@@ -61,6 +64,7 @@ impl Default for Options {
             write_margin: 0.05,
             destructive_margin: 0.15,
             router: crate::learned::RouterModel::default(),
+            meaning: None,
         }
     }
 }
@@ -81,7 +85,12 @@ impl Engine {
     pub fn new(catalog: Catalog, options: Options) -> Result<Self, CoreError> {
         let lexicon = Lexicon::for_catalog(&catalog)?;
         let extractor = Extractor::new(&lexicon)?;
-        let index = RouteIndex::build(&catalog, &lexicon, &options.router);
+        let index = RouteIndex::build(
+            &catalog,
+            &lexicon,
+            &options.router,
+            options.meaning.as_ref(),
+        );
         let validators = Validators::new(&catalog);
         let mut h = Fnv::default();
         for t in catalog.tools() {
@@ -115,6 +124,11 @@ impl Engine {
         self.index.learned()
     }
 
+    /// Meaning-level matching: off, on, or configured but failed (with why).
+    pub fn meaning(&self) -> &crate::meaning::MeaningState {
+        self.index.meaning()
+    }
+
     fn analyse(
         &self,
         request: &str,
@@ -129,13 +143,23 @@ impl Engine {
                 max: self.options.max_request_bytes,
             });
         }
-        Ok(understand(
+        let analysis = understand(
             request,
             context,
             &self.lexicon,
             &self.extractor,
             self.catalog.evidence(),
-        ))
+        );
+        // With a sentence encoder, every action clause is encoded in one batch up front:
+        // cheaper than one pass per clause as routing reaches each.
+        self.index.prefetch(
+            analysis
+                .clauses
+                .iter()
+                .filter(|c| c.is_action())
+                .map(|c| c.segment.clause.text.as_str()),
+        );
+        Ok(analysis)
     }
 
     /// Clauses, goals and extracted values of a request.

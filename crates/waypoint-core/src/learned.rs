@@ -11,10 +11,13 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use waypoint_catalog::Catalog;
 use waypoint_classify::cache::{self, Source};
 use waypoint_classify::{Model, Settings, TrainingSet};
+
+use crate::meaning::Meaning;
 
 /// Requests per entry at which the model and the lexical score count equally.
 const HALF_WEIGHT_REQUESTS: f64 = 4.0;
@@ -46,6 +49,16 @@ pub enum RouterModel {
     Off,
 }
 
+impl RouterModel {
+    /// The directory trained artifacts (models, sentence vectors) are cached in, if any.
+    pub fn cache_dir(&self) -> Option<&std::path::Path> {
+        match self {
+            Self::Cached(dir) => Some(dir),
+            Self::Train | Self::Off => None,
+        }
+    }
+}
+
 /// A trained model and how its classes map onto the route index's entries.
 #[derive(Debug, Clone)]
 pub struct Learned {
@@ -55,6 +68,8 @@ pub struct Learned {
     /// Share of the blended score that is the model's.
     pub(crate) weight: f64,
     pub(crate) source: Option<Source>,
+    /// The sentence encoder whose vectors the model also learned from, when on.
+    pub(crate) meaning: Option<Arc<Meaning>>,
 }
 
 impl Learned {
@@ -64,14 +79,23 @@ impl Learned {
         catalog: &Catalog,
         how: &RouterModel,
         doc_of: impl Fn(&str) -> Option<u32>,
+        meaning: Option<&Arc<Meaning>>,
     ) -> Option<Self> {
-        let (set, requests) = training_set(catalog);
+        let (mut set, requests) = training_set(catalog);
         // Without requests the model's share of a score would be nil: training it would
         // cost time (one problem per entry over every text) and change nothing.
         if set.classes().len() < 2 || requests == 0 {
             return None;
         }
         let settings = Settings::default();
+        let cache_dir = how.cache_dir();
+        // Each text's sentence vector joins its n-grams; without vectors for every text
+        // the model learns from n-grams alone.
+        let meaning = meaning.filter(|m| {
+            let texts: Vec<&str> = set.examples().iter().map(|e| e.text.as_str()).collect();
+            m.vectors_for(&texts, cache_dir)
+                .is_ok_and(|vectors| set.set_dense(vectors))
+        });
         let (model, source) = match how {
             RouterModel::Off => return None,
             RouterModel::Train => (Model::train(&set, &settings), None),
@@ -91,6 +115,7 @@ impl Learned {
             docs,
             weight: per_entry / (per_entry + HALF_WEIGHT_REQUESTS),
             source,
+            meaning: meaning.cloned(),
         })
     }
 
@@ -108,10 +133,16 @@ impl Learned {
         self.weight
     }
 
+    /// The model's calibrated probabilities for a text (with its sentence vector when the
+    /// model learned from them).
+    fn probabilities(&self, text: &str) -> Vec<f32> {
+        let vector = self.meaning.as_ref().and_then(|m| m.vector(text));
+        self.model.probabilities_with(text, vector.as_deref())
+    }
+
     /// `(entry, probability)` for every entry the model gives at least a small chance.
     pub(crate) fn candidates(&self, text: &str) -> Vec<(u32, f32)> {
-        self.model
-            .probabilities(text)
+        self.probabilities(text)
             .into_iter()
             .zip(&self.docs)
             .filter(|(p, d)| *p >= MIN_CANDIDATE && **d != u32::MAX)
@@ -133,17 +164,64 @@ impl Learned {
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
     }
 
-    /// Whether the whole text speaks for each of these entries.
-    pub(crate) fn supports_all(&self, text: &str, docs: &[u32]) -> bool {
-        let p = self.model.probabilities(text);
-        docs.iter().all(|d| {
-            self.docs
+    /// Whether the whole text speaks for each of these entries (by id: the model's classes
+    /// are entry ids).
+    pub(crate) fn supports_all(&self, text: &str, ids: &[&str]) -> bool {
+        let p = self.probabilities(text);
+        let classes = self.model.classes();
+        ids.iter().all(|id| {
+            classes
                 .iter()
-                .position(|x| x == d)
+                .position(|c| c == id)
                 .and_then(|k| p.get(k))
                 .is_some_and(|p| *p >= WHOLE_SUPPORTS)
         })
     }
+}
+
+/// What a catalog says about one of its entries: the words every router learns from.
+pub(crate) struct EntryWords<'c> {
+    pub id: &'c str,
+    /// The name as words ("read file" for `fs.read_file`).
+    pub name: String,
+    pub about: &'c str,
+    pub keywords: &'c [String],
+    /// Requests that should route here.
+    pub examples: &'c [String],
+}
+
+/// Every tool, pipeline and plan document, in catalog order.
+pub(crate) fn entries(catalog: &Catalog) -> Vec<EntryWords<'_>> {
+    let mut out = Vec::new();
+    for t in catalog.tools() {
+        out.push(EntryWords {
+            id: &t.name,
+            name: name_words(&t.name),
+            about: &t.description,
+            keywords: &t.keywords,
+            examples: &t.examples,
+        });
+    }
+    for p in catalog.pipelines() {
+        let short = p.id.rsplit('.').next().unwrap_or(&p.id);
+        out.push(EntryWords {
+            id: &p.id,
+            name: name_words(short),
+            about: &p.description,
+            keywords: &p.intent_keywords,
+            examples: &p.examples,
+        });
+    }
+    for d in catalog.plans() {
+        out.push(EntryWords {
+            id: &d.uri,
+            name: name_words(&d.id.name),
+            about: &d.intent,
+            keywords: &d.keywords,
+            examples: &[],
+        });
+    }
+    out
 }
 
 /// What the catalog teaches, one class per tool, pipeline and plan document; and how
@@ -151,40 +229,23 @@ impl Learned {
 ///
 /// A request that is an example of several entries ("play it and add it to my playlist")
 /// is one multi-label example, not one copy per entry that contradicts the others.
-pub fn training_set<'c>(catalog: &'c Catalog) -> (TrainingSet, usize) {
+pub fn training_set(catalog: &Catalog) -> (TrainingSet, usize) {
     let mut set = TrainingSet::default();
     let mut requests: Vec<(&str, Vec<&str>)> = Vec::new();
     let mut at: HashMap<&str, usize> = HashMap::new();
-    let mut entry =
-        |id: &'c str, name: &str, about: &str, keywords: &[String], examples: &'c [String]| {
-            set.class(id);
-            for text in [name_words(name).as_str(), about, &keywords.join(", ")] {
-                set.add(text, &[id], OWN_WORDS, false);
+    for e in entries(catalog) {
+        set.class(e.id);
+        for text in [e.name.as_str(), e.about, &e.keywords.join(", ")] {
+            set.add(text, &[e.id], OWN_WORDS, false);
+        }
+        for x in e.examples {
+            if let Some(&i) = at.get(x.as_str()) {
+                requests[i].1.push(e.id);
+            } else {
+                at.insert(x, requests.len());
+                requests.push((x, vec![e.id]));
             }
-            for e in examples {
-                if let Some(&i) = at.get(e.as_str()) {
-                    requests[i].1.push(id);
-                } else {
-                    at.insert(e, requests.len());
-                    requests.push((e, vec![id]));
-                }
-            }
-        };
-    for t in catalog.tools() {
-        entry(&t.name, &t.name, &t.description, &t.keywords, &t.examples);
-    }
-    for p in catalog.pipelines() {
-        let short = p.id.rsplit('.').next().unwrap_or(&p.id);
-        entry(
-            &p.id,
-            short,
-            &p.description,
-            &p.intent_keywords,
-            &p.examples,
-        );
-    }
-    for d in catalog.plans() {
-        entry(&d.uri, &d.id.name, &d.intent, &d.keywords, &[]);
+        }
     }
     for (text, labels) in &requests {
         set.add(text, labels, 1.0, true);

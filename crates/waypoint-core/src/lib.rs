@@ -12,6 +12,7 @@ mod error;
 pub mod extract;
 pub mod learned;
 pub mod lexicon;
+pub mod meaning;
 pub mod plan;
 pub mod render;
 pub mod route;

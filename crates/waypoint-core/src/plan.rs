@@ -242,12 +242,12 @@ impl Planner<'_> {
     /// fits almost as well, so the words do not say clearly enough that the harm is
     /// wanted.
     fn too_close_to_harm(&self, pick: &Candidate, ranking: &[Candidate]) -> Option<String> {
-        let harm = |id: &str| self.catalog.tool(id).map(|t| harm(t.effects));
+        let harm = |id: &str| self.catalog.tool(id).map(|t| Harm::of(t.effects));
         let mine = harm(&pick.id)?;
         let margin = match mine {
-            0 => return None,
-            1 => self.write_margin,
-            _ => self.destructive_margin,
+            Harm::None => return None,
+            Harm::Changes => self.write_margin,
+            Harm::Destroys => self.destructive_margin,
         };
         let rival = ranking
             .iter()
@@ -265,7 +265,7 @@ impl Planner<'_> {
                 rival.id,
                 effects(&rival.id),
                 rival.score,
-                if mine == 1 {
+                if mine == Harm::Changes {
                     "changes things"
                 } else {
                     "destroys things"
@@ -911,12 +911,21 @@ fn supplied_kinds(clause: &ClauseAnalysis) -> HashSet<&'static str> {
 }
 
 /// How much a wrong choice of a tool can change: reading (here or on the web) nothing,
-/// writing some, destroying most.
-fn harm(effects: waypoint_catalog::Effects) -> u8 {
-    match effects {
-        waypoint_catalog::Effects::Read | waypoint_catalog::Effects::External => 0,
-        waypoint_catalog::Effects::Write => 1,
-        waypoint_catalog::Effects::Destructive => 2,
+/// writing some, destroying most. Ordered from least to most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Harm {
+    None,
+    Changes,
+    Destroys,
+}
+
+impl Harm {
+    fn of(effects: waypoint_catalog::Effects) -> Self {
+        match effects {
+            waypoint_catalog::Effects::Read | waypoint_catalog::Effects::External => Self::None,
+            waypoint_catalog::Effects::Write => Self::Changes,
+            waypoint_catalog::Effects::Destructive => Self::Destroys,
+        }
     }
 }
 

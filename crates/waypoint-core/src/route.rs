@@ -16,6 +16,7 @@ use waypoint_protocol::ExtractedKind;
 
 use crate::learned::{Learned, RouterModel};
 use crate::lexicon::{Article, Lexicon, Phrase};
+use crate::meaning::{Meaning, MeaningSettings, MeaningState};
 use crate::text::Token;
 
 /// Field weights: how strongly a word in each part of an entry speaks for it.
@@ -57,6 +58,9 @@ pub const MAX_CANDIDATES: usize = 32;
 const COMMON_MIN_DOCS: usize = 50;
 /// Lexical raw score below which understanding bonuses are scaled down.
 const MIN_SUPPORT: f64 = 1.0;
+/// A destructive entry whose arguments take none of the values the clause names is
+/// scaled by this: the words say delete, but not what it deletes.
+const DESTROYS_SOMETHING_ELSE: f64 = 0.35;
 /// Weight of a light verb ("make", "create"): its object decides.
 const LIGHT_VERB: f64 = 0.5;
 /// Weights of clause words by role.
@@ -76,6 +80,15 @@ struct Doc {
     /// Kinds of extracted values its arguments take.
     takes: Vec<ExtractedKind>,
     destructive: bool,
+}
+
+impl Doc {
+    /// Whether it takes at least one of the kinds of value a clause supplies (or the
+    /// clause supplies none): "delete notes.txt" names a file, and a tool that takes no
+    /// file cannot be what deletes it.
+    fn can_take(&self, supplied: &[ExtractedKind]) -> bool {
+        supplied.is_empty() || supplied.iter().any(|k| self.takes.contains(k))
+    }
 }
 
 /// What the planner knows about a clause beyond its words.
@@ -118,6 +131,8 @@ pub struct RouteIndex {
     example_idf: HashMap<String, f64>,
     /// The trained router, when the catalog has at least two entries to tell apart.
     learned: Option<Learned>,
+    /// Sentence vectors of every entry, when an encoder is configured.
+    meaning: MeaningState,
 }
 
 #[derive(Debug, Clone)]
@@ -135,7 +150,12 @@ struct Word<'a> {
 }
 
 impl RouteIndex {
-    pub fn build(catalog: &Catalog, lex: &Lexicon, router: &RouterModel) -> Self {
+    pub fn build(
+        catalog: &Catalog,
+        lex: &Lexicon,
+        router: &RouterModel,
+        meaning: Option<&MeaningSettings>,
+    ) -> Self {
         let mut index = Self::lexical_only(catalog, lex);
         let ids: HashMap<&str, u32> = index
             .docs
@@ -143,8 +163,33 @@ impl RouteIndex {
             .enumerate()
             .map(|(i, d)| (d.id.as_str(), u32::try_from(i).unwrap_or(u32::MAX)))
             .collect();
-        index.learned = Learned::build(catalog, router, |id| ids.get(id).copied());
+        if let Some(settings) = meaning {
+            let cache = router.cache_dir();
+            index.meaning =
+                match Meaning::build(catalog, settings.clone(), cache, |id| ids.get(id).copied()) {
+                    Ok(m) => MeaningState::On(std::sync::Arc::new(m)),
+                    Err(e) => MeaningState::Failed(e.to_string()),
+                };
+        }
+        let meaning = match &index.meaning {
+            MeaningState::On(m) => Some(m),
+            _ => None,
+        };
+        index.learned = Learned::build(catalog, router, |id| ids.get(id).copied(), meaning);
         index
+    }
+
+    /// Encodes these clause texts together ahead of ranking (a no-op, and no allocation,
+    /// without meaning).
+    pub fn prefetch<'t>(&self, texts: impl IntoIterator<Item = &'t str>) {
+        if let MeaningState::On(m) = &self.meaning {
+            m.prefetch(&texts.into_iter().collect::<Vec<_>>());
+        }
+    }
+
+    /// Meaning-level matching as built for this catalog.
+    pub fn meaning(&self) -> &MeaningState {
+        &self.meaning
     }
 
     /// The trained router, when there is one.
@@ -154,19 +199,9 @@ impl RouteIndex {
 
     /// Whether the trained router finds each of these entries somewhat likely for the text.
     pub fn supports_all(&self, text: &str, ids: &[&str]) -> bool {
-        let Some(learned) = &self.learned else {
-            return false;
-        };
-        let docs: Option<Vec<u32>> = ids
-            .iter()
-            .map(|id| {
-                self.docs
-                    .iter()
-                    .position(|d| d.id == *id)
-                    .and_then(|i| u32::try_from(i).ok())
-            })
-            .collect();
-        docs.is_some_and(|docs| learned.supports_all(text, &docs))
+        self.learned
+            .as_ref()
+            .is_some_and(|learned| learned.supports_all(text, ids))
     }
 
     /// The trained router's confident choice for a text, where it leads the score.
@@ -533,6 +568,25 @@ impl RouteIndex {
         }
     }
 
+    /// Meaning and the trained router, each blended into the scores in turn.
+    fn second_opinions(
+        &self,
+        text: &str,
+        scored: &mut Vec<(f64, u32)>,
+        reasons: &mut Vec<(u32, f64, Reason<'_>)>,
+    ) {
+        if text.trim().is_empty() {
+            return;
+        }
+        if let MeaningState::On(m) = &self.meaning {
+            blend(m.weight(), m.scores(text), scored, reasons, Reason::Meaning);
+        }
+        if let Some(learned) = &self.learned {
+            let opinion = learned.candidates(text);
+            blend(learned.weight, opinion, scored, reasons, Reason::Learned);
+        }
+    }
+
     /// Ranks the entries that share a word with the clause, best first; at most
     /// [`MAX_CANDIDATES`] are returned.
     ///
@@ -596,12 +650,13 @@ impl RouteIndex {
             }
             let words_part = r * (0.5 + 0.5 * coverage) + example[doc as usize];
             let support = (words_part / MIN_SUPPORT).min(1.0);
-            let adjusted = words_part + support * bonus;
+            let mut adjusted = words_part + support * bonus;
+            if d.destructive && !d.can_take(&hints.supplied) {
+                adjusted *= DESTROYS_SOMETHING_ELSE;
+            }
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
-        if let Some(learned) = &self.learned {
-            blend(learned, hints.text, &mut scored, &mut reasons);
-        }
+        self.second_opinions(hints.text, &mut scored, &mut reasons);
         let by_rank = |a: &(f64, u32), b: &(f64, u32)| {
             b.0.total_cmp(&a.0)
                 .then_with(|| self.docs[a.1 as usize].id.cmp(&self.docs[b.1 as usize].id))
@@ -666,6 +721,7 @@ enum Reason<'a> {
     Evidence,
     Example(u32),
     Learned(f64),
+    Meaning(f64),
 }
 
 impl Reason<'_> {
@@ -688,38 +744,40 @@ impl Reason<'_> {
             Reason::Destroys => "deletes, as asked".into(),
             Reason::Evidence => "gives the evidence the goal needs".into(),
             Reason::Learned(p) => format!("learned from requests {p:.2}"),
+            Reason::Meaning(p) => format!("close in meaning {p:.2}"),
         }
     }
 }
 
-/// Blends the trained router's probability into each lexical score, `weight` parts model
-/// to `1 − weight` parts words; entries only the model sees join the candidates.
+/// Blends a second opinion (meaning, or the trained router's probability) into each
+/// score, `weight` parts opinion to `1 − weight` parts the score so far; entries only the
+/// opinion finds join the candidates. Its part is named as a reason when it is large
+/// enough to matter.
 fn blend(
-    learned: &Learned,
-    text: &str,
+    weight: f64,
+    opinion: Vec<(u32, f32)>,
     scored: &mut Vec<(f64, u32)>,
     reasons: &mut Vec<(u32, f64, Reason<'_>)>,
+    reason: fn(f64) -> Reason<'static>,
 ) {
-    if learned.weight <= 0.0 || text.trim().is_empty() {
+    if weight <= 0.0 {
         return;
     }
-    let w = learned.weight;
-    let mut model: HashMap<u32, f32> = learned.candidates(text).into_iter().collect();
-    // The model's part of the score, as a reason when it is large enough to matter.
+    let mut opinion: HashMap<u32, f32> = opinion.into_iter().collect();
     let mut note = |doc: u32, part: f64| {
         if part >= MODEL_REASON {
-            reasons.push((doc, part * SCALE, Reason::Learned(part)));
+            reasons.push((doc, part * SCALE, reason(part)));
         }
     };
     for (score, doc) in scored.iter_mut() {
-        let part = w * f64::from(model.remove(doc).unwrap_or(0.0));
-        *score = part + (1.0 - w) * *score;
+        let part = weight * f64::from(opinion.remove(doc).unwrap_or(0.0));
+        *score = part + (1.0 - weight) * *score;
         note(*doc, part);
     }
-    let mut rest: Vec<(u32, f32)> = model.into_iter().collect();
+    let mut rest: Vec<(u32, f32)> = opinion.into_iter().collect();
     rest.sort_by_key(|(d, _)| *d);
     for (doc, p) in rest {
-        let part = w * f64::from(p);
+        let part = weight * f64::from(p);
         if part >= MODEL_REASON {
             scored.push((part, doc));
             note(doc, part);
@@ -777,7 +835,7 @@ fn hint_bonus<'s>(
         bonus += W_ARTICLE;
         reasons.push((doc, W_ARTICLE, Reason::Article(article)));
     }
-    if hints.destructive && d.destructive {
+    if hints.destructive && d.destructive && d.can_take(&hints.supplied) {
         bonus += W_INTENT;
         reasons.push((doc, W_INTENT, Reason::Destroys));
     }

@@ -8,6 +8,7 @@
 )]
 
 mod guards;
+mod meaning;
 mod plans;
 mod properties;
 mod stages;
