@@ -59,6 +59,12 @@ pub struct Global {
     /// router is cached, so only the first command with new data trains.
     #[arg(long, global = true, value_name = "TRAIN.jsonl")]
     pub train: Vec<PathBuf>,
+    /// A sentence-transformers folder (e.g. all-MiniLM-L6-v2, installed by
+    /// `scripts/embed-model install`) for routing by meaning as well as by words; also
+    /// `[embed] model` in waypoint.toml, or `WAYPOINT_EMBED_MODEL` (empty: off). Without
+    /// it, routing is model-free.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub embed_model: Option<PathBuf>,
     #[command(flatten)]
     pub planner: PlannerArgs,
 }
@@ -161,6 +167,13 @@ pub enum Command {
         after_help = "The router learns from every entry's name, description, keywords and examples, plus\nthe labelled requests given here. The model is cached by the digest of all of that;\n`plan`, `route` and `eval` with the same --catalog and --train read it instead of\ntraining again.\n\nExamples:\n  waypoint train requests.jsonl --catalog ./catalog\n  waypoint train a.jsonl b.jsonl --catalog ./catalog --json"
     )]
     Train(TrainArgs),
+    /// Fit the abstain threshold on held-out labelled requests: the route score below which
+    /// a clause is a gap rather than a guess, with each entry's precision, recall and
+    /// confusions at it.
+    #[command(
+        after_help = "Route every request of HELD_OUT.jsonl (labelled like eval cases; requests the catalog\ncannot serve carry \"expect\": {\"unknown\": true}) and sweep the threshold from 0.05 to\n0.95: the fit is the threshold with the best mean of in-scope accuracy and out-of-scope\nrecall (the highest among equals). Train on other requests than you hold out; with no\nHELD_OUT file, the --train requests are cross-validated in 3 folds instead.\nUse the fit with --threshold.\n\nExamples:\n  waypoint calibrate dev.jsonl --catalog ./catalog --train train.jsonl\n  waypoint calibrate dev.jsonl --catalog ./catalog --train train.jsonl --json\n  waypoint calibrate --catalog ./catalog --train train.jsonl      # 3-fold cross-validation"
+    )]
+    Calibrate(CalibrateArgs),
     /// Check or list a catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -463,6 +476,16 @@ pub struct TrainArgs {
     /// `expect.tool_set` name the entries each request is for.
     pub files: Vec<PathBuf>,
     /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Held-out labelled requests (JSONL, the evaluation-case format). Without it, the
+    /// `--train` requests are cross-validated (3 folds).
+    pub held_out: Option<PathBuf>,
+    /// Print the fit, the curve and the per-entry figures as JSON.
     #[arg(long)]
     pub json: bool,
 }

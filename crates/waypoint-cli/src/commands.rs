@@ -25,6 +25,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
         Command::Understand(args) => understand(&cli.global, args),
         Command::Eval(args) => eval(&cli.global, args),
         Command::Train(args) => crate::training::train(&cli.global, args),
+        Command::Calibrate(args) => crate::training::calibrate(&cli.global, args),
         Command::Catalog(CatalogCommand::Check { json })
         | Command::Plans(crate::cli::PlansCommand::Check { json }) => check(&cli.global, *json),
         Command::Catalog(CatalogCommand::Show { json }) => show(&cli.global, *json),
@@ -105,6 +106,7 @@ pub(crate) fn options(global: &Global) -> Options {
     if let Some(dir) = crate::planning::cache_dir() {
         o.router = waypoint_core::learned::RouterModel::Cached(dir.join("router"));
     }
+    o.meaning = crate::meaning::settings(global);
     o
 }
 

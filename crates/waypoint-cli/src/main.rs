@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod history;
+mod meaning;
 mod planning;
 mod report;
 mod running;

@@ -23,6 +23,7 @@ pub fn serve(global: &Global, args: &ServeArgs) -> Result<ExitCode> {
         history::runtime()?
     };
     let planning = planning(global, engine(global)?)?;
+    say_meaning(&planning.engine);
     let mut config: ServeConfig = planning.serve.clone();
     if args.no_auth {
         config.auth = waypoint_server::config::AuthMode::Off;
@@ -76,8 +77,8 @@ pub fn serve(global: &Global, args: &ServeArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The engine, with a loader that builds it again from the same catalog paths and
-/// config, watching both.
+/// The engine, with a loader that builds it again from the same catalog paths, training
+/// files and config, watching them all.
 fn reloadable(global: &Global, first: waypoint_core::Engine) -> LiveEngine {
     let g = global.clone();
     let loader: waypoint_server::live::Loader = Box::new(move || {
@@ -85,6 +86,8 @@ fn reloadable(global: &Global, first: waypoint_core::Engine) -> LiveEngine {
         built.map(|p| p.engine).map_err(|e| describe(&e))
     });
     let mut watched = global.catalog.clone();
+    // New labelled requests retrain the router (or find it cached) on reload.
+    watched.extend(global.train.iter().cloned());
     watched.extend(config_path(global.planner.config.as_deref()));
     LiveEngine::new(first, Some(loader), watched)
 }
@@ -136,4 +139,20 @@ async fn shutdown_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+/// One line at start-up on whether clauses are also matched by meaning.
+fn say_meaning(engine: &waypoint_core::Engine) {
+    let status = crate::meaning::status(engine);
+    let detail = status.detail.unwrap_or_default();
+    match status.state {
+        "on" => eprintln!(
+            "waypoint: routing by meaning as well as words ({} texts encoded)",
+            status.rows.unwrap_or(0)
+        ),
+        "off" => eprintln!(
+            "waypoint: meaning-level matching is off: {detail}; routing by words and requests"
+        ),
+        _ => eprintln!("warning: meaning-level matching is off: {detail}"),
+    }
 }

@@ -1,15 +1,16 @@
-//! `waypoint train`: teach the router labelled requests and report what it learned.
+//! `waypoint train` and `waypoint calibrate`: teach the router labelled requests, report what
+//! it learned, and fit the abstain threshold on held-out requests.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use serde::Serialize;
 use waypoint_classify::cache::Source;
 use waypoint_core::Engine;
 
-use crate::cli::{Global, TrainArgs};
+use crate::cli::{CalibrateArgs, Global, TrainArgs};
 use crate::commands::{load_trained, options};
 
 #[derive(Serialize)]
@@ -29,6 +30,8 @@ struct TrainSummary {
     source: &'static str,
     cache_file: Option<String>,
     seconds: f64,
+    /// Meaning-level matching: `off`, `on` or `failed`, with the encoder folder or why.
+    meaning: crate::meaning::Status,
     entries: Vec<EntrySummary>,
 }
 
@@ -129,6 +132,7 @@ pub(crate) fn train(global: &Global, args: &TrainArgs) -> Result<ExitCode> {
         source,
         cache_file,
         seconds: (seconds * 1000.0).round() / 1000.0,
+        meaning: crate::meaning::status(&engine),
         entries,
     };
     let mut out = anstream::stdout().lock();
@@ -153,6 +157,19 @@ fn render(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()
     )?;
     if let Some(f) = &s.cache_file {
         writeln!(out, "  model file   {f}")?;
+    }
+    match (s.meaning.state, &s.meaning.detail, s.meaning.rows) {
+        ("on", dir, rows) => writeln!(
+            out,
+            "  meaning      on: {} texts encoded with {}",
+            rows.unwrap_or(0),
+            dir.as_deref().unwrap_or("the configured encoder")
+        )?,
+        (state, detail, _) => writeln!(
+            out,
+            "  meaning      {state}: {}",
+            detail.as_deref().unwrap_or("-")
+        )?,
     }
     writeln!(
         out,
@@ -202,6 +219,191 @@ fn render(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()
             pct(e.precision),
             pct(e.recall),
             confused.join(", ")
+        )?;
+    }
+    Ok(())
+}
+
+/// What `waypoint calibrate` prints with `--json`.
+#[derive(Serialize)]
+struct CalibrateSummary {
+    requests: usize,
+    in_scope: usize,
+    out_of_scope: usize,
+    /// The threshold in use now, and its figures.
+    current: waypoint_eval::calibrate::Point,
+    fitted: waypoint_eval::calibrate::Point,
+    entries: Vec<waypoint_eval::calibrate::EntryFigures>,
+    curve: Vec<waypoint_eval::calibrate::Point>,
+}
+
+pub(crate) fn calibrate(global: &Global, args: &CalibrateArgs) -> Result<ExitCode> {
+    use waypoint_eval::calibrate;
+    let mut opts = options(global);
+    // Route at threshold 0 so every clause reports its best candidate; the sweep decides.
+    let current = opts.threshold;
+    opts.threshold = 0.0;
+    let (observations, from) = match &args.held_out {
+        Some(path) => {
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read held-out requests `{name}`"))?;
+            let cases = waypoint_eval::read_cases(&text, &name)?;
+            let (catalog, _) = load_trained(global, &global.train)?;
+            let engine = Engine::new(catalog, opts)?;
+            (calibrate::observe(&engine, &cases), format!("`{name}`"))
+        }
+        None => cross_validated(global, &opts)?,
+    };
+    if observations.is_empty() {
+        bail!(
+            "{from} has no labelled requests: give each `\"expect\": {{\"tools\": [...]}}` or \
+             `{{\"unknown\": true}}` for one the catalog cannot serve"
+        );
+    }
+    let fit = calibrate::fit_threshold(&observations, calibrate::grid());
+    let summary = CalibrateSummary {
+        requests: observations.len(),
+        in_scope: fit.in_scope,
+        out_of_scope: fit.out_of_scope,
+        current: calibrate::point(&observations, current),
+        fitted: fit.best,
+        entries: calibrate::per_entry(&observations, fit.best.threshold),
+        curve: fit.curve,
+    };
+    let mut out = anstream::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&summary)?)?;
+    } else {
+        render_calibration(&mut out, &summary, &from)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Folds of cross-validation when no held-out file is given.
+const FOLDS: usize = 3;
+
+/// Observations from the `--train` requests themselves: each fold is held out in turn
+/// and routed by an engine taught by the other folds.
+fn cross_validated(
+    global: &Global,
+    opts: &waypoint_core::Options,
+) -> Result<(Vec<waypoint_eval::calibrate::Observation>, String)> {
+    if global.train.is_empty() {
+        bail!(
+            "nothing to calibrate on: give held-out requests (waypoint calibrate HELD_OUT.jsonl) \
+             or --train files to cross-validate on"
+        );
+    }
+    let mut cases = Vec::new();
+    for file in &global.train {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read training file `{name}`"))?;
+        cases.extend(waypoint_eval::read_cases(&text, &name)?);
+    }
+    let mut observations = Vec::new();
+    for fold in 0..FOLDS {
+        let (held, taught): (Vec<_>, Vec<_>) = cases
+            .iter()
+            .enumerate()
+            .partition(|(i, _)| i % FOLDS == fold);
+        let taught: Vec<_> = taught.into_iter().map(|(_, c)| c.clone()).collect();
+        let held: Vec<_> = held.into_iter().map(|(_, c)| c.clone()).collect();
+        // The catalog alone, taught only by the other folds.
+        let (mut catalog, _) = load_trained(global, &[])?;
+        waypoint_eval::train(&mut catalog, &taught);
+        let engine = Engine::new(catalog, opts.clone())?;
+        observations.extend(waypoint_eval::calibrate::observe(&engine, &held));
+        if std::io::stderr().is_terminal() {
+            eprint!("\rcross-validating: fold {}/{FOLDS}", fold + 1);
+        }
+    }
+    if std::io::stderr().is_terminal() {
+        eprintln!();
+    }
+    Ok((
+        observations,
+        format!(
+            "{} --train requests, {FOLDS}-fold cross-validation",
+            cases.len()
+        ),
+    ))
+}
+
+fn render_calibration(
+    out: &mut impl std::io::Write,
+    summary: &CalibrateSummary,
+    from: &str,
+) -> std::io::Result<()> {
+    use waypoint_eval::calibrate;
+    let pct = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{:.1}%", v * 100.0));
+    writeln!(
+        out,
+        "Held out: {} requests ({} in scope, {} out of scope) from {from}",
+        summary.requests, summary.in_scope, summary.out_of_scope
+    )?;
+    for (label, p) in [("current", &summary.current), ("fitted ", &summary.fitted)] {
+        writeln!(
+            out,
+            "  {label} threshold {:.2}: in-scope accuracy {}, out-of-scope recall {}",
+            p.threshold,
+            pct(p.in_scope_accuracy),
+            pct(p.oos_recall)
+        )?;
+    }
+    if summary.out_of_scope == 0 {
+        writeln!(
+            out,
+            "  no out-of-scope requests: the sweep only shows how low the threshold may go, \
+             so keep the current one; add requests the catalog cannot serve with \
+             \"expect\": {{\"unknown\": true}} to fit it"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  use it with: --threshold {:.2}",
+            summary.fitted.threshold
+        )?;
+    }
+    writeln!(
+        out,
+        "\nPer entry at {:.2} (weakest recall first):",
+        summary.fitted.threshold
+    )?;
+    let mut rows: Vec<&calibrate::EntryFigures> =
+        summary.entries.iter().filter(|e| e.support > 0).collect();
+    rows.sort_by(|a, b| {
+        a.recall
+            .unwrap_or(0.0)
+            .total_cmp(&b.recall.unwrap_or(0.0))
+            .then_with(|| a.entry.cmp(&b.entry))
+    });
+    for e in rows.iter().take(20) {
+        let confused: Vec<String> = e
+            .confused_with
+            .iter()
+            .map(|(x, n)| format!("{x} ×{n}"))
+            .collect();
+        writeln!(
+            out,
+            "  {:<32} {:>4} held out · precision {:>6} · recall {:>6}{}",
+            e.entry,
+            e.support,
+            pct(e.precision),
+            pct(e.recall),
+            if confused.is_empty() {
+                String::new()
+            } else {
+                format!(" · instead: {}", confused.join(", "))
+            }
+        )?;
+    }
+    if rows.len() > 20 {
+        writeln!(
+            out,
+            "  … {} more entries (--json has them all)",
+            rows.len() - 20
         )?;
     }
     Ok(())

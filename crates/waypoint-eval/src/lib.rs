@@ -5,6 +5,7 @@
 //! and [`evaluate`] plans every case with an [`Engine`] and computes each metric over
 //! the cases that carry its key.
 
+pub mod calibrate;
 mod metrics;
 
 use std::time::Instant;

@@ -21,6 +21,8 @@ pub fn command(args: &[&str]) -> Command {
         .env_remove("CLICOLOR_FORCE")
         // Nor the user's planner settings: no model unless a test names one.
         .env_remove("WAYPOINT_MODEL")
+        // Nor the user's sentence encoder: routing is model-free unless a test names one.
+        .env_remove("WAYPOINT_EMBED_MODEL")
         .env_remove("WAYPOINT_PLANNER")
         .env_remove("WAYPOINT_CONFIG")
         .env("XDG_CONFIG_HOME", isolated("config"))

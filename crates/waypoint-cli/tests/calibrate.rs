@@ -1,0 +1,115 @@
+//! `waypoint calibrate`: the abstain threshold fitted on held-out requests or by
+//! cross-validating the training requests.
+
+#![allow(clippy::unwrap_used, reason = "tests fail loudly on purpose")]
+
+mod common;
+
+use common::waypoint;
+
+const TOOLS: &str = "tools:
+  - name: get_weather
+    description: weather forecast
+  - name: play_music
+    description: play music
+  - name: set_alarm
+    description: set an alarm
+";
+
+const TRAIN: &str = r#"{"id": "t1", "request": "will it rain tomorrow", "expect": {"tools": ["get_weather"]}}
+{"id": "t2", "request": "how hot is it outside", "expect": {"tools": ["get_weather"]}}
+{"id": "t3", "request": "is it going to snow this week", "expect": {"tools": ["get_weather"]}}
+{"id": "t4", "request": "what's the forecast for boston", "expect": {"tools": ["get_weather"]}}
+{"id": "t5", "request": "play some jazz", "expect": {"tools": ["play_music"]}}
+{"id": "t6", "request": "put on my workout playlist", "expect": {"tools": ["play_music"]}}
+{"id": "t7", "request": "i want to hear some rock", "expect": {"tools": ["play_music"]}}
+{"id": "t8", "request": "start the new album by adele", "expect": {"tools": ["play_music"]}}
+{"id": "t9", "request": "wake me up at 7am", "expect": {"tools": ["set_alarm"]}}
+{"id": "t10", "request": "set an alarm for six thirty", "expect": {"tools": ["set_alarm"]}}
+{"id": "t11", "request": "i need a wake up call at 8", "expect": {"tools": ["set_alarm"]}}
+{"id": "t12", "request": "alarm for noon please", "expect": {"tools": ["set_alarm"]}}
+{"id": "t13", "request": "transfer money to my savings account", "expect": {"unknown": true}}
+{"id": "t14", "request": "book me a flight to rome", "expect": {"unknown": true}}
+{"id": "t15", "request": "what is the capital of peru", "expect": {"unknown": true}}
+"#;
+
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tools.yaml"), TOOLS).unwrap();
+    std::fs::write(dir.path().join("train.jsonl"), TRAIN).unwrap();
+    dir
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = waypoint(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn cross_validation_fits_a_threshold_from_the_training_requests() {
+    let dir = setup();
+    let catalog = dir.path().join("tools.yaml");
+    let train = dir.path().join("train.jsonl");
+    let v = json(&[
+        "calibrate",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--train",
+        train.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["requests"], 15);
+    assert_eq!(v["out_of_scope"], 3);
+    let t = v["fitted"]["threshold"].as_f64().unwrap();
+    assert!((0.05..=0.95).contains(&t), "{t}");
+    // The fit is at least as good as the default on what it was fitted to.
+    let score = |p: &serde_json::Value| {
+        p["in_scope_accuracy"].as_f64().unwrap() + p["oos_recall"].as_f64().unwrap()
+    };
+    assert!(score(&v["fitted"]) >= score(&v["current"]));
+    assert_eq!(v["curve"].as_array().unwrap().len(), 91);
+}
+
+#[test]
+fn a_held_out_file_is_routed_by_a_router_trained_on_the_rest() {
+    let dir = setup();
+    let catalog = dir.path().join("tools.yaml");
+    let train = dir.path().join("train.jsonl");
+    let held = dir.path().join("dev.jsonl");
+    std::fs::write(
+        &held,
+        r#"{"id": "d1", "request": "will it be windy tomorrow", "expect": {"tools": ["get_weather"]}}
+{"id": "d2", "request": "order a pizza", "expect": {"unknown": true}}
+"#,
+    )
+    .unwrap();
+    let v = json(&[
+        "calibrate",
+        held.to_str().unwrap(),
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--train",
+        train.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["requests"], 2);
+    assert_eq!(v["in_scope"], 1);
+}
+
+#[test]
+fn nothing_to_calibrate_on_is_a_clear_error() {
+    let dir = setup();
+    let out = waypoint(&[
+        "calibrate",
+        "--catalog",
+        dir.path().join("tools.yaml").to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--train"), "{err}");
+}
