@@ -118,6 +118,7 @@ fn read_step(n: usize, raw: &Value, catalog: &Catalog, problems: &mut Vec<String
         tool: tool.to_string(),
         args,
         input_refs,
+        after: Vec::new(),
         group: 0,
         rationale: if unknown {
             format!(

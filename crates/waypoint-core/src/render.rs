@@ -88,27 +88,7 @@ pub fn text(plan: &Plan, color: bool) -> String {
     }
     out.push('\n');
     for s in steps {
-        if s.kind == StepKind::Unknown {
-            let _ = writeln!(out, "  {}{:>2}. ✗ unknown{}", p.gap, s.order, p.reset);
-            let _ = writeln!(out, "      {}{}{}", p.gap, s.rationale, p.reset);
-            continue;
-        }
-        let kind = format!("{:?}", s.kind).to_lowercase();
-        let _ = writeln!(
-            out,
-            "  {}{:>2}. {}{}{}  {}[{kind} · group {}]{}",
-            p.bold, s.order, p.tool, s.tool, p.reset, p.dim, s.group, p.reset
-        );
-        if !s.args.is_empty() {
-            let args = serde_json::Value::Object(s.args.clone()).to_string();
-            let _ = writeln!(out, "      args  {}", truncate(&args, 160));
-        }
-        if !s.input_refs.is_empty() {
-            let _ = writeln!(out, "      uses  {}", s.input_refs.join(", "));
-        }
-        if !s.rationale.is_empty() {
-            let _ = writeln!(out, "      why   {}{}{}", p.dim, s.rationale, p.reset);
-        }
+        step_lines(&mut out, s, &p);
     }
     if steps.is_empty() {
         let _ = writeln!(
@@ -142,6 +122,34 @@ pub fn text(plan: &Plan, color: bool) -> String {
     out
 }
 
+/// One step: its line, then args, what it uses, what it follows and why.
+fn step_lines(out: &mut String, s: &waypoint_protocol::Step, p: &Paint) {
+    if s.kind == StepKind::Unknown {
+        let _ = writeln!(out, "  {}{:>2}. ✗ unknown{}", p.gap, s.order, p.reset);
+        let _ = writeln!(out, "      {}{}{}", p.gap, s.rationale, p.reset);
+        return;
+    }
+    let kind = format!("{:?}", s.kind).to_lowercase();
+    let _ = writeln!(
+        out,
+        "  {}{:>2}. {}{}{}  {}[{kind} · group {}]{}",
+        p.bold, s.order, p.tool, s.tool, p.reset, p.dim, s.group, p.reset
+    );
+    if !s.args.is_empty() {
+        let args = serde_json::Value::Object(s.args.clone()).to_string();
+        let _ = writeln!(out, "      args  {}", truncate(&args, 160));
+    }
+    if !s.input_refs.is_empty() {
+        let _ = writeln!(out, "      uses  {}", s.input_refs.join(", "));
+    }
+    if !s.after.is_empty() {
+        let _ = writeln!(out, "      after {}", s.after.join(", "));
+    }
+    if !s.rationale.is_empty() {
+        let _ = writeln!(out, "      why   {}{}{}", p.dim, s.rationale, p.reset);
+    }
+}
+
 fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
@@ -169,11 +177,14 @@ pub fn mermaid(plan: &Plan) -> String {
         for r in &s.input_refs {
             let _ = writeln!(out, "  {r} --> {}", s.id);
         }
+        for r in &s.after {
+            let _ = writeln!(out, "  {r} -. then .-> {}", s.id);
+        }
     }
     let ids: Vec<&str> = plan.steps().iter().map(|s| s.id.as_str()).collect();
     for w in ids.windows(2) {
         let later = plan.steps().iter().find(|s| s.id == w[1]);
-        if later.is_some_and(|s| s.input_refs.is_empty()) {
+        if later.is_some_and(|s| s.input_refs.is_empty() && s.after.is_empty()) {
             let _ = writeln!(out, "  {} -.-> {}", w[0], w[1]);
         }
     }
@@ -197,6 +208,9 @@ pub fn dot(plan: &Plan) -> String {
     for s in plan.steps() {
         for r in &s.input_refs {
             let _ = writeln!(out, "  {r} -> {};", s.id);
+        }
+        for r in &s.after {
+            let _ = writeln!(out, "  {r} -> {} [style=dashed, label=\"then\"];", s.id);
         }
     }
     out.push_str("}\n");

@@ -81,9 +81,10 @@ pub fn validate(steps: &mut Vec<Step>, guards: &Guards<'_>) -> Verdict {
             drop_undeclared(step, guards, &mut verdict);
             check_args(step, guards, &mut verdict);
         }
-        let before = step.input_refs.len();
+        let before = step.input_refs.len() + step.after.len();
         step.input_refs.retain(|r| seen.contains(r));
-        if step.input_refs.len() != before {
+        step.after.retain(|r| seen.contains(r));
+        if step.input_refs.len() + step.after.len() != before {
             verdict.warnings.push(format!(
                 "step `{}` referred to a step that does not come before it; the reference was dropped",
                 step.id
@@ -224,13 +225,14 @@ fn check_args(step: &mut Step, guards: &Guards<'_>, verdict: &mut Verdict) {
 }
 
 /// Steps with no dependency between them share a group: a step's group is one more
-/// than the latest group it depends on.
+/// than the latest group it depends on, through its inputs or the order it follows.
 pub fn assign_groups(steps: &mut [Step]) {
     let mut group_of: HashMap<String, u32> = HashMap::new();
     for step in steps.iter_mut() {
         let g = step
             .input_refs
             .iter()
+            .chain(&step.after)
             .filter_map(|r| group_of.get(r))
             .max()
             .map_or(1, |g| g + 1);

@@ -22,6 +22,7 @@ fn step(n: u32, tool: &str, kind: StepKind, refs: &[&str]) -> Step {
         tool: tool.into(),
         args: serde_json::Map::new(),
         input_refs: refs.iter().map(|r| (*r).to_string()).collect(),
+        after: Vec::new(),
         group: 1,
         rationale: String::new(),
         clause: None,

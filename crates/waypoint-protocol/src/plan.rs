@@ -47,6 +47,10 @@ pub struct Step {
     /// Ids of earlier steps whose outputs this step consumes.
     #[serde(default)]
     pub input_refs: Vec<String>,
+    /// Ids of earlier steps this one must follow without taking their output: the
+    /// request ordered them ("run the tests, then build").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
     /// Steps sharing a group have no dependency on each other and may run together.
     pub group: u32,
     /// Why this step is here; for `unknown` steps it starts with `gap:`.
@@ -384,6 +388,7 @@ mod tests {
             tool: tool.into(),
             args: serde_json::Map::new(),
             input_refs: vec![],
+            after: Vec::new(),
             group: 1,
             rationale: String::new(),
             clause: None,

@@ -1236,13 +1236,13 @@ fn check_plan(plan: &Plan) -> Result<(), String> {
             match groups.get(dep.as_str()) {
                 None => {
                     return Err(format!(
-                        "step `{}` consumes `{dep}`, which is not a step of this plan",
+                        "step `{}` needs `{dep}`, which is not a step of this plan",
                         step.id
                     ));
                 }
                 Some(g) if *g >= step.group => {
                     return Err(format!(
-                        "step `{}` (group {}) consumes `{dep}` (group {g}); a step must be in a later group than what it consumes",
+                        "step `{}` (group {}) needs `{dep}` (group {g}); a step must be in a later group than what it consumes or follows",
                         step.id, step.group
                     ));
                 }
@@ -1253,7 +1253,9 @@ fn check_plan(plan: &Plan) -> Result<(), String> {
     Ok(())
 }
 
-/// Steps whose output this one consumes: its `input_refs` and every `$ref` in its args.
+/// Steps that must succeed before this one: those whose output it consumes (its
+/// `input_refs` and every `$ref` in its args) and those the request ordered it after
+/// (`after`: "run the tests, then deploy" does not deploy when the tests fail).
 fn dependencies(step: &Step) -> BTreeSet<String> {
     fn walk(v: &Value, out: &mut BTreeSet<String>) {
         match v {
@@ -1269,7 +1271,7 @@ fn dependencies(step: &Step) -> BTreeSet<String> {
             _ => {}
         }
     }
-    let mut out: BTreeSet<String> = step.input_refs.iter().cloned().collect();
+    let mut out: BTreeSet<String> = step.input_refs.iter().chain(&step.after).cloned().collect();
     for v in step.args.values() {
         walk(v, &mut out);
     }

@@ -62,6 +62,7 @@ pub fn schedule(
                     tool: format!("specialist:{id}"),
                     args,
                     input_refs: Vec::new(),
+                    after: Vec::new(),
                     group: base,
                     rationale: format!("the {id} specialist, from its instructions"),
                     clause: None,

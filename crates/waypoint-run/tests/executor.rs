@@ -393,6 +393,31 @@ async fn a_step_after_a_failure_it_depends_on_is_skipped() {
 }
 
 #[tokio::test]
+async fn a_step_ordered_after_a_failure_is_skipped_though_it_takes_nothing() {
+    let h = harness().await;
+    let mut p = plan(&[
+        ("s1", "broken", json!({}), 1, &[]),
+        ("s2", "echo", json!({"text": "deploy"}), 2, &[]),
+    ]);
+    // "run the tests, then deploy": s2 follows s1 without consuming it.
+    let mut value = serde_json::to_value(&p).unwrap();
+    value["steps"][1]["after"] = json!(["s1"]);
+    p = serde_json::from_value(value).unwrap();
+    let r = h
+        .run(
+            p,
+            Limits {
+                max_replans: 0,
+                ..Limits::default()
+            },
+        )
+        .await;
+    let s2 = r.steps.iter().find(|s| s.step_id == "s2").unwrap();
+    assert_eq!(s2.status, StepStatus::Skipped);
+    assert!(s2.error.as_ref().unwrap().contains("s1"));
+}
+
+#[tokio::test]
 async fn memories_round_trip_through_the_store() {
     let h = harness().await;
     let p = plan(&[

@@ -14,6 +14,7 @@ fn step(id: &str, tool: &str, args: serde_json::Value, refs: &[&str]) -> Step {
         tool: tool.into(),
         args: args.as_object().cloned().unwrap_or_default(),
         input_refs: refs.iter().map(|r| (*r).to_string()).collect(),
+        after: Vec::new(),
         group: 0,
         rationale: String::new(),
         clause: None,
