@@ -1,19 +1,37 @@
-//! Fills a step's arguments from what the request gave: extracted values, the clause's
-//! object, a pasted payload, or an earlier step's output. What cannot be filled and is
-//! required becomes a placeholder and a question.
+//! Fills a step's arguments from what the request gave, guided by the tool's input
+//! schema (docs/routing.md, "Arguments"):
+//!
+//! 1. typed values — URLs, e-mails, paths, ids, numbers, dates, languages, enum words —
+//!    go to the arguments whose name, `format` or `type` takes that kind, in the order
+//!    the request gives them; a value that fails the argument's schema is not used;
+//! 2. cue phrases ("containing …", "named …") give the words after them, up to the next
+//!    value, cue or clause end, to the argument the cue introduces;
+//! 3. the one required free-text argument left takes an earlier step's output when data
+//!    flows in, else what remains of the clause's object once the words that named
+//!    other arguments are gone; an object that only points back ("it", "the summary")
+//!    with nothing to point at is no value;
+//! 4. what nothing fills and is required is a placeholder and a question.
+//!
+//! A typed argument never receives free clause text, and the words of one argument are
+//! never repeated in another.
 
 use serde_json::{Map, Value, json};
 use waypoint_catalog::Tool;
 use waypoint_protocol::ExtractedKind;
 
+use crate::extract::Found;
 use crate::lexicon::Lexicon;
+use crate::text::Token;
 use crate::understand::ClauseAnalysis;
 
-/// The arguments of one step and the questions its gaps raise.
+/// The arguments of one step, the questions its gaps raise, and the values of an
+/// argument the request gave several of where the schema takes one ("into French and
+/// German"): the planner makes one step per value.
 #[derive(Debug, Default)]
 pub struct Filled {
     pub args: Map<String, Value>,
     pub questions: Vec<String>,
+    pub fan_out: Option<(String, Vec<Value>)>,
 }
 
 /// Marks an argument the planner could not fill.
@@ -40,94 +58,654 @@ pub struct Inputs<'a> {
     pub from_step: Option<&'a str>,
     /// Whether the clause's object is too vague to use as text.
     pub vague: bool,
+    /// Whether a word (by its key) names an artifact some entry makes or takes
+    /// ("summary", "draft"): "the summary" points back at one.
+    pub names_artifact: &'a dyn Fn(&str) -> bool,
+    /// Values the request's earlier clauses gave, in order.
+    pub earlier: &'a [Found],
+    /// The words an earlier clause acted on, for "it" when no earlier step's output or
+    /// value fits ("remember this launch, write a blog about it").
+    pub antecedent: Option<&'a str>,
+}
+
+/// What kind of value an argument takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Value(ExtractedKind),
+    Language,
+    Enum,
+    Text,
+}
+
+/// One argument of the schema with what it can take.
+struct Slot<'t> {
+    name: &'t str,
+    schema: &'t Value,
+    kinds: Vec<Kind>,
+    required: bool,
+}
+
+impl Slot<'_> {
+    fn is_array(&self) -> bool {
+        self.schema.get("type").and_then(Value::as_str) == Some("array")
+    }
+
+    /// The schema a single value must fit: the items' for an array.
+    fn item_schema(&self) -> &Value {
+        if self.is_array() {
+            self.schema.get("items").unwrap_or(&Value::Null)
+        } else {
+            self.schema
+        }
+    }
+
+    fn typed(&self) -> bool {
+        self.kinds.iter().any(|k| *k != Kind::Text)
+    }
+
+    /// Takes words of the clause: a plain string with no format, pattern or enum.
+    fn free_text(&self) -> bool {
+        let s = self.item_schema();
+        self.kinds.contains(&Kind::Text)
+            && s.get("type")
+                .and_then(Value::as_str)
+                .is_none_or(|t| t == "string")
+            && s.get("format").is_none()
+            && s.get("pattern").is_none()
+            && s.get("enum").is_none()
+    }
+}
+
+/// A typed value of the clause with its byte span.
+struct Piece {
+    kind: Kind,
+    value: String,
+    start: usize,
+    end: usize,
+}
+
+/// What the filling has used up so far.
+#[derive(Default)]
+struct Used {
+    pieces: Vec<usize>,
+    /// Byte spans of the request whose words belong to some argument (values, the
+    /// preposition before them, cues and the words after them), and whether each one
+    /// ends the clause's object: a bare value inside it ("checks my saved search
+    /// https://…") is still part of what the object says, "to ana@…" is not.
+    spans: Vec<(usize, usize, bool)>,
+}
+
+impl Used {
+    fn covers(&self, t: &Token) -> bool {
+        self.spans
+            .iter()
+            .any(|(s, e, _)| t.start < *e && *s < t.end)
+    }
+
+    fn breaks_at(&self, t: &Token) -> bool {
+        self.spans
+            .iter()
+            .any(|(s, e, breaks)| *breaks && t.start < *e && *s < t.end)
+    }
 }
 
 pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
     let mut out = Filled::default();
     let required: Vec<&str> = tool.required().collect();
-    let mut used_values: Vec<usize> = Vec::new();
-    let mut text_used = false;
-    let props: Vec<(&str, &Value)> = tool.properties().collect();
-    // Typed kinds first, so that text-like args only take what is left.
-    let mut order: Vec<(&str, &Value, &str)> = props
-        .iter()
-        .map(|(name, schema)| (*name, *schema, kind_of(name, lex)))
+    let slots: Vec<Slot<'_>> = tool
+        .properties()
+        .map(|(name, schema)| Slot {
+            name,
+            schema,
+            kinds: kinds_of(name, schema, lex),
+            required: required.contains(&name),
+        })
         .collect();
-    order.sort_by_key(|(_, _, k)| usize::from(*k == "text"));
-    for (name, schema, kind) in order {
-        let is_array = schema.get("type").and_then(Value::as_str) == Some("array");
-        let is_required = required.contains(&name);
-        let value = match kind {
-            "text" => {
-                if !is_required || text_used {
-                    None
-                } else {
-                    text_used = true;
-                    text_value(name, inputs, &mut used_values, lex)
-                }
-            }
-            "languages" => lex.language_in(inputs.clause.tokens()).map(Value::String),
-            "" => None,
-            other => ExtractedKind::parse(other).and_then(|k| {
-                let vals: Vec<(usize, &str)> = inputs
-                    .clause
-                    .values
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, f)| f.kind == k && !used_values.contains(i))
-                    .map(|(i, f)| (i, f.value.as_str()))
-                    .collect();
-                if vals.is_empty() {
-                    return None;
-                }
-                if is_array {
-                    used_values.extend(vals.iter().map(|(i, _)| *i));
-                    Some(Value::Array(
-                        vals.iter()
-                            .map(|(_, v)| Value::String((*v).to_string()))
-                            .collect(),
-                    ))
-                } else {
-                    used_values.push(vals[0].0);
-                    Some(coerce(vals[0].1, schema))
-                }
-            }),
-        };
-        match value {
-            Some(v) => {
-                out.args.insert(name.to_string(), v);
-            }
-            // What the request does not give, an earlier step's output may.
-            None if is_required && inputs.from_step.is_some() => {
-                out.args.insert(
-                    name.to_string(),
-                    reference(inputs.from_step.unwrap_or_default()),
-                );
-            }
-            None if is_required => {
-                let what = schema
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| name.replace('_', " "), str::to_string);
-                out.args.insert(name.to_string(), placeholder(&what));
-                out.questions.push(format!(
-                    "What should `{name}` ({what}) be for `{}`?",
-                    tool.name
-                ));
-            }
-            None => {}
+    let pieces = pieces(inputs.clause, lex);
+    let mut used = Used::default();
+
+    fill_typed(&slots, &pieces, inputs, &mut used, &mut out);
+    fill_cued(&slots, &pieces, inputs, lex, &mut used, &mut out);
+    fill_text(&slots, &pieces, inputs, lex, &mut used, &mut out);
+
+    for slot in slots.iter().filter(|s| s.required) {
+        if out.args.contains_key(slot.name) {
+            continue;
+        }
+        // What the request does not give, an earlier step's output may.
+        if let Some(step) = inputs.from_step {
+            out.args.insert(slot.name.to_string(), reference(step));
+            continue;
+        }
+        let what = slot
+            .schema
+            .get("description")
+            .and_then(Value::as_str)
+            .map_or_else(|| slot.name.replace('_', " "), str::to_string);
+        out.args.insert(slot.name.to_string(), placeholder(&what));
+        out.questions.push(format!(
+            "What should `{}` ({what}) be for `{}`?",
+            slot.name, tool.name
+        ));
+    }
+    // Keep the schema's order of arguments.
+    let mut ordered = Map::new();
+    for slot in &slots {
+        if let Some(v) = out.args.remove(slot.name) {
+            ordered.insert(slot.name.to_string(), v);
         }
     }
+    ordered.append(&mut out.args);
+    out.args = ordered;
     out
 }
 
-/// The value kind an argument name takes, from the lexicon's `arg_names`.
-fn kind_of<'l>(name: &str, lex: &'l Lexicon) -> &'l str {
-    let lower = name.to_ascii_lowercase();
-    lex.arg_names
+/// Typed values to the slots that take their kind, in the order the request gives them.
+fn fill_typed(
+    slots: &[Slot<'_>],
+    pieces: &[Piece],
+    inputs: &Inputs<'_>,
+    used: &mut Used,
+    out: &mut Filled,
+) {
+    let toks = inputs.clause.tokens();
+    for slot in slots.iter().filter(|s| s.typed()) {
+        if slot.kinds.contains(&Kind::Enum) {
+            let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
+            fill_enum(slot, toks.get(from..).unwrap_or_default(), used, out);
+            continue;
+        }
+        let fitting: Vec<usize> = (0..pieces.len())
+            .filter(|i| !used.pieces.contains(i))
+            .filter(|&i| slot.kinds.contains(&pieces[i].kind))
+            .filter(|&i| {
+                fits(
+                    &coerce(&pieces[i].value, slot.item_schema()),
+                    slot.item_schema(),
+                )
+            })
+            .collect();
+        let Some(&first) = fitting.first() else {
+            continue;
+        };
+        let take: Vec<usize> = if slot.is_array() {
+            fitting.clone()
+        } else {
+            vec![first]
+        };
+        let values: Vec<Value> = take
+            .iter()
+            .map(|&i| coerce(&pieces[i].value, slot.item_schema()))
+            .collect();
+        // Several values where one fits, and no other argument takes this kind: one step
+        // per value ("translate it into French and German").
+        let kind = pieces[first].kind;
+        let others_take = slots
+            .iter()
+            .any(|s| s.name != slot.name && s.kinds.contains(&kind));
+        if !slot.is_array() && fitting.len() > 1 && !others_take && out.fan_out.is_none() {
+            let all: Vec<Value> = fitting
+                .iter()
+                .map(|&i| coerce(&pieces[i].value, slot.item_schema()))
+                .collect();
+            out.fan_out = Some((slot.name.to_string(), all));
+            for &i in &fitting {
+                mark_piece(i, pieces, toks, used);
+            }
+        }
+        for &i in &take {
+            mark_piece(i, pieces, toks, used);
+        }
+        let value = if slot.is_array() {
+            Value::Array(values)
+        } else {
+            values.into_iter().next().unwrap_or(Value::Null)
+        };
+        out.args.insert(slot.name.to_string(), value);
+    }
+}
+
+/// An enum argument takes the first word of the clause (after its verb) that is one of
+/// its options, compared without case ("as CSV" → `csv`).
+fn fill_enum(slot: &Slot<'_>, toks: &[Token], used: &mut Used, out: &mut Filled) {
+    let Some(options) = slot.item_schema().get("enum").and_then(Value::as_array) else {
+        return;
+    };
+    let found = toks
         .iter()
-        .find(|(_, names)| names.contains(&lower))
-        .map_or("", |(k, _)| k.as_str())
+        .filter(|t| !t.value && !used.covers(t))
+        .find_map(|t| {
+            options
+                .iter()
+                .find(|o| o.as_str().is_some_and(|o| o.eq_ignore_ascii_case(&t.form)))
+                .map(|o| (t, o.clone()))
+        });
+    if let Some((t, option)) = found {
+        used.spans.push((t.start, t.end, true));
+        let value = if slot.is_array() {
+            Value::Array(vec![option])
+        } else {
+            option
+        };
+        out.args.insert(slot.name.to_string(), value);
+    }
+}
+
+/// A used value's span, with the preposition that introduced it ("to ana@…", "into French").
+fn mark_piece(i: usize, pieces: &[Piece], toks: &[Token], used: &mut Used) {
+    let p = &pieces[i];
+    used.pieces.push(i);
+    let introduced = toks.iter().rev().find(|t| t.end <= p.start).filter(|prev| {
+        matches!(
+            prev.form.as_str(),
+            "to" | "into" | "in" | "at" | "from" | "as" | "for" | "on" | "and" | "or"
+        )
+    });
+    match introduced {
+        Some(prev) => used.spans.push((prev.start, p.end, true)),
+        None => used.spans.push((p.start, p.end, false)),
+    }
+}
+
+/// Words after a cue to the argument the cue introduces.
+fn fill_cued(
+    slots: &[Slot<'_>],
+    pieces: &[Piece],
+    inputs: &Inputs<'_>,
+    lex: &Lexicon,
+    used: &mut Used,
+    out: &mut Filled,
+) {
+    let toks = inputs.clause.tokens();
+    let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
+    // Every cue in the clause, as (start token, end token, rule).
+    let mut cues: Vec<(usize, usize, usize)> = Vec::new();
+    for (r, rule) in lex.arg_cues.iter().enumerate() {
+        for p in &rule.cues {
+            for at in p.find_all(toks).filter(|&at| at >= from) {
+                cues.push((at, at + p.len(), r));
+            }
+        }
+    }
+    let takes = |s: &Slot<'_>, r: usize| {
+        (s.free_text() || s.kinds.contains(&Kind::Enum))
+            && name_words(s.name)
+                .iter()
+                .any(|w| lex.arg_cues[r].args.contains(w))
+    };
+    // Only cues this tool has an argument for count, as values and as ends of values.
+    cues.retain(|&(_, _, r)| slots.iter().any(|s| takes(s, r)));
+    cues.sort_unstable();
+    for (n, &(cue_start, cue_end, r)) in cues.iter().enumerate() {
+        let Some(slot) = slots
+            .iter()
+            .find(|s| !out.args.contains_key(s.name) && takes(s, r))
+        else {
+            continue;
+        };
+        let next_cue = cues.get(n + 1).map_or(toks.len(), |c| c.0);
+        let end = (cue_end..next_cue)
+            .find(|&i| used.covers(&toks[i]))
+            .unwrap_or(next_cue);
+        let span = &toks[cue_end..end];
+        let (Some(first), Some(last)) = (span.first(), span.last()) else {
+            continue;
+        };
+        // A quotation after the cue is the value, without its quotes.
+        let quoted = pieces.iter().position(|p| {
+            matches!(p.kind, Kind::Value(ExtractedKind::Quoted))
+                && p.start >= first.start.saturating_sub(1)
+                && p.end <= last.end + 1
+        });
+        let text = match quoted {
+            Some(i) => pieces[i].value.clone(),
+            None => trim_words(
+                inputs
+                    .request
+                    .get(first.start..last.end)
+                    .unwrap_or_default(),
+            ),
+        };
+        if text.is_empty() {
+            continue;
+        }
+        let value = Value::String(text);
+        if slot.kinds.contains(&Kind::Enum) && !fits(&value, slot.schema) {
+            continue;
+        }
+        if let Some(i) = quoted {
+            used.pieces.push(i);
+        }
+        used.spans.push((toks[cue_start].start, last.end, true));
+        out.args.insert(slot.name.to_string(), value);
+    }
+}
+
+/// The first required free-text slot still empty takes what the clause is about.
+fn fill_text(
+    slots: &[Slot<'_>],
+    pieces: &[Piece],
+    inputs: &Inputs<'_>,
+    lex: &Lexicon,
+    used: &mut Used,
+    out: &mut Filled,
+) {
+    let Some(slot) = slots
+        .iter()
+        .find(|s| s.required && s.free_text() && !out.args.contains_key(s.name))
+    else {
+        return;
+    };
+    if let Some(step) = inputs.from_step {
+        out.args.insert(slot.name.to_string(), reference(step));
+        return;
+    }
+    let clause = inputs.clause;
+    if lex.identifier_args.contains(slot.name)
+        && let Some(tok) = clause.tokens().iter().find(|t| t.identifier)
+        && let Some(s) = inputs.request.get(tok.start..tok.end)
+    {
+        out.args
+            .insert(slot.name.to_string(), Value::String(s.into()));
+        return;
+    }
+    if let Some(i) = (0..pieces.len()).find(|i| {
+        !used.pieces.contains(i)
+            && matches!(
+                pieces[*i].kind,
+                Kind::Value(ExtractedKind::Quoted | ExtractedKind::Urls | ExtractedKind::Paths)
+            )
+    }) {
+        used.pieces.push(i);
+        out.args.insert(
+            slot.name.to_string(),
+            Value::String(pieces[i].value.clone()),
+        );
+        return;
+    }
+    if let Some(text) = inputs.payload.and_then(first_string) {
+        out.args
+            .insert(slot.name.to_string(), Value::String(text.to_string()));
+        return;
+    }
+    match object_words(inputs, lex, used) {
+        Object::Words(text) if !inputs.vague => {
+            out.args.insert(slot.name.to_string(), Value::String(text));
+        }
+        // "summarize it" after "fetch https://…": with no earlier output it can take, the
+        // step takes the value the earlier clause named, when it fits.
+        Object::PointsBack { pronoun } => {
+            let earlier = inputs.earlier.iter().rev().find(|f| {
+                let kind = Kind::Value(f.kind);
+                slot.kinds.contains(&kind)
+                    || (slot.kinds.contains(&Kind::Text) && f.kind == ExtractedKind::Quoted)
+            });
+            if let Some(f) = earlier {
+                out.args
+                    .insert(slot.name.to_string(), Value::String(f.value.clone()));
+            } else if let Some(words) = inputs.antecedent.filter(|_| pronoun) {
+                // "remember this launch, write a blog about it": it is the launch (but "the
+                // results" of "build it" are its output, not the thing built).
+                out.args
+                    .insert(slot.name.to_string(), Value::String(words.to_string()));
+            }
+        }
+        Object::Words(_) | Object::Nothing => {}
+    }
+}
+
+/// What a clause's object gives a free-text argument.
+enum Object {
+    Words(String),
+    /// Only words that point back ("it", "the summary"): a value this step cannot see;
+    /// `pronoun` when they are a bare pronoun ("it", "them").
+    PointsBack {
+        pronoun: bool,
+    },
+    Nothing,
+}
+
+/// The clause's object without the words other arguments took: the first run of free
+/// words after the head verb, without a leading phrase that only names what the tool
+/// makes ("an image *of* a fox", "a blog post *about* our launch").
+fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used) -> Object {
+    let toks = inputs.clause.tokens();
+    let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
+    let Some(start) = (from..toks.len()).find(|&i| !used.covers(&toks[i])) else {
+        return Object::Nothing;
+    };
+    let mut end = (start..toks.len())
+        .find(|&i| used.breaks_at(&toks[i]))
+        .unwrap_or(toks.len());
+    // A bare value may sit inside the object, not at its end.
+    while end > start && used.covers(&toks[end - 1]) {
+        end -= 1;
+    }
+    let mut run = &toks[start..end];
+    // "a blog post about": at most three words naming an artifact, then a preposition.
+    if let Some(p) = run
+        .iter()
+        .take(5)
+        .position(|t| OF_WORDS.contains(&t.form.as_str()))
+        && p + 1 < run.len()
+        && run[..p].iter().any(|t| (inputs.names_artifact)(&t.key))
+    {
+        run = &run[p + 1..];
+    }
+    if points_back(run, inputs, lex) {
+        let pronoun = run.iter().all(|t| {
+            lex.words.object_pronouns.contains(&t.form)
+                || matches!(t.form.as_str(), "this" | "that" | "these" | "those")
+        });
+        return Object::PointsBack { pronoun };
+    }
+    let (Some(first), Some(last)) = (run.first(), run.last()) else {
+        return Object::Nothing;
+    };
+    let text = trim_words(
+        inputs
+            .request
+            .get(first.start..last.end)
+            .unwrap_or_default(),
+    );
+    if text.is_empty() {
+        Object::Nothing
+    } else {
+        Object::Words(text)
+    }
+}
+
+/// Words that only point at something said or made before: "it", "them", "the
+/// summary", "that result" — not "a summary" (something new).
+fn points_back(run: &[Token], inputs: &Inputs<'_>, lex: &Lexicon) -> bool {
+    let indefinite = |t: &Token| matches!(t.form.as_str(), "a" | "an" | "another" | "new" | "some");
+    !run.is_empty()
+        && run.iter().all(|t| {
+            (lex.is_determiner(t) && !indefinite(t))
+                || lex.anaphora.contains(&t.form)
+                || lex.vague_objects.contains(&t.form)
+                || (inputs.names_artifact)(&t.key)
+        })
+        && run
+            .iter()
+            .any(|t| !lex.is_determiner(t) || lex.anaphora.contains(&t.form))
+}
+
+/// Prepositions after which the words say what a made thing is about.
+const OF_WORDS: &[&str] = &[
+    "of",
+    "about",
+    "on",
+    "showing",
+    "regarding",
+    "describing",
+    "explaining",
+    "covering",
+];
+
+/// Trims the punctuation and joining words a span can end with ("hello, and" → "hello").
+fn trim_words(s: &str) -> String {
+    let mut t = s
+        .trim()
+        .trim_matches(|c: char| ",;:.!?\"'“”‘’`".contains(c))
+        .trim();
+    loop {
+        let lower = t.to_ascii_lowercase();
+        let Some(cut) = ["and", "or", "then", "to", "with", "please"]
+            .iter()
+            .find(|w| lower.ends_with(&format!(" {w}")))
+        else {
+            break;
+        };
+        t = t[..t.len() - cut.len() - 1].trim_end_matches([',', ' ']);
+    }
+    t.to_string()
+}
+
+/// The typed values of a clause, in order: extracted values, then language names.
+fn pieces(clause: &ClauseAnalysis, lex: &Lexicon) -> Vec<Piece> {
+    let mut out: Vec<Piece> = clause
+        .values
+        .iter()
+        .map(|f| Piece {
+            kind: Kind::Value(f.kind),
+            value: f.value.clone(),
+            start: f.start,
+            end: f.end,
+        })
+        .collect();
+    for t in clause.tokens() {
+        if let Some(lang) = lex.language(t) {
+            out.push(Piece {
+                kind: Kind::Language,
+                value: lang,
+                start: t.start,
+                end: t.end,
+            });
+        }
+    }
+    out.sort_by_key(|p| p.start);
+    out
+}
+
+/// The words of an argument's name: `targetLanguage`, `target-language` and
+/// `target_language` all give `target`, `language`; the whole name comes first.
+fn name_words(name: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        let boundary = c == '_' || c == '-' || c == ' ' || (c.is_uppercase() && prev_lower);
+        if boundary && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        if c.is_alphanumeric() {
+            current.extend(c.to_lowercase());
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    let mut out = vec![words.join("_")];
+    if let Some(last) = words.last() {
+        out.push(last.clone());
+        if let Some(one) = last.strip_suffix('s').filter(|s| s.len() > 2) {
+            out.push(one.to_string());
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// The kinds an argument takes: from its name (the lexicon's `arg_names`, by the whole
+/// name, then its last word), its `enum`, `format` and `type`.
+fn kinds_of(name: &str, schema: &Value, lex: &Lexicon) -> Vec<Kind> {
+    let item = if schema.get("type").and_then(Value::as_str) == Some("array") {
+        schema.get("items").unwrap_or(&Value::Null)
+    } else {
+        schema
+    };
+    if item.get("enum").is_some() {
+        return vec![Kind::Enum];
+    }
+    let by_format = match item.get("format").and_then(Value::as_str) {
+        Some("uri" | "url" | "iri" | "uri-reference") => Some(Kind::Value(ExtractedKind::Urls)),
+        Some("email" | "idn-email") => Some(Kind::Value(ExtractedKind::Emails)),
+        Some("date" | "date-time") => Some(Kind::Value(ExtractedKind::Dates)),
+        Some("time") => Some(Kind::Value(ExtractedKind::Times)),
+        _ => None,
+    };
+    if let Some(k) = by_format {
+        return vec![k];
+    }
+    let mut kinds: Vec<Kind> = Vec::new();
+    for word in name_words(name) {
+        for (kind, names) in &lex.arg_names {
+            if names.contains(&word) {
+                let k = match kind.as_str() {
+                    "text" => Some(Kind::Text),
+                    "languages" => Some(Kind::Language),
+                    other => ExtractedKind::parse(other).map(Kind::Value),
+                };
+                if let Some(k) = k.filter(|k| !kinds.contains(k)) {
+                    kinds.push(k);
+                }
+            }
+        }
+        if !kinds.is_empty() {
+            break;
+        }
+    }
+    let numeric = matches!(
+        item.get("type").and_then(Value::as_str),
+        Some("integer" | "number")
+    );
+    if numeric {
+        // A number argument takes numbers whatever its name says.
+        kinds.retain(|k| *k == Kind::Value(ExtractedKind::Numbers));
+        if kinds.is_empty() {
+            kinds.push(Kind::Value(ExtractedKind::Numbers));
+        }
+    }
+    // Text kinds go last: a typed value is tried before the clause's words.
+    kinds.sort_by_key(|k| *k == Kind::Text);
+    kinds
+}
+
+/// Whether a value fits an argument's schema: its type, enum, pattern and format.
+pub(crate) fn fits(v: &Value, schema: &Value) -> bool {
+    let type_ok = match schema.get("type").and_then(Value::as_str) {
+        Some("integer") => v.is_i64() || v.is_u64(),
+        Some("number") => v.is_number(),
+        Some("boolean") => v.is_boolean(),
+        Some("string") => v.is_string(),
+        _ => true,
+    };
+    if !type_ok {
+        return false;
+    }
+    if let Some(options) = schema.get("enum").and_then(Value::as_array)
+        && !options.contains(v)
+    {
+        return false;
+    }
+    let Some(s) = v.as_str() else {
+        return true;
+    };
+    if let Some(p) = schema.get("pattern").and_then(Value::as_str)
+        && regex::RegexBuilder::new(p)
+            .size_limit(1 << 20)
+            .build()
+            .is_ok_and(|re| !re.is_match(s))
+    {
+        return false;
+    }
+    match schema.get("format").and_then(Value::as_str) {
+        Some("email" | "idn-email") => s.contains('@') && !s.contains(char::is_whitespace),
+        Some("uri" | "url" | "iri") => s.contains(':') && !s.contains(char::is_whitespace),
+        _ => true,
+    }
 }
 
 fn coerce(v: &str, schema: &Value) -> Value {
@@ -136,51 +714,21 @@ fn coerce(v: &str, schema: &Value) -> Value {
             .replace(',', "")
             .parse::<i64>()
             .map_or_else(|_| Value::String(v.into()), Value::from),
-        Some("number") => v
-            .replace(',', "")
-            .parse::<f64>()
-            .ok()
-            .and_then(serde_json::Number::from_f64)
-            .map_or_else(|| Value::String(v.into()), Value::Number),
+        Some("number") => {
+            let plain = v.replace(',', "");
+            plain.parse::<i64>().map_or_else(
+                |_| {
+                    plain
+                        .parse::<f64>()
+                        .ok()
+                        .and_then(serde_json::Number::from_f64)
+                        .map_or_else(|| Value::String(v.into()), Value::Number)
+                },
+                Value::from,
+            )
+        }
         _ => Value::String(v.into()),
     }
-}
-
-/// Text for a text-like argument, most specific source first.
-fn text_value(
-    name: &str,
-    inputs: &Inputs<'_>,
-    used: &mut Vec<usize>,
-    lex: &Lexicon,
-) -> Option<Value> {
-    if let Some(step) = inputs.from_step {
-        return Some(reference(step));
-    }
-    let clause = inputs.clause;
-    let identifier_like = lex.identifier_args.contains(name);
-    if identifier_like && let Some(tok) = clause.tokens().iter().find(|t| t.identifier) {
-        return inputs
-            .request
-            .get(tok.start..tok.end)
-            .map(|s| Value::String(s.into()));
-    }
-    if let Some((i, f)) = clause.values.iter().enumerate().find(|(i, f)| {
-        !used.contains(i)
-            && matches!(
-                f.kind,
-                ExtractedKind::Quoted | ExtractedKind::Urls | ExtractedKind::Paths
-            )
-    }) {
-        used.push(i);
-        return Some(Value::String(f.value.clone()));
-    }
-    if let Some(text) = inputs.payload.and_then(first_string) {
-        return Some(Value::String(text.to_string()));
-    }
-    if inputs.vague {
-        return None;
-    }
-    clause.object_text(inputs.request).map(Value::String)
 }
 
 fn first_string(v: &Value) -> Option<&str> {
@@ -189,5 +737,48 @@ fn first_string(v: &Value) -> Option<&str> {
         Value::Object(o) => o.values().find_map(first_string),
         Value::Array(a) => a.iter().find_map(first_string),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argument_names_split_into_words() {
+        assert_eq!(
+            name_words("targetLanguage"),
+            ["target_language", "language"]
+        );
+        assert_eq!(
+            name_words("target-language"),
+            ["target_language", "language"]
+        );
+        assert_eq!(name_words("entityNames"), ["entity_names", "names", "name"]);
+        assert_eq!(name_words("path"), ["path"]);
+        assert_eq!(name_words("URL"), ["url"]);
+    }
+
+    #[test]
+    fn values_must_fit_the_schema() {
+        let int = json!({"type": "integer"});
+        assert!(fits(&json!(3), &int));
+        assert!(!fits(&json!("three"), &int));
+        let email = json!({"type": "string", "format": "email"});
+        assert!(fits(&json!("ana@example.com"), &email));
+        assert!(!fits(&json!("the summary to ana"), &email));
+        let choice = json!({"enum": ["json", "csv"]});
+        assert!(fits(&json!("csv"), &choice));
+        assert!(!fits(&json!("a table"), &choice));
+        let pat = json!({"type": "string", "pattern": "^[A-Z]+-[0-9]+$"});
+        assert!(fits(&json!("JIRA-12"), &pat));
+        assert!(!fits(&json!("the ticket"), &pat));
+    }
+
+    #[test]
+    fn spans_lose_their_joining_words() {
+        assert_eq!(trim_words("hello, and"), "hello");
+        assert_eq!(trim_words("\"hi there\""), "hi there");
+        assert_eq!(trim_words("the report to"), "the report");
     }
 }

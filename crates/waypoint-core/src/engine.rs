@@ -217,6 +217,9 @@ impl Engine {
                         payload: context,
                         from_step: None,
                         vague: clause.vague_object.is_some(),
+                        names_artifact: &|key| self.index.names_artifact(key),
+                        earlier: &[],
+                        antecedent: None,
                     };
                     crate::args::fill(tool, &inputs, &self.lexicon).args
                 })
@@ -392,6 +395,7 @@ fn to_steps(drafted: &Drafted) -> Vec<Step> {
             tool: d.tool.clone(),
             args: d.args.clone(),
             input_refs: d.inputs.iter().map(|r| format!("s{}", r + 1)).collect(),
+            after: d.after.iter().map(|r| format!("s{}", r + 1)).collect(),
             group: 0,
             rationale: d.rationale.clone(),
             clause: Some(d.clause),

@@ -116,6 +116,8 @@ pub struct Lexicon {
     pub verbs: HashSet<String>,
     pub sequencers: Vec<Phrase>,
     pub soft_sequencers: Vec<Phrase>,
+    /// Sequencers that split without ordering (by their text).
+    pub unordered_sequencers: HashSet<String>,
     pub relative_markers: HashSet<String>,
     pub presentational: Vec<Phrase>,
     pub topic_markers: Vec<Phrase>,
@@ -148,6 +150,21 @@ pub struct Lexicon {
     pub identifier_args: HashSet<String>,
     /// Value kind (`urls`, `text`…) → argument names that take it, in file order of kinds.
     pub arg_names: Vec<(String, Vec<String>)>,
+    pub arg_cues: Vec<ArgCue>,
+}
+
+/// Words that introduce the value of the arguments named in `args`.
+#[derive(Debug, Clone)]
+pub struct ArgCue {
+    pub cues: Vec<Phrase>,
+    pub args: HashSet<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArgCue {
+    cues: Vec<String>,
+    args: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -157,6 +174,7 @@ struct Raw {
     verbs: Vec<String>,
     sequencers: Vec<String>,
     soft_sequencers: Vec<String>,
+    unordered_sequencers: Vec<String>,
     relative_markers: Vec<String>,
     presentational: Vec<String>,
     topic_markers: Vec<String>,
@@ -183,6 +201,7 @@ struct Raw {
     word_classes: WordClasses,
     identifier_args: Vec<String>,
     arg_names: BTreeMap<String, Vec<String>>,
+    arg_cues: Vec<RawArgCue>,
     intents: BTreeMap<String, RawIntent>,
     entities: BTreeMap<String, Vec<String>>,
 }
@@ -294,6 +313,7 @@ impl Lexicon {
             verbs: raw.verbs.iter().map(|v| stem(&v.to_lowercase())).collect(),
             sequencers: exact(&raw.sequencers),
             soft_sequencers: exact(&raw.soft_sequencers),
+            unordered_sequencers: forms(&raw.unordered_sequencers),
             relative_markers: forms(&raw.relative_markers),
             presentational: exact(&raw.presentational),
             topic_markers: exact(&raw.topic_markers),
@@ -342,6 +362,14 @@ impl Lexicon {
             words: raw.word_classes,
             identifier_args: forms(&raw.identifier_args),
             arg_names: raw.arg_names.into_iter().collect(),
+            arg_cues: raw
+                .arg_cues
+                .iter()
+                .map(|c| ArgCue {
+                    cues: exact(&c.cues),
+                    args: forms(&c.args),
+                })
+                .collect(),
             synonyms,
         })
     }
@@ -410,15 +438,13 @@ impl Lexicon {
         self.intents.iter().find(|c| c.name == name)
     }
 
-    /// The language named in the tokens, in its usual capitalisation.
-    pub fn language_in(&self, tokens: &[Token]) -> Option<String> {
-        tokens.iter().find_map(|t| {
-            self.languages.iter().find(|l| **l == t.form).map(|l| {
-                let mut c = l.chars();
-                c.next()
-                    .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
-                    .unwrap_or_default()
-            })
+    /// The language a token names, in its usual capitalisation.
+    pub fn language(&self, tok: &Token) -> Option<String> {
+        self.languages.iter().find(|l| **l == tok.form).map(|l| {
+            let mut c = l.chars();
+            c.next()
+                .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
         })
     }
 }

@@ -31,6 +31,8 @@ pub struct Draft {
     pub rationale: String,
     /// Indices of earlier drafts this one consumes.
     pub inputs: Vec<usize>,
+    /// Indices of earlier drafts this one must follow: the request ordered them.
+    pub after: Vec<usize>,
     pub args: serde_json::Map<String, serde_json::Value>,
     /// Route score of the choice, for clarity and reasoning.
     pub score: f64,
@@ -165,6 +167,7 @@ impl Planner<'_> {
         }
         self.collapse_pipelines(analysis, &mut out);
         self.link_references(analysis, &mut out);
+        order_phases(analysis, &mut out.drafts);
         out
     }
 
@@ -412,6 +415,7 @@ impl Planner<'_> {
         }
         out.clause_scores = analysis.clauses.iter().map(|_| 1.0).collect();
         self.link_references(analysis, &mut out);
+        order_phases(analysis, &mut out.drafts);
         out
     }
 
@@ -427,6 +431,7 @@ impl Planner<'_> {
             clause,
             rationale,
             inputs: Vec::new(),
+            after: Vec::new(),
             args: serde_json::Map::new(),
             score,
         }
@@ -842,7 +847,8 @@ impl Planner<'_> {
         }
     }
 
-    /// Fills every draft's args; returns the questions raised by what is missing.
+    /// Fills every draft's args; returns the questions raised by what is missing. A
+    /// draft given several values where its schema takes one becomes one draft per value.
     pub fn fill_args(
         &self,
         request: &str,
@@ -850,31 +856,122 @@ impl Planner<'_> {
         payload: Option<&serde_json::Value>,
         out: &mut Drafted,
     ) {
-        for j in 0..out.drafts.len() {
+        let names_artifact = |key: &str| self.index.names_artifact(key);
+        let mut j = 0;
+        while j < out.drafts.len() {
             let d = &out.drafts[j];
-            if d.kind == StepKind::Unknown {
-                continue;
-            }
-            let Some(tool) = self.schema_tool(&d.tool) else {
-                continue;
-            };
-            let Some(clause) = analysis.clause(d.clause) else {
+            let (Some(tool), Some(clause)) = (
+                self.schema_tool(&d.tool)
+                    .filter(|_| d.kind != StepKind::Unknown),
+                analysis.clause(d.clause),
+            ) else {
+                j += 1;
                 continue;
             };
             let from = d.inputs.last().map(|i| format!("s{}", i + 1));
+            let earlier: Vec<crate::extract::Found> = analysis
+                .clauses
+                .iter()
+                .filter(|c| c.segment.clause.index < d.clause)
+                .flat_map(|c| c.values.iter().cloned())
+                .collect();
+            // The object of the nearest earlier action clause, when it names something of its own.
+            let antecedent = analysis
+                .clauses
+                .iter()
+                .rfind(|c| c.segment.clause.index < d.clause && c.is_action())
+                .and_then(|c| {
+                    let words = c.object_text(request)?;
+                    let own = c
+                        .tokens()
+                        .iter()
+                        .skip(c.head_verb.map_or(0, |h| h + 1))
+                        .any(|t| self.lex.is_content(t) && !self.lex.anaphora.contains(&t.form));
+                    (own && c.values.is_empty()).then_some(words)
+                });
             let inputs = Inputs {
                 request,
                 clause,
                 payload,
                 from_step: from.as_deref(),
                 vague: clause.vague_object.is_some(),
+                names_artifact: &names_artifact,
+                earlier: &earlier,
+                antecedent: antecedent.as_deref(),
             };
             let filled = args::fill(tool, &inputs, self.lex);
             if clause.vague_object.is_none() {
                 out.questions.extend(filled.questions);
             }
             out.drafts[j].args = filled.args;
+            let copies = filled.fan_out.map_or(0, |(name, values)| {
+                fan_out(&mut out.drafts, j, &name, &values);
+                values.len().saturating_sub(1)
+            });
+            j += 1 + copies;
         }
+    }
+}
+
+/// Makes draft `j` one draft per value of `name`; later drafts that consumed or
+/// followed it consume or follow every copy.
+fn fan_out(drafts: &mut Vec<Draft>, j: usize, name: &str, values: &[serde_json::Value]) {
+    let extra = values.len().saturating_sub(1);
+    if extra == 0 {
+        return;
+    }
+    let shift = |r: &mut usize| {
+        if *r > j {
+            *r += extra;
+        }
+    };
+    for later in drafts.iter_mut().skip(j + 1) {
+        for list in [&mut later.inputs, &mut later.after] {
+            list.iter_mut().for_each(shift);
+            if list.contains(&j) {
+                list.extend(j + 1..=j + extra);
+            }
+        }
+    }
+    let base = drafts[j].clone();
+    let copies = values.iter().map(|v| {
+        let mut d = base.clone();
+        d.args.insert(name.to_string(), v.clone());
+        d
+    });
+    drafts.splice(j..=j, copies);
+}
+
+/// Orders the steps the request orders: a clause a sequencer opened ("then build")
+/// starts a phase, and each step of a phase follows the steps of the phase before it
+/// that it does not already consume. Steps within a phase ("… and …") stay unordered.
+fn order_phases(analysis: &Analysis, drafts: &mut [Draft]) {
+    let mut phase_of_clause = std::collections::HashMap::new();
+    let mut phase = 0usize;
+    for c in &analysis.clauses {
+        if c.segment.follows {
+            phase += 1;
+        }
+        phase_of_clause.insert(c.segment.clause.index, phase);
+    }
+    let phase = |d: &Draft| phase_of_clause.get(&d.clause).copied().unwrap_or(0);
+    for j in 0..drafts.len() {
+        let mine = phase(&drafts[j]);
+        let runs = |d: &Draft| d.kind != StepKind::Unknown;
+        // The latest earlier phase that has a step that runs.
+        let Some(before) = drafts[..j]
+            .iter()
+            .filter(|d| runs(d) && phase(d) < mine)
+            .map(phase)
+            .max()
+        else {
+            continue;
+        };
+        let after: Vec<usize> = (0..j)
+            .filter(|&i| runs(&drafts[i]) && phase(&drafts[i]) == before)
+            .filter(|i| !drafts[j].inputs.contains(i))
+            .collect();
+        drafts[j].after = after;
     }
 }
 
@@ -944,6 +1041,7 @@ fn gap(clause: &ClauseAnalysis, closest: Option<&Candidate>) -> Draft {
         clause: clause.segment.clause.index,
         rationale,
         inputs: Vec::new(),
+        after: Vec::new(),
         args: serde_json::Map::new(),
         score: closest.map_or(0.0, |c| c.score),
     }

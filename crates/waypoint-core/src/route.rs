@@ -7,7 +7,7 @@
 //! the entry explains. IDF is normalised by the catalog's size and the raw score is
 //! squashed into [0, 1], so one threshold means the same on 30 tools and on 10,000.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use waypoint_catalog::Catalog;
 use waypoint_protocol::{Candidate, CandidateKind};
@@ -122,6 +122,9 @@ pub struct RouteIndex {
     takers: HashMap<ExtractedKind, Vec<u32>>,
     /// Artifact kind (as written in the catalog) → entries that produce it, in catalog order.
     producers: HashMap<String, Vec<u32>>,
+    /// Keys of the artifact kinds entries make or take ("summary", "draft"): the words
+    /// "the summary" can point back with.
+    artifact_keys: HashSet<String>,
     /// Example requests, each a small document of its own: a clause close to one of an
     /// entry's examples is close to the entry (nearest neighbour over examples).
     examples: Vec<Example>,
@@ -451,6 +454,8 @@ impl RouteIndex {
         if let Some(doc) = self.docs.last_mut() {
             doc.produces = keys(produces);
             doc.accepts = keys(accepts);
+            self.artifact_keys
+                .extend(doc.produces.iter().chain(&doc.accepts).cloned());
         }
     }
 
@@ -479,6 +484,11 @@ impl RouteIndex {
     /// Ids of the entries whose arguments take a kind of value, in catalog order.
     pub fn takers(&self, kind: ExtractedKind) -> impl Iterator<Item = &str> {
         self.ids(self.takers.get(&kind))
+    }
+
+    /// Whether a word (by its key) names an artifact kind some entry makes or takes.
+    pub fn names_artifact(&self, key: &str) -> bool {
+        self.artifact_keys.contains(key)
     }
 
     /// Ids of the entries that produce an artifact kind, in catalog order.

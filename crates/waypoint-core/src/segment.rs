@@ -17,29 +17,49 @@ pub struct Segment {
     /// Denver"): `(left_end, right_start)` token indices around an "and", "or" or comma.
     /// A trained router may still find two requests there.
     pub joints: Vec<(usize, usize)>,
+    /// The clause runs after the clauses before it: a sequencer that orders ("then",
+    /// "after that") opened it, or it is a later item of a numbered list.
+    pub follows: bool,
 }
 
 /// Splits the request's tokens into clauses. `text` is the original request.
 pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
+    // Where a numbered item ("2." or "b)" opening a line) starts: its order is the list's.
+    let numbered: Vec<usize> = tokens
+        .windows(2)
+        .filter(|w| is_list_marker(text, &w[0]))
+        .map(|w| w[1].start)
+        .collect();
     let tokens: Vec<Token> = tokens
         .iter()
         .filter(|t| !is_list_marker(text, t))
         .cloned()
         .collect();
-    let mut segments: Vec<Vec<Token>> = Vec::new();
+    let mut segments: Vec<(Vec<Token>, bool)> = Vec::new();
     for run in hard_runs(text, &tokens) {
         split_run(text, run, lex, &mut segments);
     }
-    let segments: Vec<Vec<Token>> = segments.into_iter().filter(|t| !t.is_empty()).collect();
+    let mut segments: Vec<(Vec<Token>, bool)> = segments
+        .into_iter()
+        .filter(|(t, _)| !t.is_empty())
+        .collect();
+    for (i, (toks, follows)) in segments.iter_mut().enumerate() {
+        if i > 0 && toks.first().is_some_and(|t| numbered.contains(&t.start)) {
+            *follows = true;
+        }
+    }
+    if let Some((_, first)) = segments.first_mut() {
+        *first = false;
+    }
     // A request made only of material ("i have lost my phone") still asks for something:
     // its clauses are actions, not context for actions that are not there.
     let all_context = segments
         .iter()
-        .all(|toks| lex.presentational.iter().any(|p| p.matches_at(toks, 0)));
+        .all(|(toks, _)| lex.presentational.iter().any(|p| p.matches_at(toks, 0)));
     segments
         .into_iter()
         .enumerate()
-        .map(|(index, toks)| {
+        .map(|(index, (toks, follows))| {
             let start = toks.first().map_or(0, |t| t.start);
             let end = toks.last().map_or(0, |t| t.end);
             let role = if !all_context && lex.presentational.iter().any(|p| p.matches_at(&toks, 0))
@@ -54,6 +74,7 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
                 .collect();
             Segment {
                 joints,
+                follows,
                 clause: Clause {
                     index,
                     text: text.get(start..end).unwrap_or_default().to_string(),
@@ -101,8 +122,10 @@ fn hard_runs<'t>(text: &str, tokens: &'t [Token]) -> Vec<&'t [Token]> {
     runs
 }
 
-fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>) {
+fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>, bool)>) {
     let mut current: Vec<Token> = Vec::new();
+    // Whether the clause being gathered was opened by a sequencer that orders.
+    let mut follows = false;
     let mut head_verb: Option<usize> = None; // index in `current`
     let mut in_relative = false;
     let mut i = 0;
@@ -123,7 +146,8 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
         if let Some(seq) = strong.or(soft)
             && i + seq.len() < run.len()
         {
-            flush(&mut current, out);
+            flush(&mut current, &mut follows, out);
+            follows = !lex.unordered_sequencers.contains(&seq.text);
             head_verb = None;
             in_relative = false;
             i += seq.len();
@@ -137,13 +161,16 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
             && !in_relative
             && starts_action(run, next, lex)
         {
-            flush(&mut current, out);
+            flush(&mut current, &mut follows, out);
             head_verb = None;
             in_relative = false;
             i = next;
             continue;
         }
-        if head_verb.is_none() && lex.is_verb(tok) {
+        // A clause's first word heads it when it acts like a verb ("grab https://…").
+        let opens = current.iter().all(|t| lex.words.fillers.contains(&t.form))
+            && starts_action(run, i, lex);
+        if head_verb.is_none() && (lex.is_verb(tok) || opens) {
             head_verb = Some(current.len());
         } else if head_verb.is_some()
             && lex.relative_markers.contains(&tok.form)
@@ -156,7 +183,7 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<Vec<Token>>
         current.push(tok.clone());
         i += 1;
     }
-    flush(&mut current, out);
+    flush(&mut current, &mut follows, out);
 }
 
 /// Where the next clause would start if `run[i]` joins two: after an "and" or "or", or at
@@ -181,8 +208,8 @@ fn comma_before(text: &str, run: &[Token], i: usize) -> bool {
 }
 
 /// Whether an action starts at `at`: a verb, optionally after "please" — a known verb,
-/// or a word the vocabulary lacks that takes an object pronoun or article ("sign it",
-/// "rent a car"), as only verbs do.
+/// or a word the vocabulary lacks that takes an object pronoun, an article or a value
+/// ("sign it", "rent a car", "grab https://…"), as only verbs do.
 fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
     let mut at = at;
     while run
@@ -202,14 +229,14 @@ fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
         return true;
     }
     let takes_object = run.get(at + 1).is_some_and(|next| {
-        lex.words.object_pronouns.contains(&next.form) || lex.is_determiner(next)
+        lex.words.object_pronouns.contains(&next.form) || lex.is_determiner(next) || next.value
     });
 
     lex.is_content(tok) && !tok.proper && !tok.identifier && takes_object
 }
 
-fn flush(current: &mut Vec<Token>, out: &mut Vec<Vec<Token>>) {
+fn flush(current: &mut Vec<Token>, follows: &mut bool, out: &mut Vec<(Vec<Token>, bool)>) {
     if !current.is_empty() {
-        out.push(std::mem::take(current));
+        out.push((std::mem::take(current), std::mem::take(follows)));
     }
 }

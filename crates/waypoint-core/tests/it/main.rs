@@ -7,6 +7,7 @@
     reason = "test helpers fail loudly on purpose"
 )]
 
+mod args;
 mod guards;
 mod meaning;
 mod plans;

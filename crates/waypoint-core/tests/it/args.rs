@@ -1,0 +1,262 @@
+//! Arguments, links and order on a catalog typed the way MCP servers type their tools
+//! (`tests/fixtures/typed.yaml`), plus properties that hold for any request.
+
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use waypoint_catalog::{Source, load};
+use waypoint_core::{Engine, Options};
+use waypoint_protocol::Plan;
+
+fn typed() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let text = include_str!("../fixtures/typed.yaml");
+        let catalog = load(&[Source {
+            name: "typed.yaml".into(),
+            text: text.into(),
+        }])
+        .unwrap()
+        .catalog;
+        Engine::new(catalog, Options::default()).unwrap()
+    })
+}
+
+fn plan(request: &str) -> Plan {
+    typed().plan(request, None).unwrap()
+}
+
+/// `(tool, args)` per step.
+fn steps(p: &Plan) -> Vec<(String, Value)> {
+    p.steps()
+        .iter()
+        .map(|s| (s.tool.clone(), Value::Object(s.args.clone())))
+        .collect()
+}
+
+#[test]
+fn numbers_fill_number_arguments_in_order() {
+    assert_eq!(
+        steps(&plan("add 2 and 3")),
+        [("add".into(), json!({"a": 2, "b": 3}))]
+    );
+}
+
+#[test]
+fn a_cue_gives_content_and_a_file_name_gives_the_path() {
+    let p = plan("create a file notes.txt containing hello, then move notes.txt to old.txt");
+    let s = steps(&p);
+    assert_eq!(
+        s[0],
+        (
+            "write_file".into(),
+            json!({"path": "notes.txt", "content": "hello"})
+        )
+    );
+    assert_eq!(
+        s[1],
+        (
+            "move_file".into(),
+            json!({"source": "notes.txt", "destination": "old.txt"})
+        )
+    );
+    // "then": the move follows the write though no data flows between them.
+    assert_eq!(p.steps()[1].after, ["s1"]);
+    assert!(p.steps()[1].group > p.steps()[0].group);
+}
+
+#[test]
+fn an_email_argument_takes_the_address_and_the_body_the_words_left() {
+    let s = steps(&plan("email the quarterly numbers to ana@example.com"));
+    assert_eq!(
+        s[0],
+        (
+            "send_mail".into(),
+            json!({"recipient": "ana@example.com", "body": "the quarterly numbers"})
+        )
+    );
+}
+
+#[test]
+fn a_pronoun_is_a_link_or_a_placeholder_never_a_value() {
+    let p =
+        plan("fetch https://example.com, summarize it and email the summary to ana@example.com");
+    let s = steps(&p);
+    let tools: Vec<&str> = s.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["fetch_page", "summarize_text", "send_mail"]);
+    assert_eq!(s[0].1, json!({"pageUrl": "https://example.com"}));
+    assert_eq!(s[1].1, json!({"text": {"$ref": "s1/output"}}));
+    assert_eq!(
+        s[2].1,
+        json!({"recipient": "ana@example.com", "body": {"$ref": "s2/output"}})
+    );
+    // Nothing to point at: a question, not the word.
+    let alone = plan("summarize it");
+    let text = &alone.steps()[0].args["text"];
+    assert!(text.get("$placeholder").is_some(), "{text}");
+}
+
+#[test]
+fn several_languages_give_one_step_each() {
+    let p = plan("translate \"good morning\" into French and German");
+    let s = steps(&p);
+    assert_eq!(
+        s,
+        [
+            (
+                "translate".into(),
+                json!({"text": "good morning", "targetLanguage": "French"})
+            ),
+            (
+                "translate".into(),
+                json!({"text": "good morning", "targetLanguage": "German"})
+            ),
+        ]
+    );
+}
+
+#[test]
+fn an_array_argument_takes_every_value() {
+    let s = steps(&plan("read notes.txt and todo.txt"));
+    assert_eq!(
+        s[0],
+        (
+            "read_files".into(),
+            json!({"paths": ["notes.txt", "todo.txt"]})
+        )
+    );
+}
+
+#[test]
+fn typed_arguments_take_only_what_fits_their_schema() {
+    let s = steps(&plan("export the sales table as CSV"));
+    assert_eq!(s[0], ("export_table".into(), json!({"format": "csv"})));
+    let s = steps(&plan("close the ticket about login"));
+    assert!(s[0].1["key"].get("$placeholder").is_some(), "{:?}", s[0]);
+    let s = steps(&plan("close ticket PAY-42"));
+    assert_eq!(s[0].1, json!({"key": "PAY-42"}));
+}
+
+#[test]
+fn plain_and_leaves_clauses_unordered() {
+    let p = plan("fetch https://a.example.com and add 2 and 3");
+    assert!(p.steps().iter().all(|s| s.group == 1 && s.after.is_empty()));
+}
+
+/// Whether a concrete value fits the property's schema (type, enum, pattern, format).
+fn fits(v: &Value, schema: &Value) -> bool {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("array") => v.as_array().is_some_and(|a| {
+            a.iter()
+                .all(|x| fits(x, schema.get("items").unwrap_or(&Value::Null)))
+        }),
+        Some("number") if !v.is_number() => false,
+        Some("integer") if !(v.is_i64() || v.is_u64()) => false,
+        Some("string") if !v.is_string() => false,
+        _ => {
+            let in_enum = schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .is_none_or(|e| e.contains(v));
+            let s = v.as_str().unwrap_or_default();
+            let pattern = schema
+                .get("pattern")
+                .and_then(Value::as_str)
+                .is_none_or(|p| regex::Regex::new(p).unwrap().is_match(s));
+            let format = match schema.get("format").and_then(Value::as_str) {
+                Some("email") => s.contains('@') && !s.contains(' '),
+                Some("uri") => s.contains("://") && !s.contains(' '),
+                _ => true,
+            };
+            in_enum && pattern && format
+        }
+    }
+}
+
+fn symbolic(v: &Value) -> bool {
+    v.get("$placeholder").is_some() || v.get("$ref").is_some()
+}
+
+const WORDS: &[&str] = &[
+    "add",
+    "email",
+    "send",
+    "export",
+    "close",
+    "fetch",
+    "summarize",
+    "translate",
+    "write",
+    "create",
+    "move",
+    "read",
+    "it",
+    "them",
+    "the",
+    "a",
+    "file",
+    "table",
+    "ticket",
+    "as",
+    "csv",
+    "json",
+    "into",
+    "french",
+    "german",
+    "and",
+    "then",
+    "to",
+    "containing",
+    "named",
+    "2",
+    "3",
+    "12",
+    "notes.txt",
+    "b/c.md",
+    "PAY-42",
+    "ana@example.com",
+    "https://example.com/x",
+    "\"quoted words\"",
+    "summary",
+    "after",
+    "that",
+    ",",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A typed argument never holds text that fails its schema, and every reference —
+    /// `input_refs`, `after`, `$ref` — points at an earlier step.
+    #[test]
+    fn typed_arguments_fit_and_references_point_back(
+        picks in proptest::collection::vec(0..WORDS.len(), 1..14)
+    ) {
+        let request: Vec<&str> = picks.iter().map(|&i| WORDS[i]).collect();
+        let request = request.join(" ");
+        let Ok(p) = typed().plan(&request, None) else { return Ok(()) };
+        let mut seen: Vec<&str> = Vec::new();
+        for step in p.steps() {
+            for r in step.input_refs.iter().chain(&step.after) {
+                prop_assert!(seen.contains(&r.as_str()), "{request}: {} refers to {r}", step.id);
+            }
+            if let Some(tool) = typed().catalog().tool(&step.tool) {
+                for (name, v) in &step.args {
+                    if let Some(r) = v.get("$ref").and_then(Value::as_str) {
+                        let id = r.split('/').next().unwrap_or_default();
+                        prop_assert!(seen.contains(&id), "{request}: $ref {r} in {}", step.id);
+                    }
+                    if symbolic(v) {
+                        continue;
+                    }
+                    let schema = tool.properties().find(|(n, _)| n == name).map(|(_, s)| s);
+                    if let Some(schema) = schema {
+                        prop_assert!(fits(v, schema), "{request}: {}.{name} = {v} fails {schema}", step.tool);
+                    }
+                }
+            }
+            seen.push(&step.id);
+        }
+    }
+}
