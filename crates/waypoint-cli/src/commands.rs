@@ -674,6 +674,8 @@ fn print_table(r: &EvalReport) -> Result<()> {
         ("oos_recall", r.oos_recall),
         ("ready_accuracy", r.ready_accuracy),
         ("extracted_recall", r.extracted_recall),
+        ("arg_value_f1", r.arg_value_f1),
+        ("order_accuracy", r.order_accuracy),
     ];
     for (name, value) in rows {
         match value {

@@ -82,6 +82,8 @@ pub struct Scorer {
     ready: Ratio,
     nodes: Micro,
     edges: Micro,
+    arg_values: Micro,
+    order: Ratio,
     extracted_found: usize,
     extracted_expected: usize,
     latencies: Vec<u64>,
@@ -156,6 +158,12 @@ impl Scorer {
                 }
                 if let Some(ex) = &e.extracted {
                     self.extracted_expected += ex.values().map(Vec::len).sum::<usize>();
+                }
+                if let Some(args) = &e.args {
+                    self.arg_values.add(&expected_args(args), &[]);
+                }
+                if e.order.is_some() {
+                    self.order.add(false);
                 }
                 return;
             }
@@ -258,6 +266,12 @@ impl Scorer {
                 self.fail(id, "ready_to_formalize", json!(want), json!(got));
             }
         }
+        if let Some(want) = &e.args {
+            self.score_args(id, want, plan);
+        }
+        if let Some(pairs) = &e.order {
+            self.score_order(id, pairs, plan);
+        }
         if let Some(ex) = &e.extracted {
             for (kind, values) in ex {
                 let have = ExtractedKind::parse(kind)
@@ -272,6 +286,64 @@ impl Scorer {
                     }
                 }
             }
+        }
+    }
+
+    /// Scores the (tool, argument) pairs the case names: each distinct value the plan
+    /// gives one of them is right or wrong; one it does not give is missed.
+    fn score_args(&mut self, id: &str, want: &ArgsExpect, plan: &Plan) {
+        let expected = expected_args(want);
+        let named = |tool: &str, arg: &str| want.get(tool).is_some_and(|a| a.contains_key(arg));
+        let mut got: Vec<ArgTriple> = plan
+            .steps()
+            .iter()
+            .flat_map(|s| {
+                s.args
+                    .iter()
+                    .filter(|(name, _)| named(&s.tool, name))
+                    .filter_map(|(name, v)| {
+                        comparable(v, plan).map(|v| (s.tool.clone(), name.clone(), v.to_string()))
+                    })
+            })
+            .collect();
+        got.sort();
+        got.dedup();
+        let before = self.arg_values;
+        self.arg_values.add(&expected, &got);
+        let missed = self.arg_values.fn_ - before.fn_;
+        let extra = self.arg_values.fp - before.fp;
+        if missed + extra > 0 {
+            let got_map: Vec<Value> = got
+                .iter()
+                .map(|(t, a, v)| {
+                    json!([t, a, serde_json::from_str::<Value>(v).unwrap_or_default()])
+                })
+                .collect();
+            self.fail(id, "args", json!(want), json!(got_map));
+        }
+    }
+
+    fn score_order(&mut self, id: &str, pairs: &[(String, String)], plan: &Plan) {
+        let group = |tool: &str| {
+            plan.steps()
+                .iter()
+                .filter(|s| s.tool == tool)
+                .map(|s| s.group)
+                .collect::<Vec<_>>()
+        };
+        // Every step of the earlier tool sits in an earlier group than every step of the later.
+        let ok = pairs.iter().all(|(a, b)| {
+            let (ga, gb) = (group(a), group(b));
+            !ga.is_empty() && !gb.is_empty() && ga.iter().max() < gb.iter().min()
+        });
+        self.order.add(ok);
+        if !ok {
+            let got: Vec<Value> = plan
+                .steps()
+                .iter()
+                .map(|s| json!([s.tool, s.group]))
+                .collect();
+            self.fail(id, "order", json!(pairs), json!(got));
         }
     }
 
@@ -300,11 +372,61 @@ impl Scorer {
             ready_accuracy: self.ready.value(),
             extracted_recall: (self.extracted_expected > 0)
                 .then(|| round4(self.extracted_found as f64 / self.extracted_expected as f64)),
+            arg_value_f1: self.arg_values.f1(),
+            order_accuracy: self.order.value(),
             latency_us: Latency {
                 p50: pct(0.5),
                 p99: pct(0.99),
             },
             failures: self.failures,
         }
+    }
+}
+
+/// `expect.args`: per tool, per argument, the value.
+type ArgsExpect = std::collections::BTreeMap<String, std::collections::BTreeMap<String, Value>>;
+
+/// A (tool, argument, normalised value as JSON text) triple.
+type ArgTriple = (String, String, String);
+
+fn expected_args(want: &ArgsExpect) -> Vec<ArgTriple> {
+    want.iter()
+        .flat_map(|(tool, args)| {
+            args.iter()
+                .map(|(name, v)| (tool.clone(), name.clone(), normalise(v).to_string()))
+        })
+        .collect()
+}
+
+/// A step's argument as the cases write it: a placeholder is no value, a reference names
+/// the tool of the step it points at, strings fold case and white space.
+fn comparable(v: &Value, plan: &Plan) -> Option<Value> {
+    if let Some(o) = v.as_object() {
+        if o.contains_key("$placeholder") {
+            return None;
+        }
+        if let Some(r) = o.get("$ref").and_then(Value::as_str) {
+            let id = r.split('/').next().unwrap_or(r);
+            let tool = plan.steps().iter().find(|s| s.id == id)?;
+            return Some(json!({ "$ref": tool.tool }));
+        }
+    }
+    Some(normalise(v))
+}
+
+fn normalise(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(
+            s.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase(),
+        ),
+        Value::Number(n) => Value::String(n.to_string()),
+        Value::Array(a) => Value::Array(a.iter().map(normalise).collect()),
+        Value::Object(o) => {
+            Value::Object(o.iter().map(|(k, v)| (k.clone(), normalise(v))).collect())
+        }
+        other => other.clone(),
     }
 }

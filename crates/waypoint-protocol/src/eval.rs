@@ -43,6 +43,12 @@ pub struct Expect {
     pub unknown: Option<bool>,
     pub ready_to_formalize: Option<bool>,
     pub extracted: Option<BTreeMap<String, Vec<String>>>,
+    /// Argument values per tool: `{tool: {arg: value}}`. A value `{"$ref": "other_tool"}`
+    /// expects a link to that tool's step. Scored as `arg_value_f1` over the named tools.
+    pub args: Option<BTreeMap<String, BTreeMap<String, serde_json::Value>>>,
+    /// Pairs of tools `[earlier, later]` the request orders: the later one's step must
+    /// sit in a later group. Scored as `order_accuracy`.
+    pub order: Option<Vec<(String, String)>>,
 }
 
 /// One line of a cases file.
@@ -93,6 +99,13 @@ pub struct EvalReport {
     pub oos_recall: Option<f64>,
     pub ready_accuracy: Option<f64>,
     pub extracted_recall: Option<f64>,
+    /// Micro F1 of (tool, argument, value) triples over the tools `expect.args` names;
+    /// strings compare after folding case and white space.
+    #[serde(default)]
+    pub arg_value_f1: Option<f64>,
+    /// Share of cases with `expect.order` whose every pair runs in order.
+    #[serde(default)]
+    pub order_accuracy: Option<f64>,
     pub latency_us: Latency,
     pub failures: Vec<EvalFailure>,
 }
