@@ -1,0 +1,76 @@
+//! The requests of docs/routing.md's "Arguments, links and order", planned by the binary
+//! as a new user would: on the built-in catalog, on the catalogs `waypoint catalog
+//! import` wrote for the npm MCP servers filesystem and memory
+//! (`tests/fixtures/mcp`), and on a tool typed like the `everything` server's `add`.
+//! Each rendered plan is a snapshot: values, links (`uses`) and order (`after`, groups).
+
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly on purpose")]
+
+mod common;
+
+use common::{stdout, waypoint};
+
+const MCP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mcp");
+const ADD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/add.yaml");
+
+fn plan(request: &str, catalog: Option<&str>) -> String {
+    let mut args = vec!["plan", request];
+    if let Some(c) = catalog {
+        args.extend(["--catalog", c]);
+    }
+    let o = waypoint(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    stdout(&o)
+}
+
+#[test]
+fn content_comes_from_its_cue_and_then_orders_the_listing() {
+    insta::assert_snapshot!(plan(
+        "create a file notes.txt containing hello, then list the directory",
+        Some(MCP)
+    ));
+}
+
+#[test]
+fn the_summary_is_a_link_and_the_address_a_value() {
+    insta::assert_snapshot!(plan(
+        "grab https://example.com, summarize it and email the summary to ana@example.com",
+        None
+    ));
+}
+
+#[test]
+fn it_after_a_fetch_is_the_fetched_address() {
+    insta::assert_snapshot!(plan(
+        "fetch https://example.com and then summarize it",
+        None
+    ));
+}
+
+#[test]
+fn two_languages_make_two_steps() {
+    insta::assert_snapshot!(plan("translate it into French and German", None));
+}
+
+#[test]
+fn numbers_fill_typed_arguments() {
+    insta::assert_snapshot!(plan("add 2 and 3", Some(ADD)));
+}
+
+#[test]
+fn then_orders_steps_that_share_no_data() {
+    insta::assert_snapshot!(plan("run the tests, then build", None));
+}
+
+#[test]
+fn the_first_command_of_the_readme_is_ordered() {
+    insta::assert_snapshot!(plan(
+        "remember this launch, write a blog about it, then make an illustration",
+        None
+    ));
+}
+
+#[test]
+fn two_paths_fill_source_and_destination_in_order() {
+    insta::assert_snapshot!(plan("move notes.txt to archive/notes.txt", Some(MCP)));
+}
