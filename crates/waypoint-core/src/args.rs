@@ -401,12 +401,12 @@ fn fill_text(
         return;
     }
     let clause = inputs.clause;
-    if lex.identifier_args.contains(slot.name)
-        && let Some(tok) = clause.tokens().iter().find(|t| t.identifier)
-        && let Some(s) = inputs.request.get(tok.start..tok.end)
+    if name_words(slot.name)
+        .iter()
+        .any(|w| lex.identifier_args.contains(w))
+        && let Some(s) = name_in(clause, inputs.request, used)
     {
-        out.args
-            .insert(slot.name.to_string(), Value::String(s.into()));
+        out.args.insert(slot.name.to_string(), Value::String(s));
         return;
     }
     if let Some(i) = (0..pieces.len()).find(|i| {
@@ -452,6 +452,23 @@ fn fill_text(
         }
         Object::Words(_) | Object::Nothing => {}
     }
+}
+
+/// A name the clause gives: a code identifier (`TokenManager`), else the first run of
+/// capitalised words after the verb ("play the movie *Inception*", "at the *Holiday Inn*").
+fn name_in(clause: &ClauseAnalysis, request: &str, used: &Used) -> Option<String> {
+    let toks = clause.tokens();
+    if let Some(tok) = toks.iter().find(|t| t.identifier) {
+        return request.get(tok.start..tok.end).map(str::to_string);
+    }
+    let from = clause.head_verb.map_or(0, |h| h + 1);
+    let start = (from..toks.len()).find(|&i| toks[i].proper && !used.covers(&toks[i]))?;
+    let end = (start..toks.len())
+        .find(|&i| !toks[i].proper || used.covers(&toks[i]))
+        .unwrap_or(toks.len());
+    request
+        .get(toks[start].start..toks[end - 1].end)
+        .map(str::to_string)
 }
 
 /// What a clause's object gives a free-text argument.
@@ -661,6 +678,14 @@ fn kinds_of(name: &str, schema: &Value, lex: &Lexicon) -> Vec<Kind> {
         item.get("type").and_then(Value::as_str),
         Some("integer" | "number")
     );
+    // A string argument the vocabulary does not know takes words ("document", "song").
+    let stringy = item
+        .get("type")
+        .and_then(Value::as_str)
+        .is_none_or(|t| t == "string");
+    if kinds.is_empty() && stringy {
+        kinds.push(Kind::Text);
+    }
     if numeric {
         // A number argument takes numbers whatever its name says.
         kinds.retain(|k| *k == Kind::Value(ExtractedKind::Numbers));
@@ -709,6 +734,11 @@ pub(crate) fn fits(v: &Value, schema: &Value) -> bool {
 }
 
 fn coerce(v: &str, schema: &Value) -> Value {
+    if schema.get("format").and_then(Value::as_str) == Some("date")
+        && let Some(iso) = iso_date(v)
+    {
+        return Value::String(iso);
+    }
     match schema.get("type").and_then(Value::as_str) {
         Some("integer") => v
             .replace(',', "")
@@ -729,6 +759,41 @@ fn coerce(v: &str, schema: &Value) -> Value {
         }
         _ => Value::String(v.into()),
     }
+}
+
+/// A written date with a year as `YYYY-MM-DD`: "August 15, 2024", "15 August 2024",
+/// "8/15/2024" (month first), "2024-08-15". Without a year there is no date to give.
+fn iso_date(v: &str) -> Option<String> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let lower = v.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '/' | '-' | '.'))
+        .filter(|w| !w.is_empty() && *w != "of")
+        .collect();
+    let number = |w: &str| {
+        w.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .parse::<u32>()
+            .ok()
+    };
+    let month_word = |w: &str| {
+        MONTHS
+            .iter()
+            .position(|m| w.starts_with(m))
+            .and_then(|i| u32::try_from(i + 1).ok())
+    };
+    let (y, m, d) = match words.as_slice() {
+        [a, b, c] if a.len() == 4 && a.bytes().all(|c| c.is_ascii_digit()) => {
+            (number(a)?, number(b)?, number(c)?)
+        }
+        [a, b, c] if month_word(a).is_some() => (number(c)?, month_word(a)?, number(b)?),
+        [a, b, c] if month_word(b).is_some() => (number(c)?, month_word(b)?, number(a)?),
+        [a, b, c] => (number(c)?, number(a)?, number(b)?),
+        _ => return None,
+    };
+    ((1000..=9999).contains(&y) && (1..=12).contains(&m) && (1..=31).contains(&d))
+        .then(|| format!("{y:04}-{m:02}-{d:02}"))
 }
 
 fn first_string(v: &Value) -> Option<&str> {
@@ -773,6 +838,21 @@ mod tests {
         let pat = json!({"type": "string", "pattern": "^[A-Z]+-[0-9]+$"});
         assert!(fits(&json!("JIRA-12"), &pat));
         assert!(!fits(&json!("the ticket"), &pat));
+    }
+
+    #[test]
+    fn written_dates_become_iso_dates() {
+        assert_eq!(iso_date("August 15, 2024").as_deref(), Some("2024-08-15"));
+        assert_eq!(
+            iso_date("15th of August 2024").as_deref(),
+            Some("2024-08-15")
+        );
+        assert_eq!(iso_date("8/15/2024").as_deref(), Some("2024-08-15"));
+        assert_eq!(iso_date("2024-08-15").as_deref(), Some("2024-08-15"));
+        assert_eq!(iso_date("May 1st, 2023").as_deref(), Some("2023-05-01"));
+        assert_eq!(iso_date("tomorrow"), None);
+        assert_eq!(iso_date("August 15"), None);
+        assert_eq!(iso_date("13/45/2024"), None);
     }
 
     #[test]
