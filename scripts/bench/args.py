@@ -60,7 +60,10 @@ def write(out, name, tools, cases):
 
 
 def nestful_tool(spec):
-    params = spec.get("query_parameters") or spec.get("arguments") or spec.get("parameters") or {}
+    params = {}
+    for key in ("path_parameters", "query_parameters", "parameters", "arguments"):
+        if isinstance(spec.get(key), dict):
+            params.update(spec[key])
     props, required = {}, []
     for pname, p in params.items():
         p = p if isinstance(p, dict) else {}
@@ -76,7 +79,16 @@ def nestful_tool(spec):
     schema = {"type": "object", "properties": props}
     if required:
         schema["required"] = required
-    return {"name": snake(spec["name"]), "description": spec.get("description", ""), "schema": schema}
+    # What a call takes and gives, by parameter name: a later call that takes what an
+    # earlier one gives ("the distance of the best route") can be linked to it.
+    outputs = spec.get("output_parameters")
+    return {
+        "name": snake(spec["name"]),
+        "description": spec.get("description", ""),
+        "schema": schema,
+        "accepts": list(props),
+        "produces": list(outputs) if isinstance(outputs, dict) else [],
+    }
 
 
 REF = re.compile(r"^\$(var\d+)(?:\.[^$]*)?\$$")

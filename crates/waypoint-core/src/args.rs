@@ -83,6 +83,8 @@ struct Slot<'t> {
     schema: &'t Value,
     kinds: Vec<Kind>,
     required: bool,
+    /// The arg cues (by index) that introduce this argument.
+    cued_by: Vec<usize>,
 }
 
 impl Slot<'_> {
@@ -154,11 +156,21 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
     let required: Vec<&str> = tool.required().collect();
     let slots: Vec<Slot<'_>> = tool
         .properties()
-        .map(|(name, schema)| Slot {
-            name,
-            schema,
-            kinds: kinds_of(name, schema, lex),
-            required: required.contains(&name),
+        .map(|(name, schema)| {
+            let mut slot = Slot {
+                name,
+                schema,
+                kinds: kinds_of(name, schema, lex),
+                required: required.contains(&name),
+                cued_by: Vec::new(),
+            };
+            if slot.free_text() || slot.kinds.contains(&Kind::Enum) {
+                let words = all_words(name);
+                slot.cued_by = (0..lex.arg_cues.len())
+                    .filter(|&r| words.iter().any(|w| lex.arg_cues[r].args.contains(w)))
+                    .collect();
+            }
+            slot
         })
         .collect();
     let pieces = pieces(inputs.clause, lex);
@@ -318,23 +330,20 @@ fn fill_cued(
 ) {
     let toks = inputs.clause.tokens();
     let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
-    // Every cue in the clause, as (start token, end token, rule).
+    let takes = |s: &Slot<'_>, r: usize| s.cued_by.contains(&r);
+    // Every cue this tool has an argument for, as (start token, end token, rule): only
+    // those count, as values and as ends of values.
     let mut cues: Vec<(usize, usize, usize)> = Vec::new();
     for (r, rule) in lex.arg_cues.iter().enumerate() {
+        if !slots.iter().any(|s| takes(s, r)) {
+            continue;
+        }
         for p in &rule.cues {
             for at in p.find_all(toks).filter(|&at| at >= from) {
                 cues.push((at, at + p.len(), r));
             }
         }
     }
-    let takes = |s: &Slot<'_>, r: usize| {
-        (s.free_text() || s.kinds.contains(&Kind::Enum))
-            && name_words(s.name)
-                .iter()
-                .any(|w| lex.arg_cues[r].args.contains(w))
-    };
-    // Only cues this tool has an argument for count, as values and as ends of values.
-    cues.retain(|&(_, _, r)| slots.iter().any(|s| takes(s, r)));
     cues.sort_unstable();
     for (n, &(cue_start, cue_end, r)) in cues.iter().enumerate() {
         let Some(slot) = slots
@@ -381,7 +390,10 @@ fn fill_cued(
     }
 }
 
-/// The first required free-text slot still empty takes what the clause is about.
+/// The first required free-text slot still empty takes what the clause is about; the
+/// other required free-text slots take the quotations left, in order ("the song
+/// 'Bohemian Rhapsody' by 'Queen'"). An array slot takes every quotation left, or its one
+/// value as a list.
 fn fill_text(
     slots: &[Slot<'_>],
     pieces: &[Piece],
@@ -390,15 +402,55 @@ fn fill_text(
     used: &mut Used,
     out: &mut Filled,
 ) {
-    let Some(slot) = slots
-        .iter()
-        .find(|s| s.required && s.free_text() && !out.args.contains_key(s.name))
-    else {
-        return;
-    };
+    let mut first = true;
+    for slot in slots.iter().filter(|s| s.required && s.free_text()) {
+        if out.args.contains_key(slot.name) {
+            continue;
+        }
+        let quoted: Vec<usize> = (0..pieces.len())
+            .filter(|i| {
+                !used.pieces.contains(i) && pieces[*i].kind == Kind::Value(ExtractedKind::Quoted)
+            })
+            .collect();
+        let value = if slot.is_array() && quoted.len() > 1 && inputs.from_step.is_none() {
+            used.pieces.extend(&quoted);
+            Some(Value::Array(
+                quoted
+                    .iter()
+                    .map(|&i| Value::String(pieces[i].value.clone()))
+                    .collect(),
+            ))
+        } else if first {
+            object_value(slot, pieces, inputs, lex, used)
+        } else {
+            quoted.first().map(|&i| {
+                used.pieces.push(i);
+                Value::String(pieces[i].value.clone())
+            })
+        };
+        first = false;
+        if let Some(v) = value {
+            let v = match v {
+                Value::String(_) if slot.is_array() => Value::Array(vec![v]),
+                other => other,
+            };
+            out.args.insert(slot.name.to_string(), v);
+        }
+    }
+}
+
+/// What the clause is about, for its main free-text argument: an earlier step's output
+/// when data flows in, a name, a quotation, URL or path, a pasted payload, or the
+/// object's own words.
+fn object_value(
+    slot: &Slot<'_>,
+    pieces: &[Piece],
+    inputs: &Inputs<'_>,
+    lex: &Lexicon,
+    used: &mut Used,
+) -> Option<Value> {
     if let Some(step) = inputs.from_step {
-        out.args.insert(slot.name.to_string(), reference(step));
-        return;
+        return Some(reference(step));
     }
     let clause = inputs.clause;
     if name_words(slot.name)
@@ -406,8 +458,7 @@ fn fill_text(
         .any(|w| lex.identifier_args.contains(w))
         && let Some(s) = name_in(clause, inputs.request, used)
     {
-        out.args.insert(slot.name.to_string(), Value::String(s));
-        return;
+        return Some(Value::String(s));
     }
     if let Some(i) = (0..pieces.len()).find(|i| {
         !used.pieces.contains(i)
@@ -417,21 +468,13 @@ fn fill_text(
             )
     }) {
         used.pieces.push(i);
-        out.args.insert(
-            slot.name.to_string(),
-            Value::String(pieces[i].value.clone()),
-        );
-        return;
+        return Some(Value::String(pieces[i].value.clone()));
     }
     if let Some(text) = inputs.payload.and_then(first_string) {
-        out.args
-            .insert(slot.name.to_string(), Value::String(text.to_string()));
-        return;
+        return Some(Value::String(text.to_string()));
     }
     match object_words(inputs, lex, used) {
-        Object::Words(text) if !inputs.vague => {
-            out.args.insert(slot.name.to_string(), Value::String(text));
-        }
+        Object::Words(text) if !inputs.vague => Some(Value::String(text)),
         // "summarize it" after "fetch https://…": with no earlier output it can take, the
         // step takes the value the earlier clause named, when it fits.
         Object::PointsBack { pronoun } => {
@@ -440,17 +483,17 @@ fn fill_text(
                 slot.kinds.contains(&kind)
                     || (slot.kinds.contains(&Kind::Text) && f.kind == ExtractedKind::Quoted)
             });
-            if let Some(f) = earlier {
-                out.args
-                    .insert(slot.name.to_string(), Value::String(f.value.clone()));
-            } else if let Some(words) = inputs.antecedent.filter(|_| pronoun) {
+            match earlier {
+                Some(f) => Some(Value::String(f.value.clone())),
                 // "remember this launch, write a blog about it": it is the launch (but "the
                 // results" of "build it" are its output, not the thing built).
-                out.args
-                    .insert(slot.name.to_string(), Value::String(words.to_string()));
+                None => inputs
+                    .antecedent
+                    .filter(|_| pronoun)
+                    .map(|w| Value::String(w.to_string())),
             }
         }
-        Object::Words(_) | Object::Nothing => {}
+        Object::Words(_) | Object::Nothing => None,
     }
 }
 
@@ -633,6 +676,16 @@ fn name_words(name: &str) -> Vec<String> {
     }
     out.dedup();
     out
+}
+
+/// Every word of an argument's name (`mode_of_transport` → mode, of, transport): a cue
+/// for any of them introduces the argument.
+fn all_words(name: &str) -> Vec<String> {
+    let mut words = name_words(name);
+    if let Some(full) = words.first().cloned() {
+        words.extend(full.split('_').map(str::to_string));
+    }
+    words
 }
 
 /// The kinds an argument takes: from its name (the lexicon's `arg_names`, by the whole
