@@ -151,8 +151,23 @@ impl Used {
     }
 }
 
+/// What every filling pass reads: the schema's slots, the clause's typed values, the
+/// request and the vocabulary.
+struct Context<'c, 't> {
+    slots: &'c [Slot<'t>],
+    pieces: &'c [Piece],
+    inputs: &'c Inputs<'c>,
+    lex: &'c Lexicon,
+}
+
+/// What the passes write: the words and values used so far, and the arguments.
+struct State {
+    used: Used,
+    out: Filled,
+}
+
 pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
-    let mut out = Filled::default();
+    let out = Filled::default();
     let required: Vec<&str> = tool.required().collect();
     let slots: Vec<Slot<'_>> = tool
         .properties()
@@ -174,11 +189,20 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
         })
         .collect();
     let pieces = pieces(inputs.clause, lex);
-    let mut used = Used::default();
-
-    fill_typed(&slots, &pieces, inputs, &mut used, &mut out);
-    fill_cued(&slots, &pieces, inputs, lex, &mut used, &mut out);
-    fill_text(&slots, &pieces, inputs, lex, &mut used, &mut out);
+    let cx = Context {
+        slots: &slots,
+        pieces: &pieces,
+        inputs,
+        lex,
+    };
+    let mut st = State {
+        used: Used::default(),
+        out,
+    };
+    fill_typed(&cx, &mut st);
+    fill_cued(&cx, &mut st);
+    fill_text(&cx, &mut st);
+    let mut out = st.out;
 
     for slot in slots.iter().filter(|s| s.required) {
         if out.args.contains_key(slot.name) {
@@ -213,13 +237,9 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
 }
 
 /// Typed values to the slots that take their kind, in the order the request gives them.
-fn fill_typed(
-    slots: &[Slot<'_>],
-    pieces: &[Piece],
-    inputs: &Inputs<'_>,
-    used: &mut Used,
-    out: &mut Filled,
-) {
+fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
+    let (slots, pieces, inputs) = (cx.slots, cx.pieces, cx.inputs);
+    let State { used, out } = st;
     let toks = inputs.clause.tokens();
     for slot in slots.iter().filter(|s| s.typed()) {
         if slot.kinds.contains(&Kind::Enum) {
@@ -320,14 +340,14 @@ fn mark_piece(i: usize, pieces: &[Piece], toks: &[Token], used: &mut Used) {
 }
 
 /// Words after a cue to the argument the cue introduces.
-fn fill_cued(
-    slots: &[Slot<'_>],
-    pieces: &[Piece],
-    inputs: &Inputs<'_>,
-    lex: &Lexicon,
-    used: &mut Used,
-    out: &mut Filled,
-) {
+fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
+    let Context {
+        slots,
+        pieces,
+        inputs,
+        lex,
+    } = *cx;
+    let State { used, out } = st;
     let toks = inputs.clause.tokens();
     let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
     let takes = |s: &Slot<'_>, r: usize| s.cued_by.contains(&r);
@@ -394,14 +414,9 @@ fn fill_cued(
 /// other required free-text slots take the quotations left, in order ("the song
 /// 'Bohemian Rhapsody' by 'Queen'"). An array slot takes every quotation left, or its one
 /// value as a list.
-fn fill_text(
-    slots: &[Slot<'_>],
-    pieces: &[Piece],
-    inputs: &Inputs<'_>,
-    lex: &Lexicon,
-    used: &mut Used,
-    out: &mut Filled,
-) {
+fn fill_text(cx: &Context<'_, '_>, st: &mut State) {
+    let (slots, pieces, inputs) = (cx.slots, cx.pieces, cx.inputs);
+    let State { used, out } = st;
     let mut first = true;
     for slot in slots.iter().filter(|s| s.required && s.free_text()) {
         if out.args.contains_key(slot.name) {
@@ -421,7 +436,7 @@ fn fill_text(
                     .collect(),
             ))
         } else if first {
-            object_value(slot, pieces, inputs, lex, used)
+            object_value(slot, cx, used)
         } else {
             quoted.first().map(|&i| {
                 used.pieces.push(i);
@@ -442,13 +457,13 @@ fn fill_text(
 /// What the clause is about, for its main free-text argument: an earlier step's output
 /// when data flows in, a name, a quotation, URL or path, a pasted payload, or the
 /// object's own words.
-fn object_value(
-    slot: &Slot<'_>,
-    pieces: &[Piece],
-    inputs: &Inputs<'_>,
-    lex: &Lexicon,
-    used: &mut Used,
-) -> Option<Value> {
+fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Option<Value> {
+    let Context {
+        pieces,
+        inputs,
+        lex,
+        ..
+    } = *cx;
     if let Some(step) = inputs.from_step {
         return Some(reference(step));
     }

@@ -365,56 +365,39 @@ async fn bad_args_and_unknown_tools_are_refused_before_any_call() {
     );
 }
 
-#[tokio::test]
-async fn a_step_after_a_failure_it_depends_on_is_skipped() {
+/// Runs a plan whose `s1` fails and asserts that `s2` was skipped because of it.
+async fn s2_is_skipped_after_s1_fails(p: Plan) {
     let h = harness().await;
-    let p = plan(&[
-        ("s1", "broken", json!({}), 1, &[]),
-        (
-            "s2",
-            "echo",
-            json!({"text": {"$ref": "s1/output"}}),
-            2,
-            &["s1"],
-        ),
-    ]);
-    let r = h
-        .run(
-            p,
-            Limits {
-                max_replans: 0,
-                ..Limits::default()
-            },
-        )
-        .await;
+    let limits = Limits {
+        max_replans: 0,
+        ..Limits::default()
+    };
+    let r = h.run(p, limits).await;
     let s2 = r.steps.iter().find(|s| s.step_id == "s2").unwrap();
     assert_eq!(s2.status, StepStatus::Skipped);
     assert!(s2.error.as_ref().unwrap().contains("s1"));
 }
 
 #[tokio::test]
+async fn a_step_after_a_failure_it_depends_on_is_skipped() {
+    let text = json!({"text": {"$ref": "s1/output"}});
+    let p = plan(&[
+        ("s1", "broken", json!({}), 1, &[]),
+        ("s2", "echo", text, 2, &["s1"]),
+    ]);
+    s2_is_skipped_after_s1_fails(p).await;
+}
+
+#[tokio::test]
 async fn a_step_ordered_after_a_failure_is_skipped_though_it_takes_nothing() {
-    let h = harness().await;
-    let mut p = plan(&[
+    let p = plan(&[
         ("s1", "broken", json!({}), 1, &[]),
         ("s2", "echo", json!({"text": "deploy"}), 2, &[]),
     ]);
     // "run the tests, then deploy": s2 follows s1 without consuming it.
     let mut value = serde_json::to_value(&p).unwrap();
     value["steps"][1]["after"] = json!(["s1"]);
-    p = serde_json::from_value(value).unwrap();
-    let r = h
-        .run(
-            p,
-            Limits {
-                max_replans: 0,
-                ..Limits::default()
-            },
-        )
-        .await;
-    let s2 = r.steps.iter().find(|s| s.step_id == "s2").unwrap();
-    assert_eq!(s2.status, StepStatus::Skipped);
-    assert!(s2.error.as_ref().unwrap().contains("s1"));
+    s2_is_skipped_after_s1_fails(serde_json::from_value(value).unwrap()).await;
 }
 
 #[tokio::test]
