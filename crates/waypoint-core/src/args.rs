@@ -32,6 +32,8 @@ pub struct Filled {
     pub args: Map<String, Value>,
     pub questions: Vec<String>,
     pub fan_out: Option<(String, Vec<Value>)>,
+    /// Earlier steps an argument was linked to by name (see [`Inputs::outputs`]).
+    pub linked: Vec<String>,
 }
 
 /// Marks an argument the planner could not fill.
@@ -66,6 +68,10 @@ pub struct Inputs<'a> {
     /// The words an earlier clause acted on, for "it" when no earlier step's output or
     /// value fits ("remember this launch, write a blog about it").
     pub antecedent: Option<&'a str>,
+    /// Earlier steps and the kinds they produce, latest last: a required argument nothing
+    /// else fills takes the output of the latest one that makes what the argument is
+    /// named after (`draft` ← a step producing `draft`, `originSkyId` ← `skyId`).
+    pub outputs: &'a [(String, Vec<String>)],
 }
 
 /// What kind of value an argument takes.
@@ -211,6 +217,11 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
         // What the request does not give, an earlier step's output may.
         if let Some(step) = inputs.from_step {
             out.args.insert(slot.name.to_string(), reference(step));
+            continue;
+        }
+        if let Some(step) = output_named(slot.name, inputs.outputs) {
+            out.args.insert(slot.name.to_string(), reference(step));
+            out.linked.push(step.to_string());
             continue;
         }
         let what = slot
@@ -635,6 +646,21 @@ fn trim_words(s: &str) -> String {
         t = t[..t.len() - cut.len() - 1].trim_end_matches([',', ' ']);
     }
     t.to_string()
+}
+
+/// The latest earlier step whose product an argument is named after: the whole name, or
+/// its last words (`origin_sky_id` takes a `sky_id`).
+fn output_named<'o>(arg: &str, outputs: &'o [(String, Vec<String>)]) -> Option<&'o str> {
+    let arg = name_words(arg).swap_remove(0);
+    outputs.iter().rev().find_map(|(step, kinds)| {
+        kinds
+            .iter()
+            .any(|k| {
+                let k = name_words(k).swap_remove(0);
+                !k.is_empty() && (arg == k || arg.ends_with(&format!("_{k}")))
+            })
+            .then_some(step.as_str())
+    })
 }
 
 /// The typed values of a clause, in order: extracted values, then language names.

@@ -220,6 +220,7 @@ impl Engine {
                         names_artifact: &|key| self.index.names_artifact(key),
                         earlier: &[],
                         antecedent: None,
+                        outputs: &[],
                     };
                     crate::args::fill(tool, &inputs, &self.lexicon).args
                 })

@@ -869,6 +869,10 @@ impl Planner<'_> {
                 continue;
             };
             let from = d.inputs.last().map(|i| format!("s{}", i + 1));
+            let outputs: Vec<(String, Vec<String>)> = (0..j)
+                .filter(|&i| out.drafts[i].kind != StepKind::Unknown)
+                .map(|i| (format!("s{}", i + 1), self.produces(&out.drafts[i].tool)))
+                .collect();
             let earlier: Vec<crate::extract::Found> = analysis
                 .clauses
                 .iter()
@@ -898,12 +902,23 @@ impl Planner<'_> {
                 names_artifact: &names_artifact,
                 earlier: &earlier,
                 antecedent: antecedent.as_deref(),
+                outputs: &outputs,
             };
             let filled = args::fill(tool, &inputs, self.lex);
             if clause.vague_object.is_none() {
                 out.questions.extend(filled.questions);
             }
             out.drafts[j].args = filled.args;
+            for id in &filled.linked {
+                let i = id
+                    .trim_start_matches('s')
+                    .parse::<usize>()
+                    .map_or(0, |n| n.saturating_sub(1));
+                if !out.drafts[j].inputs.contains(&i) {
+                    out.drafts[j].inputs.push(i);
+                }
+                out.drafts[j].after.retain(|a| *a != i);
+            }
             let copies = filled.fan_out.map_or(0, |(name, values)| {
                 fan_out(&mut out.drafts, j, &name, &values);
                 values.len().saturating_sub(1)
