@@ -19,7 +19,6 @@ use serde_json::{Map, Value, json};
 use waypoint_catalog::Tool;
 use waypoint_protocol::ExtractedKind;
 
-use crate::extract::Found;
 use crate::lexicon::Lexicon;
 use crate::text::Token;
 use crate::understand::ClauseAnalysis;
@@ -32,13 +31,18 @@ pub struct Filled {
     pub args: Map<String, Value>,
     pub questions: Vec<String>,
     pub fan_out: Option<(String, Vec<Value>)>,
-    /// Earlier steps an argument was linked to by name (see [`Inputs::outputs`]).
-    pub linked: Vec<String>,
+    /// Earlier steps (by index) an argument was linked to by name (see [`Inputs::outputs`]).
+    pub linked: Vec<usize>,
 }
 
 /// Marks an argument the planner could not fill.
 pub fn placeholder(what: &str) -> Value {
     json!({ "$placeholder": what })
+}
+
+/// The id of the step at `index` in a plan: `s1`, `s2`, …
+pub fn step_id(index: usize) -> String {
+    format!("s{}", index + 1)
 }
 
 /// Points an argument at an earlier step's output.
@@ -63,15 +67,15 @@ pub struct Inputs<'a> {
     /// Whether a word (by its key) names an artifact some entry makes or takes
     /// ("summary", "draft"): "the summary" points back at one.
     pub names_artifact: &'a dyn Fn(&str) -> bool,
-    /// Values the request's earlier clauses gave, in order.
-    pub earlier: &'a [Found],
+    /// The request's clauses before this one, in order: their values can stand for "it".
+    pub earlier: &'a [ClauseAnalysis],
     /// The words an earlier clause acted on, for "it" when no earlier step's output or
     /// value fits ("remember this launch, write a blog about it").
     pub antecedent: Option<&'a str>,
     /// Earlier steps and the kinds they produce, latest last: a required argument nothing
     /// else fills takes the output of the latest one that makes what the argument is
     /// named after (`draft` ← a step producing `draft`, `originSkyId` ← `skyId`).
-    pub outputs: &'a [(String, Vec<String>)],
+    pub outputs: &'a [(usize, Vec<String>)],
 }
 
 /// What kind of value an argument takes.
@@ -173,7 +177,6 @@ struct State {
 }
 
 pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
-    let out = Filled::default();
     let required: Vec<&str> = tool.required().collect();
     let slots: Vec<Slot<'_>> = tool
         .properties()
@@ -203,7 +206,7 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
     };
     let mut st = State {
         used: Used::default(),
-        out,
+        out: Filled::default(),
     };
     fill_typed(&cx, &mut st);
     fill_cued(&cx, &mut st);
@@ -220,8 +223,9 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
             continue;
         }
         if let Some(step) = output_named(slot.name, inputs.outputs) {
-            out.args.insert(slot.name.to_string(), reference(step));
-            out.linked.push(step.to_string());
+            out.args
+                .insert(slot.name.to_string(), reference(&step_id(step)));
+            out.linked.push(step);
             continue;
         }
         let what = slot
@@ -263,7 +267,7 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
             .filter(|&i| slot.kinds.contains(&pieces[i].kind))
             .filter(|&i| {
                 fits(
-                    &coerce(&pieces[i].value, slot.item_schema()),
+                    &coerce(&pieces[i].value, slot.item_schema(), cx.lex),
                     slot.item_schema(),
                 )
             })
@@ -278,7 +282,7 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
         };
         let values: Vec<Value> = take
             .iter()
-            .map(|&i| coerce(&pieces[i].value, slot.item_schema()))
+            .map(|&i| coerce(&pieces[i].value, slot.item_schema(), cx.lex))
             .collect();
         // Several values where one fits, and no other argument takes this kind: one step
         // per value ("translate it into French and German").
@@ -289,15 +293,15 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
         if !slot.is_array() && fitting.len() > 1 && !others_take && out.fan_out.is_none() {
             let all: Vec<Value> = fitting
                 .iter()
-                .map(|&i| coerce(&pieces[i].value, slot.item_schema()))
+                .map(|&i| coerce(&pieces[i].value, slot.item_schema(), cx.lex))
                 .collect();
             out.fan_out = Some((slot.name.to_string(), all));
             for &i in &fitting {
-                mark_piece(i, pieces, toks, used);
+                mark_piece(i, pieces, toks, cx.lex, used);
             }
         }
         for &i in &take {
-            mark_piece(i, pieces, toks, used);
+            mark_piece(i, pieces, toks, cx.lex, used);
         }
         let value = if slot.is_array() {
             Value::Array(values)
@@ -335,15 +339,14 @@ fn fill_enum(slot: &Slot<'_>, toks: &[Token], used: &mut Used, out: &mut Filled)
 }
 
 /// A used value's span, with the preposition that introduced it ("to ana@…", "into French").
-fn mark_piece(i: usize, pieces: &[Piece], toks: &[Token], used: &mut Used) {
+fn mark_piece(i: usize, pieces: &[Piece], toks: &[Token], lex: &Lexicon, used: &mut Used) {
     let p = &pieces[i];
     used.pieces.push(i);
-    let introduced = toks.iter().rev().find(|t| t.end <= p.start).filter(|prev| {
-        matches!(
-            prev.form.as_str(),
-            "to" | "into" | "in" | "at" | "from" | "as" | "for" | "on" | "and" | "or"
-        )
-    });
+    let introduced = toks
+        .iter()
+        .rev()
+        .find(|t| t.end <= p.start)
+        .filter(|prev| lex.value_prepositions.contains(&prev.form));
     match introduced {
         Some(prev) => used.spans.push((prev.start, p.end, true)),
         None => used.spans.push((p.start, p.end, false)),
@@ -404,6 +407,7 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
                     .request
                     .get(first.start..last.end)
                     .unwrap_or_default(),
+                lex,
             ),
         };
         if text.is_empty() {
@@ -504,11 +508,16 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         // "summarize it" after "fetch https://…": with no earlier output it can take, the
         // step takes the value the earlier clause named, when it fits.
         Object::PointsBack { pronoun } => {
-            let earlier = inputs.earlier.iter().rev().find(|f| {
-                let kind = Kind::Value(f.kind);
-                slot.kinds.contains(&kind)
-                    || (slot.kinds.contains(&Kind::Text) && f.kind == ExtractedKind::Quoted)
-            });
+            let earlier = inputs
+                .earlier
+                .iter()
+                .rev()
+                .flat_map(|c| c.values.iter().rev())
+                .find(|f| {
+                    let kind = Kind::Value(f.kind);
+                    slot.kinds.contains(&kind)
+                        || (slot.kinds.contains(&Kind::Text) && f.kind == ExtractedKind::Quoted)
+                });
             match earlier {
                 Some(f) => Some(Value::String(f.value.clone())),
                 // "remember this launch, write a blog about it": it is the launch (but "the
@@ -572,7 +581,7 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used) -> Object {
     if let Some(p) = run
         .iter()
         .take(5)
-        .position(|t| OF_WORDS.contains(&t.form.as_str()))
+        .position(|t| lex.about_markers.contains(&t.form))
         && p + 1 < run.len()
         && run[..p].iter().any(|t| (inputs.names_artifact)(&t.key))
     {
@@ -581,7 +590,7 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used) -> Object {
     if points_back(run, inputs, lex) {
         let pronoun = run.iter().all(|t| {
             lex.words.object_pronouns.contains(&t.form)
-                || matches!(t.form.as_str(), "this" | "that" | "these" | "those")
+                || lex.words.demonstratives.contains(&t.form)
         });
         return Object::PointsBack { pronoun };
     }
@@ -593,6 +602,7 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used) -> Object {
             .request
             .get(first.start..last.end)
             .unwrap_or_default(),
+        lex,
     );
     if text.is_empty() {
         Object::Nothing
@@ -604,7 +614,8 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used) -> Object {
 /// Words that only point at something said or made before: "it", "them", "the
 /// summary", "that result" — not "a summary" (something new).
 fn points_back(run: &[Token], inputs: &Inputs<'_>, lex: &Lexicon) -> bool {
-    let indefinite = |t: &Token| matches!(t.form.as_str(), "a" | "an" | "another" | "new" | "some");
+    // "a summary", "another draft": something new, not something before.
+    let indefinite = |t: &Token| lex.articles.new.contains(&t.form);
     !run.is_empty()
         && run.iter().all(|t| {
             (lex.is_determiner(t) && !indefinite(t))
@@ -617,27 +628,16 @@ fn points_back(run: &[Token], inputs: &Inputs<'_>, lex: &Lexicon) -> bool {
             .any(|t| !lex.is_determiner(t) || lex.anaphora.contains(&t.form))
 }
 
-/// Prepositions after which the words say what a made thing is about.
-const OF_WORDS: &[&str] = &[
-    "of",
-    "about",
-    "on",
-    "showing",
-    "regarding",
-    "describing",
-    "explaining",
-    "covering",
-];
-
 /// Trims the punctuation and joining words a span can end with ("hello, and" → "hello").
-fn trim_words(s: &str) -> String {
+fn trim_words(s: &str, lex: &Lexicon) -> String {
     let mut t = s
         .trim()
         .trim_matches(|c: char| ",;:.!?\"'“”‘’`".contains(c))
         .trim();
     loop {
         let lower = t.to_ascii_lowercase();
-        let Some(cut) = ["and", "or", "then", "to", "with", "please"]
+        let Some(cut) = lex
+            .trailing_joiners
             .iter()
             .find(|w| lower.ends_with(&format!(" {w}")))
         else {
@@ -650,7 +650,7 @@ fn trim_words(s: &str) -> String {
 
 /// The latest earlier step whose product an argument is named after: the whole name, or
 /// its last words (`origin_sky_id` takes a `sky_id`).
-fn output_named<'o>(arg: &str, outputs: &'o [(String, Vec<String>)]) -> Option<&'o str> {
+fn output_named(arg: &str, outputs: &[(usize, Vec<String>)]) -> Option<usize> {
     let arg = name_words(arg).swap_remove(0);
     outputs.iter().rev().find_map(|(step, kinds)| {
         kinds
@@ -659,7 +659,7 @@ fn output_named<'o>(arg: &str, outputs: &'o [(String, Vec<String>)]) -> Option<&
                 let k = name_words(k).swap_remove(0);
                 !k.is_empty() && (arg == k || arg.ends_with(&format!("_{k}")))
             })
-            .then_some(step.as_str())
+            .then_some(*step)
     })
 }
 
@@ -827,9 +827,9 @@ pub(crate) fn fits(v: &Value, schema: &Value) -> bool {
     }
 }
 
-fn coerce(v: &str, schema: &Value) -> Value {
+fn coerce(v: &str, schema: &Value, lex: &Lexicon) -> Value {
     if schema.get("format").and_then(Value::as_str) == Some("date")
-        && let Some(iso) = iso_date(v)
+        && let Some(iso) = iso_date(v, &lex.calendar.months)
     {
         return Value::String(iso);
     }
@@ -857,10 +857,9 @@ fn coerce(v: &str, schema: &Value) -> Value {
 
 /// A written date with a year as `YYYY-MM-DD`: "August 15, 2024", "15 August 2024",
 /// "8/15/2024" (month first), "2024-08-15". Without a year there is no date to give.
-fn iso_date(v: &str) -> Option<String> {
-    const MONTHS: [&str; 12] = [
-        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-    ];
+/// `months` are the calendar's month names, the first twelve in order; a word names a
+/// month when it starts with the first three letters of one.
+fn iso_date(v: &str, months: &[String]) -> Option<String> {
     let lower = v.to_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | '/' | '-' | '.'))
@@ -872,9 +871,10 @@ fn iso_date(v: &str) -> Option<String> {
             .ok()
     };
     let month_word = |w: &str| {
-        MONTHS
+        months
             .iter()
-            .position(|m| w.starts_with(m))
+            .take(12)
+            .position(|m| m.get(..3).is_some_and(|m| w.starts_with(m)))
             .and_then(|i| u32::try_from(i + 1).ok())
     };
     let (y, m, d) = match words.as_slice() {
@@ -934,25 +934,30 @@ mod tests {
         assert!(!fits(&json!("the ticket"), &pat));
     }
 
+    fn lex() -> Lexicon {
+        Lexicon::for_catalog(&waypoint_catalog::Catalog::default()).unwrap()
+    }
+
     #[test]
     fn written_dates_become_iso_dates() {
-        assert_eq!(iso_date("August 15, 2024").as_deref(), Some("2024-08-15"));
-        assert_eq!(
-            iso_date("15th of August 2024").as_deref(),
-            Some("2024-08-15")
-        );
-        assert_eq!(iso_date("8/15/2024").as_deref(), Some("2024-08-15"));
-        assert_eq!(iso_date("2024-08-15").as_deref(), Some("2024-08-15"));
-        assert_eq!(iso_date("May 1st, 2023").as_deref(), Some("2023-05-01"));
-        assert_eq!(iso_date("tomorrow"), None);
-        assert_eq!(iso_date("August 15"), None);
-        assert_eq!(iso_date("13/45/2024"), None);
+        let lex = lex();
+        let date = |v: &str| iso_date(v, &lex.calendar.months);
+        assert_eq!(date("August 15, 2024").as_deref(), Some("2024-08-15"));
+        assert_eq!(date("15th of August 2024").as_deref(), Some("2024-08-15"));
+        assert_eq!(date("8/15/2024").as_deref(), Some("2024-08-15"));
+        assert_eq!(date("2024-08-15").as_deref(), Some("2024-08-15"));
+        assert_eq!(date("May 1st, 2023").as_deref(), Some("2023-05-01"));
+        assert_eq!(date("tomorrow"), None);
+        assert_eq!(date("August 15"), None);
+        assert_eq!(date("13/45/2024"), None);
     }
 
     #[test]
     fn spans_lose_their_joining_words() {
-        assert_eq!(trim_words("hello, and"), "hello");
-        assert_eq!(trim_words("\"hi there\""), "hi there");
-        assert_eq!(trim_words("the report to"), "the report");
+        let lex = lex();
+        let trim = |v: &str| trim_words(v, &lex);
+        assert_eq!(trim("hello, and"), "hello");
+        assert_eq!(trim("\"hi there\""), "hi there");
+        assert_eq!(trim("the report to"), "the report");
     }
 }

@@ -390,13 +390,13 @@ fn to_steps(drafted: &Drafted) -> Vec<Step> {
         .iter()
         .enumerate()
         .map(|(i, d)| Step {
-            id: format!("s{}", i + 1),
+            id: crate::args::step_id(i),
             order: u32::try_from(i + 1).unwrap_or(u32::MAX),
             kind: d.kind,
             tool: d.tool.clone(),
             args: d.args.clone(),
-            input_refs: d.inputs.iter().map(|r| format!("s{}", r + 1)).collect(),
-            after: d.after.iter().map(|r| format!("s{}", r + 1)).collect(),
+            input_refs: d.inputs.iter().map(|&r| crate::args::step_id(r)).collect(),
+            after: d.after.iter().map(|&r| crate::args::step_id(r)).collect(),
             group: 0,
             rationale: d.rationale.clone(),
             clause: Some(d.clause),

@@ -151,6 +151,9 @@ pub struct Lexicon {
     /// Value kind (`urls`, `text`…) → argument names that take it, in file order of kinds.
     pub arg_names: Vec<(String, Vec<String>)>,
     pub arg_cues: Vec<ArgCue>,
+    pub value_prepositions: HashSet<String>,
+    pub about_markers: HashSet<String>,
+    pub trailing_joiners: Vec<String>,
 }
 
 /// Words that introduce the value of the arguments named in `args`.
@@ -158,6 +161,19 @@ pub struct Lexicon {
 pub struct ArgCue {
     pub cues: Vec<Phrase>,
     pub args: HashSet<String>,
+}
+
+impl ArgCue {
+    fn compile(raw: &RawArgCue) -> Self {
+        Self {
+            cues: raw
+                .cues
+                .iter()
+                .filter_map(|p| Phrase::compile_exact(p))
+                .collect(),
+            args: raw.args.iter().map(|w| w.to_lowercase()).collect(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -202,6 +218,9 @@ struct Raw {
     identifier_args: Vec<String>,
     arg_names: BTreeMap<String, Vec<String>>,
     arg_cues: Vec<RawArgCue>,
+    value_prepositions: Vec<String>,
+    about_markers: Vec<String>,
+    trailing_joiners: Vec<String>,
     intents: BTreeMap<String, RawIntent>,
     entities: BTreeMap<String, Vec<String>>,
 }
@@ -252,6 +271,7 @@ pub struct WordClasses {
     pub object_pronouns: HashSet<String>,
     pub referring_pronouns: HashSet<String>,
     pub particles: HashSet<String>,
+    pub demonstratives: HashSet<String>,
 }
 
 #[derive(Deserialize)]
@@ -362,14 +382,14 @@ impl Lexicon {
             words: raw.word_classes,
             identifier_args: forms(&raw.identifier_args),
             arg_names: raw.arg_names.into_iter().collect(),
-            arg_cues: raw
-                .arg_cues
+            value_prepositions: forms(&raw.value_prepositions),
+            about_markers: forms(&raw.about_markers),
+            trailing_joiners: raw
+                .trailing_joiners
                 .iter()
-                .map(|c| ArgCue {
-                    cues: exact(&c.cues),
-                    args: forms(&c.args),
-                })
+                .map(|w| w.to_lowercase())
                 .collect(),
+            arg_cues: raw.arg_cues.iter().map(ArgCue::compile).collect(),
             synonyms,
         })
     }

@@ -857,74 +857,96 @@ impl Planner<'_> {
         out: &mut Drafted,
     ) {
         let names_artifact = |key: &str| self.index.names_artifact(key);
+        // What each earlier step produces, grown as the loop goes (copies included).
+        let mut outputs: Vec<(usize, Vec<String>)> = Vec::new();
         let mut j = 0;
         while j < out.drafts.len() {
-            let d = &out.drafts[j];
-            let (Some(tool), Some(clause)) = (
-                self.schema_tool(&d.tool)
-                    .filter(|_| d.kind != StepKind::Unknown),
-                analysis.clause(d.clause),
-            ) else {
-                j += 1;
-                continue;
-            };
-            let from = d.inputs.last().map(|i| format!("s{}", i + 1));
-            let outputs: Vec<(String, Vec<String>)> = (0..j)
-                .filter(|&i| out.drafts[i].kind != StepKind::Unknown)
-                .map(|i| (format!("s{}", i + 1), self.produces(&out.drafts[i].tool)))
-                .collect();
-            let earlier: Vec<crate::extract::Found> = analysis
-                .clauses
-                .iter()
-                .filter(|c| c.segment.clause.index < d.clause)
-                .flat_map(|c| c.values.iter().cloned())
-                .collect();
-            // The object of the nearest earlier action clause, when it names something of its own.
-            let antecedent = analysis
-                .clauses
-                .iter()
-                .rfind(|c| c.segment.clause.index < d.clause && c.is_action())
-                .and_then(|c| {
-                    let words = c.object_text(request)?;
-                    let own = c
-                        .tokens()
-                        .iter()
-                        .skip(c.head_verb.map_or(0, |h| h + 1))
-                        .any(|t| self.lex.is_content(t) && !self.lex.anaphora.contains(&t.form));
-                    (own && c.values.is_empty()).then_some(words)
-                });
-            let inputs = Inputs {
+            let next = self.fill_one(
                 request,
-                clause,
+                analysis,
                 payload,
-                from_step: from.as_deref(),
-                vague: clause.vague_object.is_some(),
-                names_artifact: &names_artifact,
-                earlier: &earlier,
-                antecedent: antecedent.as_deref(),
-                outputs: &outputs,
-            };
-            let filled = args::fill(tool, &inputs, self.lex);
-            if clause.vague_object.is_none() {
-                out.questions.extend(filled.questions);
-            }
-            out.drafts[j].args = filled.args;
-            for id in &filled.linked {
-                let i = id
-                    .trim_start_matches('s')
-                    .parse::<usize>()
-                    .map_or(0, |n| n.saturating_sub(1));
-                if !out.drafts[j].inputs.contains(&i) {
-                    out.drafts[j].inputs.push(i);
+                out,
+                j,
+                &outputs,
+                &names_artifact,
+            );
+            for k in j..next {
+                if out.drafts[k].kind != StepKind::Unknown {
+                    outputs.push((k, self.produces(&out.drafts[k].tool)));
                 }
-                out.drafts[j].after.retain(|a| *a != i);
             }
-            let copies = filled.fan_out.map_or(0, |(name, values)| {
-                fan_out(&mut out.drafts, j, &name, &values);
-                values.len().saturating_sub(1)
-            });
-            j += 1 + copies;
+            j = next;
         }
+    }
+
+    /// Fills draft `j`; returns the index after it and the copies its values made.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one draft of the loop in fill_args"
+    )]
+    fn fill_one(
+        &self,
+        request: &str,
+        analysis: &Analysis,
+        payload: Option<&serde_json::Value>,
+        out: &mut Drafted,
+        j: usize,
+        outputs: &[(usize, Vec<String>)],
+        names_artifact: &dyn Fn(&str) -> bool,
+    ) -> usize {
+        let d = &out.drafts[j];
+        let (Some(tool), Some(clause)) = (
+            self.schema_tool(&d.tool)
+                .filter(|_| d.kind != StepKind::Unknown),
+            analysis.clause(d.clause),
+        ) else {
+            return j + 1;
+        };
+        let from = d.inputs.last().map(|&i| args::step_id(i));
+        let before = analysis
+            .clauses
+            .iter()
+            .position(|c| c.segment.clause.index >= d.clause)
+            .unwrap_or(analysis.clauses.len());
+        let earlier = &analysis.clauses[..before];
+        // The object of the nearest earlier action clause, when it names something of its own.
+        let antecedent = earlier.iter().rfind(|c| c.is_action()).and_then(|c| {
+            let words = c.object_text(request)?;
+            let own = c
+                .tokens()
+                .iter()
+                .skip(c.head_verb.map_or(0, |h| h + 1))
+                .any(|t| self.lex.is_content(t) && !self.lex.anaphora.contains(&t.form));
+            (own && c.values.is_empty()).then_some(words)
+        });
+        let inputs = Inputs {
+            request,
+            clause,
+            payload,
+            from_step: from.as_deref(),
+            vague: clause.vague_object.is_some(),
+            names_artifact,
+            earlier,
+            antecedent: antecedent.as_deref(),
+            outputs,
+        };
+        let filled = args::fill(tool, &inputs, self.lex);
+        if clause.vague_object.is_none() {
+            out.questions.extend(filled.questions);
+        }
+        let draft = &mut out.drafts[j];
+        draft.args = filled.args;
+        for i in filled.linked {
+            if !draft.inputs.contains(&i) {
+                draft.inputs.push(i);
+            }
+            draft.after.retain(|a| *a != i);
+        }
+        let copies = filled.fan_out.map_or(0, |(name, values)| {
+            fan_out(&mut out.drafts, j, &name, &values);
+            values.len().saturating_sub(1)
+        });
+        j + 1 + copies
     }
 }
 
