@@ -74,3 +74,18 @@ fn the_first_command_of_the_readme_is_ordered() {
 fn two_paths_fill_source_and_destination_in_order() {
     insta::assert_snapshot!(plan("move notes.txt to archive/notes.txt", Some(MCP)));
 }
+
+#[test]
+fn a_fix_takes_what_was_read_and_a_missing_tool_is_a_gap() {
+    // "it" is the code read before, so the patch tool (which takes file contents) fixes
+    // it, not the agent tool; no tool opens pull requests, and the plan says so.
+    insta::assert_snapshot!(plan(
+        "find the bug in the retry logic, fix it, then run the tests and open a PR",
+        None
+    ));
+}
+
+#[test]
+fn a_folder_called_something_is_its_path() {
+    insta::assert_snapshot!(plan("make a folder called reports", Some(MCP)));
+}

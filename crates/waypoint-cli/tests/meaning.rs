@@ -81,7 +81,9 @@ fn with_a_model_a_request_finds_its_tool_by_meaning() {
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v[0]["recommendation"]["id"].as_str().map(str::to_string)
     };
-    assert_eq!(best(false), None);
+    // "folder" is a synonym of "directory" in the vocabulary, so the words find it too;
+    // meaning must not lose what the words find.
+    assert_eq!(best(false).as_deref(), Some("list_directory"));
     assert_eq!(best(true).as_deref(), Some("list_directory"));
 }
 

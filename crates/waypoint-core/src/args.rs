@@ -188,7 +188,11 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
                 required: required.contains(&name),
                 cued_by: Vec::new(),
             };
-            if slot.free_text() || slot.kinds.contains(&Kind::Enum) {
+            // A path is a name too: "a folder called reports" when no path is written.
+            if slot.free_text()
+                || slot.kinds.contains(&Kind::Enum)
+                || slot.kinds.contains(&Kind::Value(ExtractedKind::Paths))
+            {
                 let words = all_words(name);
                 slot.cued_by = (0..lex.arg_cues.len())
                     .filter(|&r| words.iter().any(|w| lex.arg_cues[r].args.contains(w)))
@@ -483,11 +487,10 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         return Some(reference(step));
     }
     let clause = inputs.clause;
-    if name_words(slot.name)
+    let names_something = name_words(slot.name)
         .iter()
-        .any(|w| lex.identifier_args.contains(w))
-        && let Some(s) = name_in(clause, inputs.request, used)
-    {
+        .any(|w| lex.identifier_args.contains(w));
+    if names_something && let Some(s) = name_in(clause, inputs.request, used) {
         return Some(Value::String(s));
     }
     if let Some(i) = (0..pieces.len()).find(|i| {
@@ -504,7 +507,11 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         return Some(Value::String(text.to_string()));
     }
     match object_words(inputs, lex, used) {
-        Object::Words(text) if !inputs.vague => Some(Value::String(text)),
+        // A name is one word when no cue, identifier or capital says which words it is:
+        // "find the bug in the retry logic" names no symbol.
+        Object::Words(text) if !inputs.vague && (!names_something || is_one_word(&text)) => {
+            Some(Value::String(text))
+        }
         // "summarize it" after "fetch https://…": with no earlier output it can take, the
         // step takes the value the earlier clause named, when it fits.
         Object::PointsBack { pronoun } => {
@@ -530,6 +537,10 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         }
         Object::Words(_) | Object::Nothing => None,
     }
+}
+
+fn is_one_word(text: &str) -> bool {
+    !text.contains(' ')
 }
 
 /// A name the clause gives: a code identifier (`TokenManager`), else the first run of

@@ -395,7 +395,19 @@ impl Lexicon {
     }
 
     pub fn tokenize(&self, text: &str, values: &[(usize, usize)]) -> Vec<Token> {
-        tokenize(text, values, &self.synonyms)
+        let mut tokens = tokenize(text, values, &self.synonyms);
+        // "open a PR", "check the CI": an acronym after an article is a common noun — what
+        // to act on — not a name to pass along.
+        for i in 1..tokens.len() {
+            let raw = text.get(tokens[i].start..tokens[i].end).unwrap_or_default();
+            if tokens[i].proper
+                && self.is_determiner(&tokens[i - 1])
+                && raw.chars().all(|c| c.is_ascii_uppercase() || c == 's')
+            {
+                tokens[i].proper = false;
+            }
+        }
+        tokens
     }
 
     /// Whether a token can head an action.

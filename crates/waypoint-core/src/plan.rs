@@ -22,6 +22,10 @@ use crate::lexicon::Lexicon;
 use crate::route::{Hints, RouteIndex};
 use crate::understand::{Analysis, ClauseAnalysis};
 
+/// How far below the best candidate one that takes an earlier step's output may score
+/// and still be chosen for a clause that points back ("fix it").
+const LINK_MARGIN: f64 = 0.1;
+
 /// A step before ids, groups and validation.
 #[derive(Debug, Clone)]
 pub struct Draft {
@@ -592,10 +596,27 @@ impl Planner<'_> {
         clause: &ClauseAnalysis,
         earlier: &[Draft],
     ) -> Option<&'r Candidate> {
-        ranking
+        let mut fitting = ranking
             .iter()
             .take_while(|c| c.score >= self.threshold)
-            .find(|c| self.fits(c, clause, earlier))
+            .filter(|c| self.fits(c, clause, earlier));
+        let top = fitting.next()?;
+        // "fix it" after "read the file": the clause acts on something made earlier, so of
+        // candidates the words support almost equally, the one that can take it is meant.
+        let takes_earlier = |id: &str| earlier.iter().any(|d| self.feeds(&d.tool, id));
+        let points_back = clause
+            .tokens()
+            .iter()
+            .any(|t| self.lex.anaphora.contains(&t.form));
+        if points_back && !takes_earlier(&top.id) {
+            let linked = fitting
+                .take_while(|c| top.score - c.score <= LINK_MARGIN)
+                .find(|c| takes_earlier(&c.id));
+            if linked.is_some() {
+                return linked;
+            }
+        }
+        Some(top)
     }
 
     /// Seed 000's first rule: when the chosen tool is one a fitting pipeline supersedes or

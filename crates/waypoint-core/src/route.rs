@@ -61,6 +61,11 @@ const MIN_SUPPORT: f64 = 1.0;
 /// A destructive entry whose arguments take none of the values the clause names is
 /// scaled by this: the words say delete, but not what it deletes.
 const DESTROYS_SOMETHING_ELSE: f64 = 0.35;
+/// Factor on the word score of an entry that takes no free text when no entry's words
+/// name the clause's object (which also takes away the bonus the verb alone earns).
+const OBJECT_UNKNOWN: f64 = 0.8;
+/// Most an entry's word score loses when the clause says none of its name's words.
+const NAME_UNSAID: f64 = 0.02;
 /// Weight of a light verb ("make", "create"): its object decides.
 const LIGHT_VERB: f64 = 0.5;
 /// Weights of clause words by role.
@@ -80,9 +85,28 @@ struct Doc {
     /// Kinds of extracted values its arguments take.
     takes: Vec<ExtractedKind>,
     destructive: bool,
+    /// Keys of its name's content words (without a server prefix).
+    name_keys: Vec<String>,
+    /// A required argument takes free text (a note, a brief): any object can be its input.
+    takes_text: bool,
 }
 
 impl Doc {
+    /// "list the directory": of entries the words fit alike, the one whose name the
+    /// clause says in full (`list_directory`, not `list_allowed_directories`) keeps
+    /// most of its score.
+    fn name_factor(&self, tokens: &[Token]) -> f64 {
+        if self.name_keys.is_empty() {
+            return 1.0;
+        }
+        let unsaid = self
+            .name_keys
+            .iter()
+            .filter(|k| !tokens.iter().any(|t| &t.key == *k))
+            .count();
+        1.0 - NAME_UNSAID * unsaid as f64 / self.name_keys.len() as f64
+    }
+
     /// Whether it takes at least one of the kinds of value a clause supplies (or the
     /// clause supplies none): "delete notes.txt" names a file, and a tool that takes no
     /// file cannot be what deletes it.
@@ -246,8 +270,17 @@ impl RouteIndex {
                 .filter_map(|(name, _)| arg_kind(name, lex))
                 .collect();
             index.set_profile(&own, takes, lex);
+            let required: Vec<&str> = tool.required().collect();
+            let takes_text = tool.properties().any(|(name, schema)| {
+                required.contains(&name)
+                    && arg_kind(name, lex).is_none()
+                    && schema.get("type").and_then(|t| t.as_str()) == Some("string")
+                    && schema.get("enum").is_none()
+                    && schema.get("format").is_none()
+            });
             if let Some(doc) = index.docs.last_mut() {
                 doc.destructive = tool.effects == waypoint_catalog::Effects::Destructive;
+                doc.takes_text = takes_text;
             }
         }
         for p in catalog.pipelines() {
@@ -392,6 +425,7 @@ impl RouteIndex {
             .collect()
     }
 
+    /// Indexes one entry; `fields` are (weight, text) with the entry's name first.
     fn add(
         &mut self,
         id: &str,
@@ -401,6 +435,15 @@ impl RouteIndex {
         lex: &Lexicon,
     ) {
         let doc = u32::try_from(self.docs.len()).unwrap_or(u32::MAX);
+        let short_name = fields
+            .first()
+            .map_or("", |(_, name)| name.rsplit('.').next().unwrap_or(name));
+        let name_keys = lex
+            .tokenize(&short_name.replace(['_', '-'], " "), &[])
+            .into_iter()
+            .filter(|t| lex.is_content(t))
+            .map(|t| t.key)
+            .collect();
         self.docs.push(Doc {
             id: id.to_string(),
             kind,
@@ -409,6 +452,8 @@ impl RouteIndex {
             intents: Vec::new(),
             takes: Vec::new(),
             destructive: false,
+            name_keys,
+            takes_text: true,
         });
         let mut best: HashMap<String, f64> = HashMap::new();
         for (w, text) in fields {
@@ -597,6 +642,22 @@ impl RouteIndex {
         }
     }
 
+    /// Whether the verb's object is a word no entry knows ("open a PR"): the verb may fit
+    /// an entry, but what it acts on is nothing the catalog handles, so for an entry that
+    /// does not take free text the verb's match counts for less and earns no bonus.
+    fn object_unknown(&self, tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> bool {
+        hints
+            .head_verb
+            .and_then(|h| object_noun(tokens, h, lex))
+            .map(|o| &tokens[o])
+            // A number is a value to take, not a thing to act on ("add 2 and 3").
+            .is_some_and(|t| {
+                !lex.is_light_verb(t)
+                    && !t.form.chars().any(|c| c.is_ascii_digit())
+                    && !self.postings.contains_key(&t.key)
+            })
+    }
+
     /// Ranks the entries that share a word with the clause, best first; at most
     /// [`MAX_CANDIDATES`] are returned.
     ///
@@ -630,6 +691,7 @@ impl RouteIndex {
             .flatten()
             .copied()
             .collect();
+        let object_unknown = self.object_unknown(tokens, hints, lex);
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
         for &doc in &touched {
             let Some(d) = self.docs.get(doc as usize) else {
@@ -654,11 +716,20 @@ impl RouteIndex {
             // the words (the head verb, the article) that led to the understanding. They can
             // tip a choice between entries the words support, not lift one they barely touch.
             let mut bonus = hint_bonus(d, doc, hints, lex, &mut reasons);
+            // Only an entry that takes free text can take an object it has no word for.
+            let foreign_object = object_unknown && !d.takes_text;
+            if foreign_object {
+                bonus = 0.0;
+            }
             if needed.contains(&doc) {
                 bonus += W_EVIDENCE;
                 reasons.push((doc, W_EVIDENCE, Reason::Evidence));
             }
-            let words_part = r * (0.5 + 0.5 * coverage) + example[doc as usize];
+            let mut words_part = r * (0.5 + 0.5 * coverage) + example[doc as usize];
+            words_part *= d.name_factor(tokens);
+            if foreign_object {
+                words_part *= OBJECT_UNKNOWN;
+            }
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let mut adjusted = words_part + support * bonus;
             if d.destructive && !d.can_take(&hints.supplied) {
@@ -676,6 +747,16 @@ impl RouteIndex {
             scored.truncate(MAX_CANDIDATES);
         }
         scored.sort_by(by_rank);
+        self.candidates(scored, reasons, &words)
+    }
+
+    /// The ranked entries as candidates, each with its reasons rendered, strongest first.
+    fn candidates(
+        &self,
+        scored: Vec<(f64, u32)>,
+        mut reasons: Vec<(u32, f64, Reason<'_>)>,
+        words: &[Word<'_>],
+    ) -> Vec<Candidate> {
         reasons.sort_by_key(|(doc, ..)| *doc);
         scored
             .into_iter()
@@ -686,7 +767,7 @@ impl RouteIndex {
                 let to = reasons.partition_point(|(r, ..)| *r <= doc);
                 let mut mine: Vec<(f64, String)> = reasons[from..to]
                     .iter()
-                    .map(|(_, gain, reason)| (*gain, reason.render(&words, &self.examples)))
+                    .map(|(_, gain, reason)| (*gain, reason.render(words, &self.examples)))
                     .collect();
                 mine.sort_by(|a, b| b.0.total_cmp(&a.0));
                 let mut why: Vec<String> = Vec::new();

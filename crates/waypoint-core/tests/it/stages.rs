@@ -209,3 +209,26 @@ fn a_catalog_lexicon_extends_the_vocabulary() {
     );
     assert_eq!(plan.steps()[0].tool, "release");
 }
+
+#[test]
+fn an_object_no_entry_knows_leaves_a_verb_only_match_below_the_threshold() {
+    // "open" fits read_file, but nothing in the catalog handles a PR.
+    assert_eq!(tools("open a PR"), ["unknown"]);
+    // A tool whose required argument is free text takes any object as its input.
+    assert_eq!(tools("remember the Orion launch"), ["memory_store"]);
+}
+
+#[test]
+fn an_acronym_after_an_article_is_what_the_verb_acts_on() {
+    assert_eq!(tools("check the CI status"), ["ci_status"]);
+}
+
+#[test]
+fn a_clause_that_points_back_takes_a_candidate_that_can_use_what_came_before() {
+    // improve_agent scores a little higher on "fix", but "it" is the file just read.
+    assert_eq!(
+        tools("read src/main.rs and fix it"),
+        ["read_file", "apply_patch"]
+    );
+    assert_eq!(tools("fix the agent"), ["improve_agent"]);
+}
