@@ -24,9 +24,20 @@ fn main() -> ExitCode {
     }
     match commands::run(&cli) {
         Ok(code) => code,
+        // `waypoint route … | head`: the reader has what it wanted; like other Unix
+        // tools, stop quietly.
+        Err(err) if broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             report::error(&err);
             ExitCode::from(1)
         }
     }
+}
+
+fn broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
