@@ -8,6 +8,7 @@ use waypoint_core::{CoreError, Engine};
 use waypoint_llm::CancellationToken;
 use waypoint_protocol::{Plan, StepKind};
 
+use crate::guard::rescuable;
 use crate::llm::{Attempt, LlmPlanner};
 
 /// `--planner`.
@@ -60,6 +61,28 @@ pub struct Cascade<'a> {
 }
 
 impl Cascade<'_> {
+    /// Whether the plan is unsure only because of gaps the router is sure of: clauses in
+    /// which no entry reaches the assisted floor. A model could only force-fit a tool
+    /// there ([`crate::guard`] would refuse it), so it is not asked.
+    fn sure_gaps_only(
+        &self,
+        plan: &Plan,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> bool {
+        let Some(llm) = self.llm else { return false };
+        if !plan.has_unknown() {
+            return false;
+        }
+        let clear = (1.0 - plan.clarity().ambiguity_score()).clamp(0.0, 1.0);
+        if clear < self.threshold {
+            return false;
+        }
+        self.engine
+            .clause_evidence(request, context)
+            .is_ok_and(|evidence| !rescuable(plan.steps(), &evidence, llm.assisted_floor()))
+    }
+
     /// Plans `request`. `learned` is the stable tool sequence from the caller's history,
     /// if any. Errors only for requests no planner accepts (empty, too large).
     pub async fn plan(
@@ -78,7 +101,10 @@ impl Cascade<'_> {
         let ask_model = match self.strategy {
             Strategy::Deterministic => false,
             Strategy::Llm => true,
-            Strategy::Cascade => confidence(&deterministic) < self.threshold,
+            Strategy::Cascade => {
+                confidence(&deterministic) < self.threshold
+                    && !self.sure_gaps_only(&deterministic, request, context)
+            }
         };
         match (ask_model, self.llm) {
             (true, Some(llm)) => {

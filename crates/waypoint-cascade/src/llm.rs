@@ -5,11 +5,12 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use waypoint_core::Engine;
+use waypoint_core::{ClauseEvidence, Engine};
 use waypoint_llm::{CancellationToken, ChatRequest, Client, Endpoint, LlmError, TokenCounter};
-use waypoint_protocol::{Plan, PlannerKind, Usage};
+use waypoint_protocol::{Plan, PlannerKind, Step, Usage};
 
 use crate::compact::Compactor;
+use crate::guard::{DEFAULT_ASSISTED_FLOOR, guard};
 use crate::{prompt, reply};
 
 /// A tenth of the window is kept free for the difference between our tokenizer and
@@ -31,6 +32,8 @@ pub struct LlmPlanner {
     client: Arc<Client>,
     endpoint: Endpoint,
     compactor: OnceLock<Compactor>,
+    /// Route score a model's step needs in some clause to be adopted ([`crate::guard`]).
+    assisted_floor: f64,
 }
 
 impl LlmPlanner {
@@ -39,7 +42,19 @@ impl LlmPlanner {
             client,
             endpoint,
             compactor: OnceLock::new(),
+            assisted_floor: DEFAULT_ASSISTED_FLOOR,
         }
+    }
+
+    /// The same planner with another assisted floor (0–1).
+    #[must_use]
+    pub fn with_assisted_floor(mut self, floor: f64) -> Self {
+        self.assisted_floor = floor;
+        self
+    }
+
+    pub fn assisted_floor(&self) -> f64 {
+        self.assisted_floor
     }
 
     pub fn endpoint(&self) -> &Endpoint {
@@ -76,7 +91,8 @@ impl LlmPlanner {
         cancel: &CancellationToken,
     ) -> (Plan, Attempt) {
         let mut attempt = Attempt::default();
-        let ranking = engine.rank_catalog(request, context).unwrap_or_default();
+        let evidence = engine.clause_evidence(request, context).unwrap_or_default();
+        let ranking = ClauseEvidence::ranking(&evidence);
         let compacted = self
             .compactor(engine)
             .compact(&ranking, self.catalog_budget(request));
@@ -120,13 +136,28 @@ impl LlmPlanner {
             };
             match read {
                 Ok(read) => {
-                    let adopted = engine.adopt(
-                        request,
-                        context,
+                    let guarded = guard(
                         read.steps,
-                        PlannerKind::Llm,
-                        &read.reasoning,
+                        &evidence,
+                        fallback.steps(),
+                        self.assisted_floor,
+                        |id| engine.catalog().entry(id).is_some(),
                     );
+                    if self.assisted_floor > 0.0 && !guarded.steps.iter().any(Step::is_known) {
+                        // Nothing the model chose has the router's support (or it chose
+                        // nothing): the deterministic plan stands, suggestions noted.
+                        let why = if guarded.notes.is_empty() {
+                            format!("`{id}` named no catalog tool for it")
+                        } else {
+                            guarded.notes.join("; ")
+                        };
+                        attempt.fell_back = Some(why.clone());
+                        let plan = fallback.with_gap_note(&why);
+                        return (finish_fallback(plan, &attempt, &why), attempt);
+                    }
+                    let note = with_notes(&read.reasoning, &guarded.notes);
+                    let adopted =
+                        engine.adopt(request, context, guarded.steps, PlannerKind::Llm, &note);
                     return match adopted {
                         Ok(plan) => (
                             plan.with_model(Some(id.clone()), Some(compacted.report))
@@ -155,6 +186,18 @@ impl LlmPlanner {
             }
         }
     }
+}
+
+/// The model's reasoning followed by what the guard changed.
+fn with_notes(reasoning: &str, notes: &[String]) -> String {
+    let mut note = reasoning.trim().trim_end_matches('.').to_string();
+    for n in notes {
+        if !note.is_empty() {
+            note.push_str(". ");
+        }
+        note.push_str(n);
+    }
+    note
 }
 
 fn finish_fallback(fallback: Plan, attempt: &Attempt, why: &str) -> Plan {

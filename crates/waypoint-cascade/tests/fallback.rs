@@ -205,10 +205,23 @@ async fn the_cascade_asks_the_model_only_when_unsure() {
         .unwrap();
     assert_eq!(plan.planner(), PlannerKind::Learned);
     assert!(server.requests().is_empty());
-    // A request the router cannot place goes to the model.
+    // A request in which the router sees no entry at all is an honest gap: the model,
+    // which could only force-fit a tool, is not asked.
     let vague = "hmm, sort that out for me somehow";
     assert!(confidence(&e.plan(vague, None).unwrap()) < 0.6);
-    let (_, attempt) = cascade.plan(vague, None, None, &cancel).await.unwrap();
+    let (plan, attempt) = cascade.plan(vague, None, None, &cancel).await.unwrap();
+    assert!(attempt.is_none());
+    assert!(plan.has_unknown());
+    assert!(server.requests().is_empty());
+    // One the router places below the threshold but above the assisted floor goes to the
+    // model: it may rescue a paraphrase.
+    let unsure = "look at example dot com";
+    let best = e.route(unsure, None).unwrap()[0]
+        .alternatives
+        .first()
+        .map_or(0.0, |c| c.score);
+    assert!((llm.assisted_floor()..0.35).contains(&best), "{best}");
+    let (_, attempt) = cascade.plan(unsure, None, None, &cancel).await.unwrap();
     assert!(attempt.is_some());
     assert_eq!(server.requests().len(), 1);
 }

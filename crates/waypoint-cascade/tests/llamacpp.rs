@@ -88,7 +88,8 @@ async fn every_eval_request_gets_a_contract_valid_plan() {
         Options::default(),
     )
     .unwrap();
-    let llm = planner(&url);
+    // The mechanics of reading replies, without the guard (tested below) refusing them.
+    let llm = planner(&url).with_assisted_floor(0.0);
     let cascade = Cascade {
         engine: &engine,
         llm: Some(&llm),
@@ -191,4 +192,35 @@ async fn the_server_accepts_json_schema_and_is_remembered() {
         client.known_modes().get(url.trim_end_matches('/')),
         Some(&waypoint_llm::OutputMode::JsonSchema)
     );
+}
+
+#[tokio::test]
+async fn whatever_the_model_names_a_request_the_catalog_cannot_serve_stays_a_gap() {
+    let Some(url) = server() else { return };
+    let engine = Engine::new(
+        waypoint_catalog::builtin().unwrap().catalog,
+        Options::default(),
+    )
+    .unwrap();
+    let llm = planner(&url);
+    // Always asked: the guard, not the cascade's choice, must keep the gap.
+    let cascade = Cascade {
+        engine: &engine,
+        llm: Some(&llm),
+        strategy: Strategy::Llm,
+        threshold: 0.6,
+    };
+    let cancel = CancellationToken::new();
+    for request in [
+        "book a flight to Lisbon for next Friday",
+        "order a pizza with extra cheese",
+    ] {
+        let (plan, attempt) = cascade.plan(request, None, None, &cancel).await.unwrap();
+        assert!(attempt.is_some(), "strategy llm asks the model");
+        assert!(
+            plan.steps().iter().all(|s| s.kind == StepKind::Unknown),
+            "{request}: {:?}",
+            plan.steps()
+        );
+    }
 }

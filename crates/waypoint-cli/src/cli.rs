@@ -103,6 +103,11 @@ pub struct PlannerArgs {
     /// Deterministic confidence (0–1) below which the cascade asks the model (default 0.6).
     #[arg(long, global = true, value_name = "SCORE", value_parser = parse_unit)]
     pub cascade_threshold: Option<f64>,
+    /// Route score (0–1) the router must give a model's chosen tool in some clause for
+    /// the step to be adopted; below it the step stays a gap with the model's suggestion
+    /// in its rationale (default 0.2; docs/llm.md).
+    #[arg(long, global = true, value_name = "SCORE", value_parser = parse_unit)]
+    pub assisted_floor: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

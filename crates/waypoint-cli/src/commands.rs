@@ -575,11 +575,21 @@ fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
         let report = waypoint_eval::evaluate_by(
             &cases,
             |case| {
-                let planned = rt
+                let (plan, attempt) = rt
                     .block_on(cascade.plan(&case.request, case.context.as_ref(), None, &cancel))
                     .map_err(|e| e.to_string())?;
-                tally.add(&planned.0, planned.1.as_ref());
-                Ok(planned.0)
+                tally.add(&plan, attempt.as_ref());
+                // What the model changed is judged against the plan it was asked to beat.
+                let before_model = match attempt {
+                    Some(_) => Some(
+                        planning
+                            .engine
+                            .plan(&case.request, case.context.as_ref())
+                            .map_err(|e| e.to_string())?,
+                    ),
+                    None => None,
+                };
+                Ok(waypoint_eval::Planned { plan, before_model })
             },
             progress,
         );
@@ -659,6 +669,56 @@ impl ModelTally {
     }
 }
 
+/// Which planner answered how many cases and how well, and what asking the model did.
+fn print_planner_split(out: &mut impl std::io::Write, r: &EvalReport) -> Result<()> {
+    use waypoint_protocol::ModelEffect::{Broke, Changed, Fixed, Same};
+    if r.by_planner.is_empty() {
+        return Ok(());
+    }
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    writeln!(out, "\n\x1b[1manswered by\x1b[0m")?;
+    for (planner, m) in &r.by_planner {
+        writeln!(
+            out,
+            "  {planner:<14} {:>5} cases · sequence {} · unknown {} · node F1 {}",
+            m.cases,
+            f(m.sequence_accuracy),
+            f(m.unknown_accuracy),
+            f(m.node_f1)
+        )?;
+    }
+    if r.model_cases.is_empty() {
+        return Ok(());
+    }
+    let count =
+        |e: waypoint_protocol::ModelEffect| r.model_cases.iter().filter(|c| c.effect == e).count();
+    writeln!(
+        out,
+        "\n\x1b[1mmodel asked\x1b[0m {} cases · fixed {} · broke {} · changed {} · same {}",
+        r.model_cases.len(),
+        count(Fixed),
+        count(Broke),
+        count(Changed),
+        count(Same)
+    )?;
+    for c in r.model_cases.iter().filter(|c| c.effect != Same) {
+        let effect = match c.effect {
+            Fixed => "fixed",
+            Broke => "broke",
+            Changed | Same => "changed",
+        };
+        writeln!(
+            out,
+            "  {:<14} {effect:<8} [{}] → [{}] ({})",
+            c.id,
+            c.deterministic.join(", "),
+            c.answered.join(", "),
+            c.planner
+        )?;
+    }
+    Ok(())
+}
+
 fn print_table(r: &EvalReport) -> Result<()> {
     let mut out = anstream::stdout();
     writeln!(out, "\x1b[1mcases\x1b[0m {}", r.cases)?;
@@ -688,6 +748,7 @@ fn print_table(r: &EvalReport) -> Result<()> {
         "  {:<20} p50 {} µs · p99 {} µs",
         "latency", r.latency_us.p50, r.latency_us.p99
     )?;
+    print_planner_split(&mut out, r)?;
     if !r.failures.is_empty() {
         writeln!(out, "\n\x1b[1mfailures\x1b[0m ({})", r.failures.len())?;
         for f in &r.failures {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 use serde::Deserialize;
-use waypoint_cascade::{Cascade, DEFAULT_THRESHOLD, LlmPlanner, Strategy};
+use waypoint_cascade::{Cascade, DEFAULT_ASSISTED_FLOOR, DEFAULT_THRESHOLD, LlmPlanner, Strategy};
 use waypoint_core::Engine;
 use waypoint_llm::{Client, Config, OutputMode, Overrides};
 
@@ -20,6 +20,7 @@ use crate::cli::{PlannerArgs, PlannerChoice};
 struct PlannerSection {
     strategy: Option<String>,
     cascade_threshold: Option<f64>,
+    assisted_floor: Option<f64>,
 }
 
 /// The `[serve]` section of `waypoint.toml` (its fields: docs/server.md).
@@ -45,6 +46,8 @@ pub struct Planning {
     pub llm: Option<LlmPlanner>,
     pub strategy: Strategy,
     pub threshold: f64,
+    /// Route score a model's step needs to be adopted (`waypoint_cascade::guard`).
+    pub assisted_floor: f64,
     client: Option<Arc<Client>>,
     /// The configured model, whatever the strategy: `llm_subtask` steps call it.
     endpoint: Option<waypoint_llm::Endpoint>,
@@ -83,11 +86,16 @@ impl Planning {
             .cascade_threshold
             .or(section.cascade_threshold)
             .unwrap_or(DEFAULT_THRESHOLD);
+        let assisted_floor = args
+            .assisted_floor
+            .or(section.assisted_floor)
+            .unwrap_or(DEFAULT_ASSISTED_FLOOR);
         let mut planning = Self {
             engine,
             llm: None,
             strategy,
             threshold,
+            assisted_floor,
             client: None,
             endpoint: None,
             run,
@@ -121,7 +129,10 @@ impl Planning {
         let client = Arc::new(Client::new()?);
         client.remember_modes(load_modes());
         if strategy != Strategy::Deterministic {
-            planning.llm = Some(LlmPlanner::new(client.clone(), endpoint.clone()));
+            planning.llm = Some(
+                LlmPlanner::new(client.clone(), endpoint.clone())
+                    .with_assisted_floor(assisted_floor),
+            );
         }
         planning.endpoint = Some(endpoint);
         planning.client = Some(client);

@@ -55,7 +55,8 @@ pub fn serve(global: &Global, args: &ServeArgs) -> Result<ExitCode> {
         planning.threshold,
         crate::commands::learn_rule(global),
         planning.model(),
-    );
+    )
+    .with_assisted_floor(planning.assisted_floor);
     let live = reloadable(global, planning.engine);
     let app = Arc::new(App {
         engine: Arc::new(live),

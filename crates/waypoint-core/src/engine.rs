@@ -15,6 +15,44 @@ use crate::route::RouteIndex;
 use crate::understand::{Analysis, understand};
 use crate::validate::{Guards, Validators, validate};
 
+/// One action clause and the entries the router sees in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClauseEvidence {
+    /// The clause's index, as in a step's `clause`.
+    pub clause: usize,
+    pub text: String,
+    /// (entry id, score 0–1), unordered.
+    pub scores: Vec<(String, f64)>,
+}
+
+impl ClauseEvidence {
+    /// The router's score for `id` in this clause (0 when it does not rank it).
+    pub fn score(&self, id: &str) -> f64 {
+        self.scores
+            .iter()
+            .find(|(i, _)| i == id)
+            .map_or(0.0, |(_, s)| *s)
+    }
+
+    /// Every entry any clause ranks, with its best score over the clauses, best first.
+    pub fn ranking(clauses: &[ClauseEvidence]) -> Vec<(String, f64)> {
+        let mut best: Vec<(String, f64)> = Vec::new();
+        for (id, score) in clauses.iter().flat_map(|c| &c.scores) {
+            match best.iter_mut().find(|(i, _)| i == id) {
+                Some(slot) => slot.1 = slot.1.max(*score),
+                None => best.push((id.clone(), *score)),
+            }
+        }
+        best.sort_by(|a, b| b.1.total_cmp(&a.1));
+        best
+    }
+
+    /// The best score of any entry.
+    pub fn best(&self) -> f64 {
+        self.scores.iter().map(|(_, s)| *s).fold(0.0, f64::max)
+    }
+}
+
 impl Engine {
     /// The plan for a specialist runner (seed 004), validated against the catalog's
     /// specialists with a fallback to `general`.
@@ -313,31 +351,49 @@ impl Engine {
         request: &str,
         context: Option<&serde_json::Value>,
     ) -> Result<Vec<(String, f64)>, CoreError> {
+        Ok(ClauseEvidence::ranking(
+            &self.clause_evidence(request, context)?,
+        ))
+    }
+
+    /// What the router sees in each action clause: every entry it ranks, and every
+    /// producer of the evidence the clause's goal needs (seed 002) at the goal's
+    /// confidence — the evidence a model's choice is checked against.
+    pub fn clause_evidence(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Vec<ClauseEvidence>, CoreError> {
         let analysis = self.analyse(request, context)?;
         let planner = self.planner();
-        let mut best: Vec<(String, f64)> = Vec::new();
         let mut goals = analysis.understanding.goals.iter();
-        let mut raise = |id: &str, score: f64| match best.iter_mut().find(|(i, _)| i == id) {
-            Some(slot) => slot.1 = slot.1.max(score),
-            None => best.push((id.to_string(), score)),
-        };
+        let mut out = Vec::new();
         for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
             let goal = goals.next();
             let hints = planner.hints(clause, goal);
-            for c in self.index.rank(clause.tokens(), &hints, &self.lexicon) {
-                raise(&c.id, c.score);
-            }
-            // The goal's evidence needs (seed 002) choose tools the words may not name
-            // ("how is this designed" needs discovery); they rank with the goal's confidence.
+            let mut scores: Vec<(String, f64)> = self
+                .index
+                .rank(clause.tokens(), &hints, &self.lexicon)
+                .into_iter()
+                .map(|c| (c.id, c.score))
+                .collect();
+            // "How is this designed" needs discovery though its words may not name it.
             let confidence = goal.map_or(0.0, |g| g.confidence);
             for need in &hints.needs {
                 for id in self.index.producers(need) {
-                    raise(id, confidence);
+                    match scores.iter_mut().find(|(i, _)| i == id) {
+                        Some(slot) => slot.1 = slot.1.max(confidence),
+                        None => scores.push((id.to_string(), confidence)),
+                    }
                 }
             }
+            out.push(ClauseEvidence {
+                clause: clause.segment.clause.index,
+                text: clause.segment.clause.text.clone(),
+                scores,
+            });
         }
-        best.sort_by(|a, b| b.1.total_cmp(&a.1));
-        Ok(best)
+        Ok(out)
     }
 
     fn finish(

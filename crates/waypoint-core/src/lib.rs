@@ -23,5 +23,5 @@ pub mod text;
 pub mod understand;
 pub mod validate;
 
-pub use engine::{Engine, Options};
+pub use engine::{ClauseEvidence, Engine, Options};
 pub use error::CoreError;

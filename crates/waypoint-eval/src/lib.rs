@@ -8,11 +8,12 @@
 pub mod calibrate;
 mod metrics;
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use waypoint_catalog::Catalog;
 use waypoint_core::Engine;
-use waypoint_protocol::{EvalCase, EvalReport, Plan};
+use waypoint_protocol::{EvalCase, EvalReport, ModelCase, ModelEffect, Plan};
 
 pub use metrics::Scorer;
 
@@ -114,26 +115,95 @@ pub fn evaluate_with_progress(
         |case| {
             engine
                 .plan(&case.request, case.context.as_ref())
+                .map(Planned::from)
                 .map_err(|e| e.to_string())
         },
         progress,
     )
 }
 
+/// What a planner gave for one case.
+pub struct Planned {
+    /// The plan that is scored.
+    pub plan: Plan,
+    /// The deterministic plan, when a model was asked to do better than it.
+    pub before_model: Option<Plan>,
+}
+
+impl From<Plan> for Planned {
+    fn from(plan: Plan) -> Self {
+        Self {
+            plan,
+            before_model: None,
+        }
+    }
+}
+
 /// Scores the plans `plan` makes for each case — any planner, e.g. a model through
-/// the cascade. Latency is measured around each call.
+/// the cascade. Latency is measured around each call. The metrics are also split by
+/// the planner that answered, and every case a model was asked about says what that
+/// changed.
 pub fn evaluate_by(
     cases: &[EvalCase],
-    mut plan: impl FnMut(&EvalCase) -> Result<Plan, String>,
+    mut plan: impl FnMut(&EvalCase) -> Result<Planned, String>,
     mut progress: impl FnMut(usize),
 ) -> EvalReport {
     let mut scorer = Scorer::default();
+    let mut by_planner: BTreeMap<String, Scorer> = BTreeMap::new();
+    let mut model_cases = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         let started = Instant::now();
         let planned = plan(case);
         let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        scorer.score(case, planned.as_ref().map_err(Clone::clone), micros);
+        let scored = planned.as_ref().map(|p| &p.plan).map_err(Clone::clone);
+        let passed = scorer.score(case, scored.clone(), micros);
+        let planner = scored
+            .as_ref()
+            .map_or("error", |p| p.planner().as_str())
+            .to_string();
+        by_planner
+            .entry(planner.clone())
+            .or_default()
+            .score(case, scored, micros);
+        if let Ok(Planned {
+            plan,
+            before_model: Some(before),
+        }) = &planned
+        {
+            let passed_before = Scorer::default().score(case, Ok(before), 0);
+            let (was, now) = (tools(before), tools(plan));
+            let effect = match (passed_before, passed) {
+                (false, true) => ModelEffect::Fixed,
+                (true, false) => ModelEffect::Broke,
+                (false, false) if was != now => ModelEffect::Changed,
+                _ => ModelEffect::Same,
+            };
+            model_cases.push(ModelCase {
+                id: case.id.clone(),
+                planner,
+                deterministic: was,
+                answered: now,
+                effect,
+            });
+        }
         progress(i + 1);
     }
-    scorer.finish()
+    let mut report = scorer.finish();
+    if by_planner.len() > 1 || !model_cases.is_empty() {
+        report.by_planner = by_planner
+            .into_iter()
+            .map(|(k, s)| {
+                let mut r = s.finish();
+                // Each failure is listed once, in the whole report.
+                r.failures.clear();
+                (k, r)
+            })
+            .collect();
+    }
+    report.model_cases = model_cases;
+    report
+}
+
+fn tools(plan: &Plan) -> Vec<String> {
+    plan.steps().iter().map(|s| s.tool.clone()).collect()
 }

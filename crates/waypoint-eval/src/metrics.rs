@@ -103,7 +103,8 @@ impl Scorer {
     /// Scores one case; a planning error fails every expectation the case carries.
     /// A case that says whether it expects a gap also counts, whole, towards in-scope
     /// accuracy or out-of-scope recall.
-    pub fn score(&mut self, case: &EvalCase, plan: Result<&Plan, String>, micros: u64) {
+    /// Returns whether the case passed every check.
+    pub fn score(&mut self, case: &EvalCase, plan: Result<&Plan, String>, micros: u64) -> bool {
         let before = self.failures.len();
         self.score_keys(case, plan, micros);
         let passed = self.failures.len() == before;
@@ -112,6 +113,7 @@ impl Scorer {
             Some(false) => self.in_scope.add(passed),
             None => {}
         }
+        passed
     }
 
     #[expect(
@@ -379,6 +381,8 @@ impl Scorer {
                 p99: pct(0.99),
             },
             failures: self.failures,
+            by_planner: std::collections::BTreeMap::new(),
+            model_cases: Vec::new(),
         }
     }
 }

@@ -9,7 +9,7 @@
 )]
 
 use serde_json::json;
-use waypoint_eval::{EvalError, Scorer, read_cases};
+use waypoint_eval::{EvalError, Planned, Scorer, evaluate_by, read_cases};
 use waypoint_protocol::{
     Clarity, EvalCase, Extracted, Goal, Plan, PlanParts, PlannerKind, Step, StepKind, Understanding,
 };
@@ -30,6 +30,16 @@ fn step(n: u32, tool: &str, kind: StepKind, refs: &[&str]) -> Step {
 }
 
 fn plan(steps: Vec<Step>, goal: Option<(&str, &str)>, urls: &[&str], ready: bool) -> Plan {
+    plan_by(PlannerKind::Deterministic, steps, goal, urls, ready)
+}
+
+fn plan_by(
+    planner: PlannerKind,
+    steps: Vec<Step>,
+    goal: Option<(&str, &str)>,
+    urls: &[&str],
+    ready: bool,
+) -> Plan {
     let goals = goal
         .map(|(i, e)| Goal {
             intent: i.into(),
@@ -58,7 +68,7 @@ fn plan(steps: Vec<Step>, goal: Option<(&str, &str)>, urls: &[&str], ready: bool
         } else {
             Clarity::new(0.9, vec!["?".into()])
         },
-        planner: PlannerKind::Deterministic,
+        planner,
         model: None,
         compaction: None,
         usage: None,
@@ -233,4 +243,64 @@ fn training_adds_examples_and_names_unknown_labels() {
             .examples
             .contains(&"jot down that the office moves".to_string())
     );
+}
+
+#[test]
+fn a_cascade_run_is_split_by_planner_and_says_what_the_model_changed() {
+    let cases = [
+        case(json!({"id": "fixed", "request": "a", "expect": {"tools": ["web_fetch"]}})),
+        case(json!({"id": "broke", "request": "b", "expect": {"unknown": true}})),
+        case(json!({"id": "alone", "request": "c", "expect": {"tools": ["grep"]}})),
+    ];
+    let one = |planner, tool: &str| {
+        let kind = if tool == "unknown" {
+            StepKind::Unknown
+        } else {
+            StepKind::Tool
+        };
+        plan_by(planner, vec![step(1, tool, kind, &[])], None, &[], true)
+    };
+    let report = evaluate_by(
+        &cases,
+        |c| {
+            Ok(match c.id.as_str() {
+                // The model turned a gap into the right tool…
+                "fixed" => Planned {
+                    plan: one(PlannerKind::Llm, "web_fetch"),
+                    before_model: Some(one(PlannerKind::Deterministic, "unknown")),
+                },
+                // …and an honest gap into a forced fit.
+                "broke" => Planned {
+                    plan: one(PlannerKind::Llm, "email_send"),
+                    before_model: Some(one(PlannerKind::Deterministic, "unknown")),
+                },
+                _ => one(PlannerKind::Deterministic, "grep").into(),
+            })
+        },
+        |_| {},
+    );
+    assert_eq!(report.by_planner.len(), 2);
+    assert_eq!(report.by_planner["llm"].cases, 2);
+    assert_eq!(report.by_planner["llm"].unknown_accuracy, Some(0.0));
+    assert_eq!(
+        report.by_planner["deterministic"].sequence_accuracy,
+        Some(1.0)
+    );
+    assert!(
+        report.by_planner["llm"].failures.is_empty(),
+        "listed once, at the top"
+    );
+    let effects: Vec<_> = report
+        .model_cases
+        .iter()
+        .map(|m| (m.id.as_str(), m.effect))
+        .collect();
+    assert_eq!(
+        effects,
+        [
+            ("fixed", waypoint_protocol::ModelEffect::Fixed),
+            ("broke", waypoint_protocol::ModelEffect::Broke)
+        ]
+    );
+    assert_eq!(report.model_cases[1].answered, ["email_send"]);
 }

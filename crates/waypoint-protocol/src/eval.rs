@@ -108,4 +108,40 @@ pub struct EvalReport {
     pub order_accuracy: Option<f64>,
     pub latency_us: Latency,
     pub failures: Vec<EvalFailure>,
+    /// The same metrics over the cases each planner answered (`learned`,
+    /// `deterministic`, `llm`), when more than one kind could answer (a cascade run).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_planner: BTreeMap<String, EvalReport>,
+    /// Every case a model was asked about: what the deterministic planner gave, what
+    /// the plan became, and whether that fixed or broke the case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_cases: Vec<ModelCase>,
+}
+
+/// One case a model was asked about in a cascade evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelCase {
+    pub id: String,
+    /// The planner whose plan was scored (`llm`, or `deterministic` after a fallback
+    /// or when the guard kept none of the model's steps).
+    pub planner: String,
+    /// Tools of the deterministic plan, in order (`unknown` for a gap).
+    pub deterministic: Vec<String>,
+    /// Tools of the scored plan.
+    pub answered: Vec<String>,
+    pub effect: ModelEffect,
+}
+
+/// What asking the model did to a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelEffect {
+    /// The deterministic plan failed the case and the scored plan passes it.
+    Fixed,
+    /// The deterministic plan passed and the scored plan fails.
+    Broke,
+    /// Both fail, with different tools.
+    Changed,
+    /// The tools did not change, or both pass.
+    Same,
 }

@@ -16,7 +16,10 @@ mod run;
 mod specialists;
 mod understanding;
 
-pub use eval::{EvalCase, EvalFailure, EvalReport, Expect, GoalExpect, Latency, OneOrMany};
+pub use eval::{
+    EvalCase, EvalFailure, EvalReport, Expect, GoalExpect, Latency, ModelCase, ModelEffect,
+    OneOrMany,
+};
 pub use plan::{
     Compaction, Complexity, Plan, PlanParts, PlannerKind, SCHEMA_VERSION, Step, StepKind,
     UNKNOWN_TOOL, Usage,

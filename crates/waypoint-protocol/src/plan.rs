@@ -110,6 +110,17 @@ pub enum PlannerKind {
     Llm,
 }
 
+impl PlannerKind {
+    /// The name in the plan JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Learned => "learned",
+            Self::Deterministic => "deterministic",
+            Self::Llm => "llm",
+        }
+    }
+}
+
 /// What catalog compaction dropped to fit a model's context budget.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Compaction {
@@ -267,6 +278,20 @@ impl Plan {
     #[must_use]
     pub fn with_warning(mut self, warning: impl Into<String>) -> Self {
         self.warnings.push(warning.into());
+        self
+    }
+
+    /// The same plan with `note` added to the rationale of each of its gaps (what a
+    /// model suggested for them and why it was not taken).
+    #[must_use]
+    pub fn with_gap_note(mut self, note: &str) -> Self {
+        for step in self
+            .steps
+            .iter_mut()
+            .filter(|s| s.kind == StepKind::Unknown)
+        {
+            step.rationale = format!("{}; {note}", step.rationale.trim_end_matches('.'));
+        }
         self
     }
 

@@ -19,6 +19,8 @@ use waypoint_stores::Store;
 pub struct Planner {
     strategy: Strategy,
     threshold: f64,
+    /// Route score a model's step needs to be adopted (`waypoint_cascade::guard`).
+    assisted_floor: f64,
     learn: LearnRule,
     /// The configured model, whatever the strategy: `llm_subtask` steps call it.
     model: Option<waypoint_run::Model>,
@@ -49,10 +51,18 @@ impl Planner {
         Self {
             strategy,
             threshold,
+            assisted_floor: waypoint_cascade::DEFAULT_ASSISTED_FLOOR,
             learn,
             model,
             bound: Mutex::new(None),
         }
+    }
+
+    /// The same planner with another assisted floor (0–1).
+    #[must_use]
+    pub fn with_assisted_floor(mut self, floor: f64) -> Self {
+        self.assisted_floor = floor;
+        self
     }
 
     /// The model `llm_subtask` steps call, if one is configured.
@@ -77,10 +87,10 @@ impl Planner {
         {
             return Some(llm.clone());
         }
-        let llm = Arc::new(LlmPlanner::new(
-            model.client.clone(),
-            model.endpoint.clone(),
-        ));
+        let llm = Arc::new(
+            LlmPlanner::new(model.client.clone(), model.endpoint.clone())
+                .with_assisted_floor(self.assisted_floor),
+        );
         *bound = Some((Arc::downgrade(engine), llm.clone()));
         Some(llm)
     }
