@@ -168,7 +168,12 @@ fn a_real_model_answers_through_the_cli() {
     let Some(url) = common::local_llm("the real-model plan test") else {
         return;
     };
-    let plan = json(&llm_plan(&url, &["--llm-timeout", "120"]));
+    // The guard off: what is tested is that the model's answer reaches the plan (a 270M
+    // model's tool choices are mostly below the router's floor; docs/llm.md, "The guard").
+    let plan = json(&llm_plan(
+        &url,
+        &["--llm-timeout", "120", "--assisted-floor", "0"],
+    ));
     assert_eq!(plan["planner"], "llm", "{}", plan["warnings"]);
     assert_eq!(plan["model"], "llamacpp/gemma3-270m");
     assert!(plan["usage"]["completion_tokens"].as_u64().unwrap() > 0);
