@@ -1,5 +1,5 @@
 //! Catalogs: the tools, pipelines, specialists, servers, lexicon and evidence rules a
-//! plan may use (DESIGN §2).
+//! plan may use (docs/contracts.md, Catalog YAML).
 //!
 //! Flow: [`read_paths`] turns `--catalog` paths into [`Source`]s, [`load`] parses them
 //! with a bounded YAML reader ([`yaml`]), converts every entry into the typed model

@@ -1,4 +1,4 @@
-//! The catalog's entries as typed values (DESIGN §2).
+//! The catalog's entries as typed values (docs/contracts.md, Catalog YAML).
 
 use std::collections::BTreeMap;
 

@@ -269,7 +269,7 @@ pub struct RunArgs {
     /// The request in the user's words; `-` reads it from standard input.
     #[arg(required_unless_present = "plan", conflicts_with = "plan")]
     pub request: Option<String>,
-    /// Run this plan (JSON, DESIGN §3) instead of planning a request.
+    /// Run this plan (JSON, docs/contracts.md, Plan JSON) instead of planning a request.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
     /// Extra context: inline JSON, or @FILE to read JSON from a file.

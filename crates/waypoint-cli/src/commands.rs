@@ -608,7 +608,7 @@ fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
 }
 
 /// What the model did over an evaluation, printed to stderr so `--json` stays the
-/// DESIGN §4 object.
+/// report object of docs/contracts.md.
 #[derive(Default)]
 struct ModelTally {
     asked: u32,

@@ -301,7 +301,7 @@ fn read_plan(path: &PathBuf) -> Result<Plan> {
         .with_context(|| format!("cannot read plan `{}`", path.display()))?;
     serde_json::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
-            "plan `{}` line {} column {}: {e}; a plan is the JSON `waypoint plan --json` prints (DESIGN §3)",
+            "plan `{}` line {} column {}: {e}; a plan is the JSON `waypoint plan --json` prints (docs/contracts.md, Plan JSON)",
             path.display(),
             e.line(),
             e.column()

@@ -1,4 +1,4 @@
-//! Scores plans against evaluation cases (DESIGN §4).
+//! Scores plans against evaluation cases (docs/contracts.md, Evaluation cases and report).
 //!
 //! [`read_cases`] parses a JSONL file strictly (a bad line is an error naming it),
 //! [`train`] teaches the catalog from labelled requests the way `waypoint learn` does,

@@ -1,4 +1,4 @@
-//! The metrics of DESIGN §4, accumulated case by case.
+//! The metrics of docs/contracts.md, Evaluation cases and report, accumulated case by case.
 
 use std::collections::HashMap;
 
@@ -118,7 +118,7 @@ impl Scorer {
 
     #[expect(
         clippy::too_many_lines,
-        reason = "a checklist of the DESIGN §4 keys, one block per key"
+        reason = "a checklist of the case keys, one block per key"
     )]
     fn score_keys(&mut self, case: &EvalCase, plan: Result<&Plan, String>, micros: u64) {
         self.cases += 1;

@@ -1,4 +1,4 @@
-//! Evaluation cases and the report they score into (DESIGN §4).
+//! Evaluation cases and the report they score into (docs/contracts.md, Evaluation cases and report).
 
 use std::collections::BTreeMap;
 

@@ -3,7 +3,7 @@
 //! Every other crate speaks these types: the planner produces a [`Plan`], the CLI and the
 //! servers print it, the evaluation harness reads [`EvalCase`]s and writes an
 //! [`EvalReport`]; the executor reports a [`RunReport`] and streams [`RunEvent`]s. The JSON they serialise to is the contract of `docs/contracts.md`
-//! (DESIGN §3 and §4); `docs/plan.schema.json` is generated from these types.
+//! (docs/contracts.md); `docs/plan.schema.json` is generated from these types.
 //!
 //! Facts that can be derived are derived, never stored on their own: a plan's
 //! `complexity` and `rewritten_prompt` come from its steps, a clarity's

@@ -1,4 +1,4 @@
-//! The plan contract (DESIGN §3).
+//! The plan contract (docs/contracts.md, Plan JSON).
 
 use std::fmt::Write as _;
 
@@ -81,7 +81,7 @@ pub enum Complexity {
 }
 
 impl Complexity {
-    /// Derives the shape from the steps, per DESIGN §3.
+    /// Derives the shape from the steps, per docs/contracts.md, Plan JSON.
     pub fn of(steps: &[Step]) -> Self {
         match steps {
             [one] if matches!(one.kind, StepKind::Pipeline | StepKind::Plan) => {
@@ -160,17 +160,14 @@ pub struct PlanParts {
     pub warnings: Vec<String>,
 }
 
-/// A validated, ordered plan (DESIGN §3).
+/// A validated, ordered plan (docs/contracts.md, Plan JSON).
 ///
 /// Built only through [`Plan::new`] (or deserialisation, which re-derives), so that
 /// `complexity` and `rewritten_prompt` can never disagree with `steps`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(from = "PlanWire")]
 #[schemars(!from)]
-#[expect(
-    clippy::struct_field_names,
-    reason = "`plan_id` is the wire name (DESIGN §3)"
-)]
+#[expect(clippy::struct_field_names, reason = "`plan_id` is the wire name")]
 pub struct Plan {
     schema_version: u32,
     plan_id: String,

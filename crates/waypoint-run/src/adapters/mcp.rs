@@ -171,7 +171,7 @@ fn result_value(result: &CallToolResult) -> (String, Value) {
     (text, value)
 }
 
-/// A catalog file (DESIGN §2) with one tool per remote tool, named `SERVER.TOOL`.
+/// A catalog file (docs/contracts.md, Catalog YAML) with one tool per remote tool, named `SERVER.TOOL`.
 ///
 /// Effects follow the server's annotations, cautiously: read-only → `read`,
 /// destructive → `destructive`, open-world → `external`, no hint → `write`, so an
