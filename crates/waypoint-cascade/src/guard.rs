@@ -31,7 +31,7 @@ pub fn rescuable(deterministic: &[Step], evidence: &[ClauseEvidence], floor: f64
         .filter(|s| s.kind == StepKind::Unknown)
         .any(|s| {
             s.clause
-                .and_then(|c| evidence.iter().find(|e| e.clause == c))
+                .and_then(|c| of_clause(evidence, c))
                 .is_none_or(|e| e.best() >= floor)
         })
 }
@@ -78,7 +78,7 @@ pub fn guard(
         .collect();
     // A clause the router ranked nothing in (not an action, or no shared word) scores 0.
     let covered = |clause: usize, kept: &[Step]| {
-        let e = evidence.iter().find(|e| e.clause == clause);
+        let e = of_clause(evidence, clause);
         kept.iter()
             .any(|s| s.kind != StepKind::Unknown && e.map_or(0.0, |e| e.score(&s.tool)) >= floor)
     };
@@ -90,10 +90,7 @@ pub fn guard(
         if known_gap || covered(clause, &kept) {
             continue;
         }
-        let text = evidence
-            .iter()
-            .find(|e| e.clause == clause)
-            .map_or("a part of the request", |e| e.text.as_str());
+        let text = of_clause(evidence, clause).map_or("a part of the request", |e| e.text.as_str());
         notes.push(format!(
             "“{text}” stays a gap: no step of the model's plan is one the router sees in it"
         ));
@@ -112,6 +109,10 @@ pub fn guard(
         steps: renumber(kept),
         notes,
     }
+}
+
+fn of_clause(evidence: &[ClauseEvidence], clause: usize) -> Option<&ClauseEvidence> {
+    evidence.iter().find(|e| e.clause == clause)
 }
 
 /// The clause a step belongs to: its own, else the first clause that evidences its entry.

@@ -176,10 +176,16 @@ struct State {
     out: Filled,
 }
 
-pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
+/// Whether a required argument of `tool` takes free text (a note, a brief): then any
+/// object a clause names can be its input (routing uses this).
+pub fn takes_free_text(tool: &Tool, lex: &Lexicon) -> bool {
+    slots(tool, lex).iter().any(|s| s.required && s.free_text())
+}
+
+/// The tool's arguments as slots, with the cue rules each can take.
+fn slots<'t>(tool: &'t Tool, lex: &Lexicon) -> Vec<Slot<'t>> {
     let required: Vec<&str> = tool.required().collect();
-    let slots: Vec<Slot<'_>> = tool
-        .properties()
+    tool.properties()
         .map(|(name, schema)| {
             let mut slot = Slot {
                 name,
@@ -200,7 +206,11 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
             }
             slot
         })
-        .collect();
+        .collect()
+}
+
+pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
+    let slots = slots(tool, lex);
     let pieces = pieces(inputs.clause, lex);
     let cx = Context {
         slots: &slots,

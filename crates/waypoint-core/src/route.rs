@@ -270,14 +270,7 @@ impl RouteIndex {
                 .filter_map(|(name, _)| arg_kind(name, lex))
                 .collect();
             index.set_profile(&own, takes, lex);
-            let required: Vec<&str> = tool.required().collect();
-            let takes_text = tool.properties().any(|(name, schema)| {
-                required.contains(&name)
-                    && arg_kind(name, lex).is_none()
-                    && schema.get("type").and_then(|t| t.as_str()) == Some("string")
-                    && schema.get("enum").is_none()
-                    && schema.get("format").is_none()
-            });
+            let takes_text = crate::args::takes_free_text(tool, lex);
             if let Some(doc) = index.docs.last_mut() {
                 doc.destructive = tool.effects == waypoint_catalog::Effects::Destructive;
                 doc.takes_text = takes_text;
