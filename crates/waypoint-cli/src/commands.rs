@@ -4,19 +4,18 @@ use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, bail};
+use waypoint_app::History;
 use waypoint_catalog::{Catalog, CatalogError, Loaded};
-use waypoint_core::{Engine, Options, render};
+use waypoint_core::render;
 use waypoint_protocol::{EvalReport, Understanding};
 
 use crate::cli::{
     CatalogCommand, Cli, Command, EvalArgs, ForgetArgs, Format, Global, HistoryArgs,
     HistoryCommand, PlanArgs, RequestArgs,
 };
-use crate::history::{self, Store};
-use crate::planning::Planning;
 use crate::report;
 use crate::running;
-use waypoint_store::HistoryStore as _;
+use crate::setup::{engine, open, runtime};
 
 pub fn run(cli: &Cli) -> Result<ExitCode> {
     match &cli.command {
@@ -31,87 +30,21 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
         Command::Catalog(CatalogCommand::Show { json }) => show(&cli.global, *json),
         Command::History(args) => list_history(&cli.global, args),
         Command::Forget(args) => forget(&cli.global, args),
-        Command::Run(args) => running::run(
-            &cli.global,
-            args,
-            &planning(&cli.global, engine(&cli.global)?)?,
-        ),
-        Command::Resume(args) => running::resume(
-            &cli.global,
-            args,
-            &planning(&cli.global, engine(&cli.global)?)?,
-        ),
+        Command::Run(args) => running::run(&cli.global, args),
+        Command::Resume(args) => running::resume(&cli.global, args),
         Command::Runs(args) => running::runs(&cli.global, args),
         Command::Serve(args) => crate::serving::serve(&cli.global, args),
-        Command::Plans(cmd) => running::plans(
-            &cli.global,
-            cmd,
-            &planning(&cli.global, engine(&cli.global)?)?,
-        ),
-        Command::Catalog(CatalogCommand::Import { mcp, out }) => running::import(
-            &planning(&cli.global, engine(&cli.global)?)?,
-            mcp,
-            out.as_ref(),
-        ),
+        Command::Plans(cmd) => running::plans(&cli.global, cmd),
+        Command::Catalog(CatalogCommand::Import { mcp, out }) => {
+            running::import(&cli.global, mcp, out.as_ref())
+        }
     }
 }
 
 fn load_catalog(global: &Global) -> Result<Catalog> {
-    load_trained(global, &global.train).map(|(c, _)| c)
-}
-
-/// The catalog with the labelled requests of `train` added as examples of their entries.
-pub(crate) fn load_trained(
-    global: &Global,
-    train: &[std::path::PathBuf],
-) -> Result<(Catalog, waypoint_eval::TrainReport)> {
-    let Loaded {
-        mut catalog,
-        warnings,
-    } = Catalog::from_paths(&global.catalog)?;
-    for w in &warnings {
-        report::diagnostic(w);
-    }
-    let mut trained = waypoint_eval::TrainReport::default();
-    for file in train {
-        let name = file.display().to_string();
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read training file `{name}`"))?;
-        let cases = waypoint_eval::read_cases(&text, &name)?;
-        let r = waypoint_eval::train(&mut catalog, &cases);
-        trained.examples += r.examples;
-        trained.requests += r.requests;
-        for l in r.unknown_labels {
-            if !trained.unknown_labels.contains(&l) {
-                trained.unknown_labels.push(l);
-            }
-        }
-    }
-    if !trained.unknown_labels.is_empty() {
-        eprintln!(
-            "warning: training labels that name nothing in the catalog were ignored: {}",
-            trained.unknown_labels.join(", ")
-        );
-    }
-    Ok((catalog, trained))
-}
-
-pub(crate) fn options(global: &Global) -> Options {
-    let mut o = Options::default();
-    if let Some(t) = global.threshold {
-        o.threshold = t;
-    }
-    // A trained router is kept by the digest of what trained it, so a catalog with many
-    // labelled requests trains once, not on every command.
-    if let Some(dir) = crate::planning::cache_dir() {
-        o.router = waypoint_core::learned::RouterModel::Cached(dir.join("router"));
-    }
-    o.meaning = crate::meaning::settings(global);
-    o
-}
-
-pub(crate) fn engine(global: &Global) -> Result<Engine> {
-    Ok(Engine::new(load_catalog(global)?, options(global))?)
+    let (catalog, _, notices) = crate::setup::setup(global)?.catalog()?;
+    crate::setup::say(&notices);
+    Ok(catalog)
 }
 
 pub(crate) fn request_text(raw: &str) -> Result<String> {
@@ -160,17 +93,18 @@ fn color_wanted() -> bool {
     true
 }
 
-pub(crate) fn planning(global: &Global, engine: Engine) -> Result<Planning> {
-    Planning::new(engine, &global.planner)
-}
-
 fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
-    let planning = planning(global, engine(global)?)?;
+    let rt = runtime()?;
+    let app = open(global, &rt, false)?;
     let request = request_text(&args.request.request)?;
     let ctx = context(args.request.context.as_deref())?;
-    let plan = plan_request(global, &planning, &request, ctx.as_ref())?;
+    let plan = rt.block_on(async {
+        let plan = app.plan(&global.caller, &request, ctx.as_ref()).await;
+        app.close().await;
+        plan
+    })?;
     if args.specialists {
-        let view = planning.engine.specialist_plan(&request, &plan);
+        let view = app.engine().specialist_plan(&request, &plan);
         if args.request.json || args.format == Some(Format::Json) {
             print_json(&view)?;
         } else {
@@ -195,110 +129,10 @@ fn plan(global: &Global, args: &PlanArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The cascade: a learned plan when the caller's history has a stable one for this
-/// request, else the deterministic planner, else (when configured and needed) the model;
-/// the plan leaves an audit row. History is best effort: a store that cannot be opened
-/// is reported, not fatal.
-pub(crate) fn plan_request(
-    global: &Global,
-    planning: &Planning,
-    request: &str,
-    ctx: Option<&serde_json::Value>,
-) -> Result<waypoint_protocol::Plan> {
-    let started = std::time::Instant::now();
-    let rt = history::runtime()?;
-    let cancel = waypoint_llm::CancellationToken::new();
-    let store = match open_configured(global, &rt)? {
-        Ok(store) => store,
-        Err(e) => {
-            eprintln!("warning: plan history is off: {e}");
-            None
-        }
-    };
-    let learned = store
-        .as_ref()
-        .and_then(|store| learned_for(global, store, request, &rt));
-    let (plan, _) = rt.block_on(planning.cascade().plan(
-        request,
-        ctx,
-        learned.as_deref(),
-        &cancel,
-    ))?;
-    planning.save_modes();
-    let Some(store) = store else {
-        return Ok(plan);
-    };
-    let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-    let row = history::row_for(
-        &plan,
-        request,
-        &global.caller,
-        waypoint_store::Outcome::Ok,
-        ms,
-    );
-    if let Err(e) = rt.block_on(async {
-        let r = store.record(&row).await;
-        store.close().await;
-        r
-    }) {
-        eprintln!("warning: cannot record plan history: {e}");
-    }
-    Ok(plan)
-}
-
-/// The tool sequence the caller's history has learned for this request, if any.
-fn learned_for(
-    global: &Global,
-    store: &Store,
-    request: &str,
-    rt: &tokio::runtime::Runtime,
-) -> Option<Vec<String>> {
-    let now = history::now_unix();
-    let learned = rt.block_on(async {
-        let _ = store.purge_expired(now).await;
-        waypoint_store::learned_for(store, &global.caller, request, learn_rule(global), now).await
-    });
-    match learned {
-        Ok(tools) => tools,
-        Err(e) => {
-            eprintln!("warning: cannot read plan history: {e}");
-            None
-        }
-    }
-}
-
-pub(crate) fn learn_rule(global: &Global) -> waypoint_store::LearnRule {
-    waypoint_store::LearnRule {
-        min_ok: usize::try_from(global.learn_after).unwrap_or(usize::MAX),
-    }
-}
-
-/// Opens the store `--store` (or the default) names; `Ok(Err(_))` when it cannot open.
-pub(crate) fn open_configured(
-    global: &Global,
-    rt: &tokio::runtime::Runtime,
-) -> Result<Result<Option<Store>, waypoint_store::StoreError>> {
-    let spec = global
-        .store
-        .clone()
-        .unwrap_or_else(history::default_location);
-    let ttl = history::parse_duration(&global.history_ttl)?;
-    Ok(rt.block_on(Store::open(&spec, ttl)))
-}
-
-fn open_store(global: &Global, rt: &tokio::runtime::Runtime) -> Result<Store> {
-    match open_configured(global, rt)?? {
-        Some(store) => Ok(store),
-        None => bail!(
-            "history is off (`--store none`); name a store with `--store sqlite:PATH` or `--store postgres://…`"
-        ),
-    }
-}
-
 fn list_history(global: &Global, args: &HistoryArgs) -> Result<ExitCode> {
-    let rt = history::runtime()?;
-    let store = open_store(global, &rt)?;
-    let now = history::now_unix();
+    let rt = runtime()?;
+    let app = open(global, &rt, false)?;
+    let now = waypoint_store::now_unix();
     let (filter, json) = match &args.show {
         Some(HistoryCommand::Show { intent_sha, json }) => (
             waypoint_store::HistoryFilter {
@@ -316,7 +150,7 @@ fn list_history(global: &Global, args: &HistoryArgs) -> Result<ExitCode> {
                     None => None,
                 };
             let since = match &args.since {
-                Some(d) => Some(now - history::parse_duration(d)?),
+                Some(d) => Some(now - waypoint_app::limits::parse_age(d)?),
                 None => None,
             };
             let limit = (!args.plans).then_some(args.limit);
@@ -332,50 +166,57 @@ fn list_history(global: &Global, args: &HistoryArgs) -> Result<ExitCode> {
             )
         }
     };
-    let rows = rt.block_on(store.history(&global.caller, &filter, now))?;
-    rt.block_on(store.close());
-    if args.plans && args.show.is_none() {
-        let plans = waypoint_store::project(&rows, learn_rule(global));
-        if json {
-            print_json(&plans)?;
-        } else {
-            let mut out = anstream::stdout();
-            for p in &plans {
-                let outcomes: Vec<String> =
-                    p.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
-                writeln!(
-                    out,
-                    "\x1b[1m{}\x1b[0m  {} plans ({})",
-                    p.intent_sha,
-                    p.count,
-                    outcomes.join(", ")
-                )?;
-                for seq in &p.sequences {
-                    let mark = if p.stable.as_ref() == Some(&seq.tools) {
-                        "  ← learned"
-                    } else {
-                        ""
-                    };
-                    writeln!(
-                        out,
-                        "    {:>3}×  {}{mark}",
-                        seq.count,
-                        seq.tools.join(" → ")
-                    )?;
-                }
-            }
-            if plans.is_empty() {
-                writeln!(out, "no plan history for caller `{}`", global.caller)?;
-            }
-        }
-        return Ok(ExitCode::SUCCESS);
+    let grouped = args.plans && args.show.is_none();
+    let history = rt.block_on(async {
+        let h = app.history(&global.caller, &filter, grouped).await;
+        app.close().await;
+        h
+    })?;
+    match history {
+        History::Plans(plans) if json => print_json(&plans)?,
+        History::Plans(plans) => print_plans(&plans, &global.caller)?,
+        History::Rows(rows) if json => print_json(&rows)?,
+        History::Rows(rows) => print_rows(&rows, &global.caller)?,
     }
-    if json {
-        print_json(&rows)?;
-        return Ok(ExitCode::SUCCESS);
-    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// History grouped by request: counts, outcomes and each tool sequence, the learned
+/// one marked.
+fn print_plans(plans: &[waypoint_store::MyPlan], caller: &str) -> Result<()> {
     let mut out = anstream::stdout();
-    for r in &rows {
+    for p in plans {
+        let outcomes: Vec<String> = p.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        writeln!(
+            out,
+            "\x1b[1m{}\x1b[0m  {} plans ({})",
+            p.intent_sha,
+            p.count,
+            outcomes.join(", ")
+        )?;
+        for seq in &p.sequences {
+            let mark = if p.stable.as_ref() == Some(&seq.tools) {
+                "  ← learned"
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "    {:>3}×  {}{mark}",
+                seq.count,
+                seq.tools.join(" → ")
+            )?;
+        }
+    }
+    if plans.is_empty() {
+        writeln!(out, "no plan history for caller `{caller}`")?;
+    }
+    Ok(())
+}
+
+fn print_rows(rows: &[waypoint_store::HistoryRow], caller: &str) -> Result<()> {
+    let mut out = anstream::stdout();
+    for r in rows {
         let tools: Vec<&str> = r.steps.iter().map(|s| s.tool.as_str()).collect();
         writeln!(
             out,
@@ -388,25 +229,30 @@ fn list_history(global: &Global, args: &HistoryArgs) -> Result<ExitCode> {
         )?;
     }
     if rows.is_empty() {
-        writeln!(out, "no plan history for caller `{}`", global.caller)?;
+        writeln!(out, "no plan history for caller `{caller}`")?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn forget(global: &Global, args: &ForgetArgs) -> Result<ExitCode> {
     let what = if args.all {
         waypoint_store::Forget::All
     } else if let Some(d) = &args.older_than {
-        waypoint_store::Forget::OlderThan(history::now_unix() - history::parse_duration(d)?)
+        waypoint_store::Forget::OlderThan(
+            waypoint_store::now_unix() - waypoint_app::limits::parse_age(d)?,
+        )
     } else if let Some(sha) = &args.intent {
         waypoint_store::Forget::Intent(sha.clone())
     } else {
         bail!("say what to forget: `--all`, `--older-than DURATION` or `--intent SHA`");
     };
-    let rt = history::runtime()?;
-    let store = open_store(global, &rt)?;
-    let n = rt.block_on(store.forget(&global.caller, &what))?;
-    rt.block_on(store.close());
+    let rt = runtime()?;
+    let app = open(global, &rt, false)?;
+    let n = rt.block_on(async {
+        let n = app.forget(&global.caller, &what).await;
+        app.close().await;
+        n
+    })?;
     eprintln!(
         "forgot {n} plan{} of caller `{}`",
         if n == 1 { "" } else { "s" },
@@ -552,11 +398,14 @@ fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.cases)
         .with_context(|| format!("cannot read cases file `{name}`"))?;
     let cases = waypoint_eval::read_cases(&text, &name)?;
-    let catalog = load_catalog(global)?;
-    let planning = planning(global, Engine::new(catalog, options(global))?)?;
+    let rt = runtime()?;
+    // Evaluation never touches history.
+    let app = open(&no_store(global), &rt, false)?;
+    drop(rt);
     let total = cases.len();
+    let asks_model = app.snapshot().planner.asks_model();
     // A model takes seconds per case, so progress shows early; the engine alone is fast.
-    let every = if planning.llm.is_some() { 1 } else { 250 };
+    let every = if asks_model { 1 } else { 250 };
     let show_progress =
         !args.json && std::io::stderr().is_terminal() && (every == 1 || total >= 500);
     let progress = |done: usize| {
@@ -567,38 +416,11 @@ fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
             }
         }
     };
-    let report = if planning.llm.is_some() {
-        let rt = history::runtime()?;
-        let cancel = waypoint_llm::CancellationToken::new();
-        let cascade = planning.cascade();
-        let mut tally = ModelTally::default();
-        let report = waypoint_eval::evaluate_by(
-            &cases,
-            |case| {
-                let (plan, attempt) = rt
-                    .block_on(cascade.plan(&case.request, case.context.as_ref(), None, &cancel))
-                    .map_err(|e| e.to_string())?;
-                tally.add(&plan, attempt.as_ref());
-                // What the model changed is judged against the plan it was asked to beat.
-                let before_model = match attempt {
-                    Some(_) => Some(
-                        planning
-                            .engine
-                            .plan(&case.request, case.context.as_ref())
-                            .map_err(|e| e.to_string())?,
-                    ),
-                    None => None,
-                };
-                Ok(waypoint_eval::Planned { plan, before_model })
-            },
-            progress,
-        );
-        planning.save_modes();
-        tally.report();
-        report
-    } else {
-        waypoint_eval::evaluate_with_progress(&planning.engine, &cases, progress)
-    };
+    let evaluation = app.evaluate(&cases, progress)?;
+    if let Some(tally) = &evaluation.model {
+        say_model(tally);
+    }
+    let report = evaluation.report;
     if args.json {
         print_json(&report)?;
     } else {
@@ -607,66 +429,34 @@ fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the model did over an evaluation, printed to stderr so `--json` stays the
-/// report object of docs/contracts.md.
-#[derive(Default)]
-struct ModelTally {
-    asked: u32,
-    answered: u32,
-    calls: u32,
-    repairs: u32,
-    fallbacks: u32,
-    prompt_tokens: u64,
-    completion_tokens: u64,
-    latencies_ms: Vec<u64>,
-    cost_usd: Option<f64>,
+/// A global setup without a store, for commands that must not touch history.
+pub(crate) fn no_store(global: &Global) -> Global {
+    let mut g = global.clone();
+    g.store = Some("none".into());
+    g
 }
 
-impl ModelTally {
-    fn add(&mut self, plan: &waypoint_protocol::Plan, attempt: Option<&waypoint_cascade::Attempt>) {
-        let Some(a) = attempt else { return };
-        self.asked += 1;
-        self.calls += a.usage.calls;
-        self.repairs += a.repairs;
-        self.prompt_tokens += u64::from(a.usage.prompt_tokens);
-        self.completion_tokens += u64::from(a.usage.completion_tokens);
-        self.latencies_ms.push(a.usage.latency_ms);
-        if let Some(c) = a.usage.cost_usd {
-            *self.cost_usd.get_or_insert(0.0) += c;
-        }
-        if a.fell_back.is_some() {
-            self.fallbacks += 1;
-        }
-        if plan.planner() == waypoint_protocol::PlannerKind::Llm {
-            self.answered += 1;
-        }
+/// What the model did over an evaluation, printed to stderr so `--json` stays the
+/// report object of docs/contracts.md.
+fn say_model(t: &waypoint_app::evaluate::ModelTally) {
+    if t.asked == 0 {
+        eprintln!("model: not asked (the deterministic planner was confident every time)");
+        return;
     }
-
-    fn report(&mut self) {
-        if self.asked == 0 {
-            eprintln!("model: not asked (the deterministic planner was confident every time)");
-            return;
-        }
-        self.latencies_ms.sort_unstable();
-        let at = |num: usize, den: usize| {
-            let i = (self.latencies_ms.len().saturating_sub(1) * num).div_ceil(den);
-            self.latencies_ms.get(i).copied().unwrap_or(0)
-        };
-        eprintln!(
-            "model: asked {} · answered {} · repairs {} · fallbacks {} · calls {} · tokens {} prompt + {} completion · latency p50 {} ms, max {} ms{}",
-            self.asked,
-            self.answered,
-            self.repairs,
-            self.fallbacks,
-            self.calls,
-            self.prompt_tokens,
-            self.completion_tokens,
-            at(1, 2),
-            at(1, 1),
-            self.cost_usd
-                .map_or(String::new(), |c| format!(" · est. ${c:.4}"))
-        );
-    }
+    eprintln!(
+        "model: asked {} · answered {} · repairs {} · fallbacks {} · calls {} · tokens {} prompt + {} completion · latency p50 {} ms, max {} ms{}",
+        t.asked,
+        t.answered,
+        t.repairs,
+        t.fallbacks,
+        t.calls,
+        t.prompt_tokens,
+        t.completion_tokens,
+        t.latency_at(1, 2),
+        t.latency_at(1, 1),
+        t.cost_usd
+            .map_or(String::new(), |c| format!(" · est. ${c:.4}"))
+    );
 }
 
 /// Which planner answered how many cases and how well, and what asking the model did.

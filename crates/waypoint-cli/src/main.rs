@@ -3,12 +3,10 @@
 
 mod cli;
 mod commands;
-mod history;
-mod meaning;
-mod planning;
 mod report;
 mod running;
 mod serving;
+mod setup;
 mod training;
 
 use std::process::ExitCode;

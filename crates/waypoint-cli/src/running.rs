@@ -1,5 +1,5 @@
-//! `waypoint run`, `resume`, `runs` and `catalog import --mcp`: the executor behind the
-//! command line. Limits come from flags over `[run]` in waypoint.toml over defaults.
+//! `waypoint run`, `resume`, `runs`, `plans` and `catalog import --mcp`: the run
+//! operations of the application, with their flags parsed and their reports rendered.
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal as _, Write as _};
@@ -9,18 +9,12 @@ use std::sync::Arc;
 
 use anstyle::{AnsiColor, Style};
 use anyhow::{Context as _, Result, bail};
+use waypoint_app::{App, RunOptions};
 use waypoint_protocol::{Plan, RunEvent, RunReport, RunStatus, StepStatus};
-use waypoint_run::{
-    Asking, Decisions, EventSink, Limits, Recovery, Runner, Settings, Toolbox, specialists,
-};
-use waypoint_store::RunStore as _;
+use waypoint_run::{Asking, Decisions, EventSink};
 
-use crate::cli::{
-    EventsFormat, Global, LimitArgs, PlansCommand, ResumeArgs, RunArgs, RunOutput, RunsArgs,
-};
-use crate::history::{self, Store};
-use crate::planning::{Planning, RunSection};
-use waypoint_catalog::plans::PlanRef;
+use crate::cli::{EventsFormat, Global, PlansCommand, ResumeArgs, RunArgs, RunOutput, RunsArgs};
+use crate::setup::{limit_overrides, open, runtime};
 
 const OK: Style = AnsiColor::Green.on_default().bold();
 const BAD: Style = AnsiColor::Red.on_default().bold();
@@ -38,133 +32,20 @@ pub fn exit_code(status: RunStatus) -> ExitCode {
     })
 }
 
-/// Parses `30s`, `10m`, `500ms`, `2h` or a bare number of seconds into milliseconds.
-pub fn parse_millis(text: &str, what: &str) -> Result<u64> {
-    let t = text.trim();
-    let (num, unit) = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .map_or((t, "s"), |i| t.split_at(i));
-    let n: f64 = num.parse().with_context(|| {
-        format!("{what} `{text}` is not a duration; write e.g. 30s, 10m, 500ms")
-    })?;
-    let factor = match unit {
-        "ms" => 1.0,
-        "s" => 1000.0,
-        "m" => 60_000.0,
-        "h" => 3_600_000.0,
-        _ => bail!("{what} `{text}` has an unknown unit `{unit}`; use ms, s, m or h"),
-    };
-    let ms = n * factor;
-    if !(1.0..1e12).contains(&ms) {
-        bail!("{what} `{text}` is out of range");
-    }
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "checked to lie in 1..1e12 above"
-    )]
-    Ok(ms.round() as u64)
-}
-
-/// `base` with the flags that were given; `None` when none were.
-fn limits_over(base: &Limits, flags: &LimitArgs) -> Result<Option<Limits>> {
-    let mut l = base.clone();
-    let mut any = false;
-    if let Some(v) = flags.max_steps {
-        l.max_steps = v;
-        any = true;
-    }
-    if let Some(v) = flags.max_tool_calls {
-        l.max_tool_calls = v;
-        any = true;
-    }
-    if let Some(v) = &flags.max_wall {
-        l.max_wall_ms = parse_millis(v, "max_wall")?;
-        any = true;
-    }
-    if let Some(v) = flags.max_usd {
-        l.max_usd = v;
-        any = true;
-    }
-    if let Some(v) = flags.max_replans {
-        l.max_replans = v;
-        any = true;
-    }
-    if let Some(v) = &flags.tool_timeout {
-        l.tool_timeout_ms = parse_millis(v, "tool_timeout")?;
-        any = true;
-    }
-    if let Some(v) = flags.concurrency {
-        l.concurrency = v;
-        any = true;
-    }
-    if !any {
-        return Ok(None);
-    }
-    l.check().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(Some(l))
-}
-
-/// Limits from defaults, then `[run]`, then flags.
-fn limits(file: &RunSection, flags: &LimitArgs) -> Result<Limits> {
-    // `[run]` has the flags' keys (and one more), so both layers go through one merge.
-    let as_flags = LimitArgs {
-        max_steps: file.max_steps,
-        max_tool_calls: file.max_tool_calls,
-        max_wall: file.max_wall.clone(),
-        max_usd: file.max_usd,
-        max_replans: file.max_replans,
-        tool_timeout: file.tool_timeout.clone(),
-        concurrency: file.concurrency,
-    };
-    let mut l = Limits::default();
-    if let Some(v) = file.max_output_bytes {
-        l.max_output_bytes = v;
-    }
-    let l = limits_over(&l, &as_flags)?.unwrap_or(l);
-    let l = limits_over(&l, flags)?.unwrap_or(l);
-    l.check().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(l)
-}
-
-/// The limits a server's runs get: defaults, then `[run]` in waypoint.toml.
-pub fn configured_limits(planning: &Planning) -> Result<Limits> {
-    limits(&planning.run, &LimitArgs::default())
-}
-
-fn open_store(global: &Global, rt: &tokio::runtime::Runtime) -> Result<Arc<Store>> {
-    match crate::commands::open_configured(global, rt)?? {
-        Some(s) => Ok(Arc::new(s)),
-        None => bail!(
-            "runs are journaled in the store, and `--store none` turns it off; name one with `--store sqlite:PATH` or `--store postgres://…`"
-        ),
-    }
-}
-
-fn toolbox(
-    planning: &Planning,
-    store: &Arc<Store>,
-    output: &RunOutput,
-    limits: &Limits,
-) -> Result<Toolbox<Store>> {
-    let workdir = match &output.workdir {
-        Some(d) => d.clone(),
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
+/// How a run goes from the command line: `--workdir`, the limit flags, events on the
+/// terminal or as JSON lines, and a person to ask when both ends are a terminal.
+fn run_options(output: &RunOutput, flags: &crate::cli::LimitArgs) -> Result<RunOptions> {
     let asking = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         Asking::Terminal
     } else {
         Asking::Nobody
     };
-    Ok(Toolbox::new(
-        &workdir,
-        planning.engine.catalog().servers(),
-        store.clone(),
-        limits.max_output_bytes,
-    )
-    .with_context(|| format!("cannot set up tools in {}", workdir.display()))?
-    .with_model(planning.model())
-    .with_asking(asking))
+    Ok(RunOptions {
+        workdir: output.workdir.clone(),
+        limits: limit_overrides(flags)?,
+        events: sink(output),
+        asking: Some(asking),
+    })
 }
 
 /// Prints events as they come: JSON lines, or progress on a terminal.
@@ -309,10 +190,13 @@ fn read_plan(path: &PathBuf) -> Result<Plan> {
     })
 }
 
-pub fn run(global: &Global, args: &RunArgs, planning: &Planning) -> Result<ExitCode> {
-    let limits = limits(&planning.run, &args.limits)?;
+pub fn run(global: &Global, args: &RunArgs) -> Result<ExitCode> {
     let ctx = crate::commands::context(args.context.as_deref())?;
-    let (plan, request) = match (&args.plan, &args.request) {
+    let options = run_options(&args.output, &args.limits)?;
+    let rt = runtime()?;
+    let app = open(global, &rt, true)?;
+    let caller = &global.caller;
+    let report = match (&args.plan, &args.request) {
         (Some(path), _) => {
             let plan = read_plan(path)?;
             let request = plan
@@ -322,61 +206,40 @@ pub fn run(global: &Global, args: &RunArgs, planning: &Planning) -> Result<ExitC
                 .map(|c| c.text.as_str())
                 .collect::<Vec<_>>()
                 .join(" ");
-            (plan, request)
+            finished(
+                &rt,
+                &app,
+                app.run_plan(caller, plan, Some(request), ctx, &options),
+            )
         }
         (None, Some(raw)) => {
             let request = crate::commands::request_text(raw)?;
-            let plan = crate::commands::plan_request(global, planning, &request, ctx.as_ref())?;
-            (plan, request)
+            if args.specialists {
+                finished(
+                    &rt,
+                    &app,
+                    app.run_specialists(caller, &request, ctx, &options),
+                )
+            } else {
+                finished(&rt, &app, app.run_request(caller, &request, ctx, &options))
+            }
         }
         (None, None) => bail!("give a request or --plan FILE"),
-    };
-    let mut settings = Settings {
-        limits: limits.clone(),
-        request: (!request.trim().is_empty()).then(|| request.clone()),
-        context: ctx,
-        ..Settings::default()
-    };
-    let plan = if args.specialists {
-        let view = planning.engine.specialist_plan(&request, &plan);
-        let (scheduled, briefs) = specialists::schedule(&view, &plan, planning.engine.catalog());
-        settings.briefs = briefs;
-        scheduled
-    } else {
-        plan
-    };
-    execute(global, planning, plan, settings, &args.output)
+    }?;
+    finish(&report, &args.output)
 }
 
-/// Runs a plan with a fresh journal entry and prints the outcome.
-fn execute(
-    global: &Global,
-    planning: &Planning,
-    plan: Plan,
-    settings: Settings,
-    output: &RunOutput,
-) -> Result<ExitCode> {
-    let rt = history::runtime()?;
-    let store = open_store(global, &rt)?;
-    let toolbox = toolbox(planning, &store, output, &settings.limits)?;
-    let recovery = Recovery {
-        catalog: planning.engine.catalog(),
-        options: planning.engine.options().clone(),
-    };
-    let runner = Runner {
-        catalog: planning.engine.catalog(),
-        store: store.clone(),
-        toolbox: &toolbox,
-        replanner: &recovery,
-        caller: global.caller.clone(),
-        events: sink(output),
-    };
-    let report = rt.block_on(async {
-        let r = runner.run(plan, settings).await;
-        toolbox.close().await;
+/// Drives one of the application's run operations to its end and closes the store.
+fn finished(
+    rt: &tokio::runtime::Runtime,
+    app: &App,
+    work: impl Future<Output = Result<RunReport, waypoint_app::AppError>>,
+) -> Result<RunReport> {
+    Ok(rt.block_on(async {
+        let r = work.await;
+        app.close().await;
         r
-    })?;
-    finish(&report, output)
+    })?)
 }
 
 fn finish(report: &RunReport, output: &RunOutput) -> Result<ExitCode> {
@@ -387,7 +250,7 @@ fn finish(report: &RunReport, output: &RunOutput) -> Result<ExitCode> {
     Ok(exit_code(report.status))
 }
 
-pub fn resume(global: &Global, args: &ResumeArgs, planning: &Planning) -> Result<ExitCode> {
+pub fn resume(global: &Global, args: &ResumeArgs) -> Result<ExitCode> {
     let mut decisions = Decisions::default();
     for a in &args.answer {
         let (k, v) = a
@@ -402,140 +265,93 @@ pub fn resume(global: &Global, args: &ResumeArgs, planning: &Planning) -> Result
     if let Some(both) = decisions.retry.intersection(&decisions.done).next() {
         bail!("`{both}` is given to both --retry and --done; it either happened or it did not");
     }
-    let rt = history::runtime()?;
-    let store = open_store(global, &rt)?;
-    let stored = rt
-        .block_on(store.run(&global.caller, &args.run_id))?
-        .and_then(|row| serde_json::from_str::<Settings>(&row.settings).ok())
-        .map(|s| s.limits)
-        .unwrap_or_default();
-    let raised = limits_over(&stored, &args.limits)?;
-    let limits = raised.clone().unwrap_or(stored);
-    decisions.limits = raised;
-    let toolbox = toolbox(planning, &store, &args.output, &limits)?;
-    let recovery = Recovery {
-        catalog: planning.engine.catalog(),
-        options: planning.engine.options().clone(),
+    let raise = limit_overrides(&args.limits)?;
+    // The limits the run started with stay; the flags only raise them.
+    let options = RunOptions {
+        limits: waypoint_app::LimitOverrides::default(),
+        ..run_options(&args.output, &args.limits)?
     };
-    let runner = Runner {
-        catalog: planning.engine.catalog(),
-        store: store.clone(),
-        toolbox: &toolbox,
-        replanner: &recovery,
-        caller: global.caller.clone(),
-        events: sink(&args.output),
-    };
-    let report = rt.block_on(async {
-        let r = runner.resume(&args.run_id, decisions).await;
-        toolbox.close().await;
-        r
-    })?;
+    let rt = runtime()?;
+    let app = open(global, &rt, true)?;
+    let report = finished(
+        &rt,
+        &app,
+        app.resume(&global.caller, &args.run_id, decisions, &raise, &options),
+    )?;
     finish(&report, &args.output)
 }
 
 pub fn runs(global: &Global, args: &RunsArgs) -> Result<ExitCode> {
-    let rt = history::runtime()?;
-    let store = open_store(global, &rt)?;
+    let rt = runtime()?;
+    let app = open(global, &rt, false)?;
     if let Some(crate::cli::RunsCommand::Show { run_id, json }) = &args.show {
-        let Some(row) = rt.block_on(store.run(&global.caller, run_id))? else {
-            bail!(
-                "no run `{run_id}` for caller `{}`; `waypoint runs` lists them",
-                global.caller
-            );
-        };
-        let report: RunReport = serde_json::from_str(&row.report)
-            .with_context(|| format!("run `{run_id}` has no report yet (status {})", row.status))?;
+        let report = rt.block_on(app.run_report(&global.caller, run_id))?;
         print_report(&report, *json)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let rows = rt.block_on(store.runs(&global.caller, args.limit))?;
-    let listed: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|r| {
-            let report: Option<RunReport> = serde_json::from_str(&r.report).ok();
-            serde_json::json!({
-                "run_id": r.run_id,
-                "status": r.status,
-                "created_at": r.created_at,
-                "updated_at": r.updated_at,
-                "generation": r.generation,
-                "message": report.as_ref().map(|x| x.message.clone()),
-                "tool_calls": report.as_ref().map(|x| x.totals.tool_calls),
-                "cost_usd": report.as_ref().map(|x| x.totals.cost_usd),
-                "wall_ms": report.as_ref().map(|x| x.totals.wall_ms),
-            })
-        })
-        .collect();
+    let runs = rt.block_on(async {
+        let r = app.runs(&global.caller, args.limit).await;
+        app.close().await;
+        r
+    })?;
     if args.json {
-        crate::commands::print_json(&listed)?;
+        crate::commands::print_json(&runs)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = anstream::stdout();
-    if listed.is_empty() {
+    if runs.is_empty() {
         writeln!(out, "no runs yet for caller `{}`", global.caller)?;
     }
-    for (row, item) in rows.iter().zip(&listed) {
+    for r in &runs {
         writeln!(
             out,
             "{:<22} {:<12} {}",
-            row.run_id,
-            row.status,
-            item["message"].as_str().unwrap_or("")
+            r.run_id,
+            r.status,
+            r.report.as_ref().map_or("", |x| x.message.as_str())
         )?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// Writes a catalog of an MCP server's tools.
-pub fn import(planning: &Planning, server: &str, out: Option<&PathBuf>) -> Result<ExitCode> {
-    let catalog = planning.engine.catalog();
-    if !catalog.servers().iter().any(|s| s.name == server) {
-        let known: Vec<&str> = catalog.servers().iter().map(|s| s.name.as_str()).collect();
-        bail!(
-            "no MCP server `{server}` under `servers:` in the loaded catalog{}; declare it, e.g.\n  servers:\n    - name: {server}\n      command: [npx, -y, \"@modelcontextprotocol/server-filesystem\", \".\"]",
-            if known.is_empty() {
-                String::new()
-            } else {
-                format!(" (it has: {})", known.join(", "))
-            }
-        );
-    }
-    let rt = history::runtime()?;
+pub fn import(global: &Global, server: &str, out: Option<&PathBuf>) -> Result<ExitCode> {
+    let rt = runtime()?;
+    let app = open(&crate::commands::no_store(global), &rt, false)?;
     let cwd = std::env::current_dir()?;
-    let pool = waypoint_run::adapters::McpPool::new(catalog.servers(), &cwd);
-    let tools = rt.block_on(async {
-        let t = pool.list_tools(server).await;
-        pool.close().await;
-        t
-    })?;
-    let yaml = waypoint_run::adapters::mcp::catalog_yaml(server, &tools);
+    let (count, yaml) = rt.block_on(app.import_mcp(server, &cwd))?;
     match out {
         Some(path) => {
             std::fs::write(path, &yaml)
                 .with_context(|| format!("cannot write `{}`", path.display()))?;
-            eprintln!(
-                "wrote {} tools of `{server}` to {}",
-                tools.len(),
-                path.display()
-            );
+            eprintln!("wrote {count} tools of `{server}` to {}", path.display());
         }
         None => print!("{yaml}"),
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reads `plan://ns/name@req`, `bullet://…` or `ns/name@req`.
-fn plan_ref(id: &str) -> Result<PlanRef> {
-    let full = if id.contains("://") {
-        id.to_string()
-    } else {
-        format!("plan://{id}")
-    };
-    PlanRef::parse(&full).map_err(|e| anyhow::anyhow!(e))
-}
-
-pub fn plans(global: &Global, cmd: &PlansCommand, planning: &Planning) -> Result<ExitCode> {
-    let catalog = planning.engine.catalog();
+pub fn plans(global: &Global, cmd: &PlansCommand) -> Result<ExitCode> {
+    if let PlansCommand::Run {
+        id,
+        context,
+        output,
+        limits: flags,
+    } = cmd
+    {
+        let ctx = crate::commands::context(context.as_deref())?;
+        let options = run_options(output, flags)?;
+        let rt = runtime()?;
+        let app = open(global, &rt, true)?;
+        let report = finished(
+            &rt,
+            &app,
+            app.run_document(&global.caller, id, ctx, &options),
+        )?;
+        return finish(&report, output);
+    }
+    let engine = crate::setup::engine(global)?;
+    let catalog = engine.catalog();
     match cmd {
         PlansCommand::List { json } => {
             if *json {
@@ -578,7 +394,7 @@ pub fn plans(global: &Global, cmd: &PlansCommand, planning: &Planning) -> Result
         }
         PlansCommand::Show { id, json } => {
             let doc = catalog
-                .plan_doc(&plan_ref(id)?)
+                .plan_doc(&waypoint_app::app::plan_ref(id)?)
                 .map_err(|e| anyhow::anyhow!("{e}; `waypoint plans list` shows what is loaded"))?;
             if *json {
                 crate::commands::print_json(doc)?;
@@ -607,28 +423,6 @@ pub fn plans(global: &Global, cmd: &PlansCommand, planning: &Planning) -> Result
             }
             Ok(ExitCode::SUCCESS)
         }
-        PlansCommand::Check { .. } => Ok(ExitCode::SUCCESS),
-        PlansCommand::Run {
-            id,
-            context,
-            output,
-            limits: flags,
-        } => {
-            let doc = catalog
-                .plan_doc(&plan_ref(id)?)
-                .map_err(|e| anyhow::anyhow!("{e}; `waypoint plans list` shows what is loaded"))?;
-            let plan: Plan = serde_json::from_value(serde_json::json!({
-                "plan_id": format!("pl_{}", doc.id.key().replace('/', "_")),
-                "steps": [{"id": "s1", "order": 1, "kind": "plan", "tool": doc.uri, "group": 1,
-                           "rationale": doc.intent}],
-            }))?;
-            let settings = Settings {
-                limits: limits(&planning.run, flags)?,
-                request: Some(doc.intent.clone()),
-                context: crate::commands::context(context.as_deref())?,
-                ..Settings::default()
-            };
-            execute(global, planning, plan, settings, output)
-        }
+        PlansCommand::Check { .. } | PlansCommand::Run { .. } => Ok(ExitCode::SUCCESS),
     }
 }

@@ -1,17 +1,16 @@
-//! `waypoint serve`: the server crate's faces, wired to the CLI's catalog, config and
-//! store options.
+//! `waypoint serve`: the server crate's faces over the application the flags describe,
+//! reloaded when its catalog, training files or config change.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use waypoint_server::{App, LiveEngine, Planner, RunPolicy, ServeConfig};
+use waypoint_app::{App, RunPolicy, ServeConfig};
+use waypoint_server::Server;
 
 use crate::cli::{Global, ServeArgs};
-use crate::commands::{engine, open_configured, planning};
-use crate::planning::{config_path, model_table};
-use crate::{history, running};
+use crate::setup::{say, setup};
 
 pub fn serve(global: &Global, args: &ServeArgs) -> Result<ExitCode> {
     let rt = if args.http.is_some() {
@@ -20,98 +19,48 @@ pub fn serve(global: &Global, args: &ServeArgs) -> Result<ExitCode> {
             .build()
             .context("cannot start the async runtime")?
     } else {
-        history::runtime()?
+        crate::setup::runtime()?
     };
-    let planning = planning(global, engine(global)?)?;
-    say_meaning(&planning.engine);
-    let mut config: ServeConfig = planning.serve.clone();
+    let setup = setup(global)?;
+    let mut config: ServeConfig = setup.config()?.serve;
     if args.no_auth {
-        config.auth = waypoint_server::config::AuthMode::Off;
+        config.auth = waypoint_app::config::serve::AuthMode::Off;
     }
     if args.instance.is_some() {
         config.instance.clone_from(&args.instance);
     }
-    let store = match open_configured(global, &rt)? {
-        Ok(s) => s.map(Arc::new),
-        Err(e) => {
-            eprintln!("warning: plan history is off: {e}");
-            None
-        }
-    };
-    let run_policy = if config.allow_run {
+    let runs = if config.allow_run {
         let workdir = match &config.workdir {
             Some(d) => d.clone(),
             None => std::env::current_dir()?,
         };
-        Some(RunPolicy {
-            workdir,
-            limits: running::configured_limits(&planning)?,
-        })
+        Some(RunPolicy { workdir })
     } else {
         None
     };
-    let planner = Planner::new(
-        planning.strategy,
-        planning.threshold,
-        crate::commands::learn_rule(global),
-        planning.model(),
-    )
-    .with_assisted_floor(planning.assisted_floor);
-    let live = reloadable(global, planning.engine);
-    let app = Arc::new(App {
-        engine: Arc::new(live),
-        planner,
-        store,
-        run_policy,
-        models: model_table(global.planner.config.as_deref())?,
-        metrics: waypoint_server::metrics::Metrics::default(),
-    });
-    // Expired history goes hourly, the first time at start-up.
-    rt.block_on(async { app.spawn_purge(Duration::from_hours(1)) });
+    let (app, notices) = rt.block_on(App::open_reloading(&setup, runs))?;
+    say(&notices);
+    say_meaning(&app.engine());
+    let server = Arc::new(Server::new(app));
     match args.http {
         None => {
-            let server = waypoint_server::WaypointMcp::new(app, global.caller.clone());
-            rt.block_on(waypoint_server::serve_stdio(server))?;
+            let mcp = waypoint_server::WaypointMcp::new(server, global.caller.clone());
+            rt.block_on(waypoint_server::serve_stdio(mcp))?;
         }
-        Some(addr) => rt.block_on(serve_http(app, &config, addr))?,
+        Some(addr) => rt.block_on(serve_http(server, &config, addr))?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The engine, with a loader that builds it again from the same catalog paths, training
-/// files and config, watching them all.
-fn reloadable(global: &Global, first: waypoint_core::Engine) -> LiveEngine {
-    let g = global.clone();
-    let loader: waypoint_server::live::Loader = Box::new(move || {
-        let built = engine(&g).and_then(|e| planning(&g, e));
-        built.map(|p| p.engine).map_err(|e| describe(&e))
-    });
-    let mut watched = global.catalog.clone();
-    // New labelled requests retrain the router (or find it cached) on reload.
-    watched.extend(global.train.iter().cloned());
-    watched.extend(config_path(global.planner.config.as_deref()));
-    LiveEngine::new(first, Some(loader), watched)
-}
-
-/// An error with every catalog problem in it (file, line, field), since the server's log
-/// and `/healthz` are all the person reloading will see.
-fn describe(e: &anyhow::Error) -> String {
-    let mut text = format!("{e:#}");
-    if let Some(waypoint_catalog::CatalogError::Invalid { diagnostics }) =
-        e.downcast_ref::<waypoint_catalog::CatalogError>()
-    {
-        for d in diagnostics.iter().filter(|d| d.is_error()) {
-            text.push('\n');
-            text.push_str(&d.render());
-        }
-    }
-    text
-}
-
-async fn serve_http(app: Arc<App>, config: &ServeConfig, addr: std::net::SocketAddr) -> Result<()> {
+async fn serve_http(
+    app: Arc<Server>,
+    config: &ServeConfig,
+    addr: std::net::SocketAddr,
+) -> Result<()> {
     let stop = tokio_util::sync::CancellationToken::new();
     let watch = tokio::spawn(
-        app.engine
+        app.app
+            .live()
             .clone()
             .watch(Duration::from_millis(config.watch_ms)),
     );
@@ -144,7 +93,7 @@ async fn shutdown_signal() {
 
 /// One line at start-up on whether clauses are also matched by meaning.
 fn say_meaning(engine: &waypoint_core::Engine) {
-    let status = crate::meaning::status(engine);
+    let status = waypoint_app::meaning::status(engine);
     let detail = status.detail.unwrap_or_default();
     match status.state {
         "on" => eprintln!(

@@ -11,7 +11,7 @@ use waypoint_classify::cache::Source;
 use waypoint_core::Engine;
 
 use crate::cli::{CalibrateArgs, Global, TrainArgs};
-use crate::commands::{load_trained, options};
+use crate::setup::setup;
 
 #[derive(Serialize)]
 struct TrainSummary {
@@ -31,7 +31,7 @@ struct TrainSummary {
     cache_file: Option<String>,
     seconds: f64,
     /// Meaning-level matching: `off`, `on` or `failed`, with the encoder folder or why.
-    meaning: crate::meaning::Status,
+    meaning: waypoint_app::meaning::Status,
     entries: Vec<EntrySummary>,
 }
 
@@ -65,11 +65,15 @@ struct Confusion {
 }
 
 pub(crate) fn train(global: &Global, args: &TrainArgs) -> Result<ExitCode> {
-    let mut files = global.train.clone();
-    files.extend(args.files.iter().cloned());
-    let (catalog, trained) = load_trained(global, &files)?;
+    let mut s = setup(global)?;
+    s.train.extend(args.files.iter().cloned());
+    let config = s.config()?;
+    let (catalog, trained, notices) = s.catalog()?;
+    crate::setup::say(&notices);
     let started = Instant::now();
-    let engine = Engine::new(catalog, options(global))?;
+    let built = s.engine_over(catalog, &config)?;
+    crate::setup::say(&built.notices);
+    let engine = built.engine;
     let seconds = started.elapsed().as_secs_f64();
     let Some(learned) = engine.learned() else {
         bail!(
@@ -132,7 +136,7 @@ pub(crate) fn train(global: &Global, args: &TrainArgs) -> Result<ExitCode> {
         source,
         cache_file,
         seconds: (seconds * 1000.0).round() / 1000.0,
-        meaning: crate::meaning::status(&engine),
+        meaning: waypoint_app::meaning::status(&engine),
         entries,
     };
     let mut out = anstream::stdout().lock();
@@ -239,7 +243,10 @@ struct CalibrateSummary {
 
 pub(crate) fn calibrate(global: &Global, args: &CalibrateArgs) -> Result<ExitCode> {
     use waypoint_eval::calibrate;
-    let mut opts = options(global);
+    let s = setup(global)?;
+    let config = s.config()?;
+    let (mut opts, notice) = s.options(&config);
+    crate::setup::say(&Vec::from_iter(notice));
     // Route at threshold 0 so every clause reports its best candidate; the sweep decides.
     let current = opts.threshold;
     opts.threshold = 0.0;
@@ -249,11 +256,12 @@ pub(crate) fn calibrate(global: &Global, args: &CalibrateArgs) -> Result<ExitCod
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read held-out requests `{name}`"))?;
             let cases = waypoint_eval::read_cases(&text, &name)?;
-            let (catalog, _) = load_trained(global, &global.train)?;
+            let (catalog, _, notices) = s.catalog()?;
+            crate::setup::say(&notices);
             let engine = Engine::new(catalog, opts)?;
             (calibrate::observe(&engine, &cases), format!("`{name}`"))
         }
-        None => cross_validated(global, &opts)?,
+        None => cross_validated(global, &s, &opts)?,
     };
     if observations.is_empty() {
         bail!(
@@ -287,6 +295,7 @@ const FOLDS: usize = 3;
 /// and routed by an engine taught by the other folds.
 fn cross_validated(
     global: &Global,
+    s: &waypoint_app::Setup,
     opts: &waypoint_core::Options,
 ) -> Result<(Vec<waypoint_eval::calibrate::Observation>, String)> {
     if global.train.is_empty() {
@@ -311,7 +320,11 @@ fn cross_validated(
         let taught: Vec<_> = taught.into_iter().map(|(_, c)| c.clone()).collect();
         let held: Vec<_> = held.into_iter().map(|(_, c)| c.clone()).collect();
         // The catalog alone, taught only by the other folds.
-        let (mut catalog, _) = load_trained(global, &[])?;
+        let alone = waypoint_app::Setup {
+            train: Vec::new(),
+            ..s.clone()
+        };
+        let (mut catalog, _, _) = alone.catalog()?;
         waypoint_eval::train(&mut catalog, &taught);
         let engine = Engine::new(catalog, opts.clone())?;
         observations.extend(waypoint_eval::calibrate::observe(&engine, &held));

@@ -13,8 +13,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::app::{App, ForgetInput, HistoryInput, OpError, RequestInput, RunSummary, SubmitInput};
+use waypoint_app::{RunSummary, SubmitInput};
+
 use crate::auth::Caller;
+use crate::ops::{ForgetInput, HistoryInput, OpError, RequestInput, Server};
 
 /// An error as every endpoint answers it: `{"error": {"code", "message"}}`.
 pub struct ApiError {
@@ -69,14 +71,15 @@ impl IntoResponse for ApiError {
 
 impl From<OpError> for ApiError {
     fn from(e: OpError) -> Self {
-        let (status, code) = match &e {
-            OpError::BadInput(_) => (StatusCode::BAD_REQUEST, "bad_input"),
-            OpError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
-            OpError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
-            OpError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-            OpError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        use waypoint_app::ErrorKind;
+        let (status, code) = match e.kind {
+            ErrorKind::BadInput => (StatusCode::BAD_REQUEST, "bad_input"),
+            ErrorKind::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
+            ErrorKind::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
-        Self::new(status, code, e.message())
+        Self::new(status, code, e.message)
     }
 }
 
@@ -140,26 +143,29 @@ pub async fn method_not_allowed(req: Request) -> ApiError {
 }
 
 pub async fn plan(
-    State(app): State<Arc<App>>,
+    State(app): State<Arc<Server>>,
     Extension(caller): Extension<Caller>,
     JsonBody(input): JsonBody<RequestInput>,
 ) -> Answer {
     Ok(axum::Json(app.plan(&caller.0, &input).await?))
 }
 
-pub async fn route(State(app): State<Arc<App>>, JsonBody(input): JsonBody<RequestInput>) -> Answer {
+pub async fn route(
+    State(app): State<Arc<Server>>,
+    JsonBody(input): JsonBody<RequestInput>,
+) -> Answer {
     Ok(axum::Json(app.route(&input)?))
 }
 
 pub async fn understand(
-    State(app): State<Arc<App>>,
+    State(app): State<Arc<Server>>,
     JsonBody(input): JsonBody<RequestInput>,
 ) -> Answer {
     Ok(axum::Json(app.understand(&input)?))
 }
 
 pub async fn history(
-    State(app): State<Arc<App>>,
+    State(app): State<Arc<Server>>,
     Extension(caller): Extension<Caller>,
     Checked(Query(input)): Checked<Query<HistoryInput>>,
 ) -> Answer {
@@ -167,7 +173,7 @@ pub async fn history(
 }
 
 pub async fn forget(
-    State(app): State<Arc<App>>,
+    State(app): State<Arc<Server>>,
     Extension(caller): Extension<Caller>,
     Checked(Query(input)): Checked<Query<ForgetInput>>,
 ) -> Answer {
@@ -175,7 +181,7 @@ pub async fn forget(
 }
 
 pub async fn submit(
-    State(app): State<Arc<App>>,
+    State(app): State<Arc<Server>>,
     Extension(caller): Extension<Caller>,
     JsonBody(input): JsonBody<SubmitInput>,
 ) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
@@ -193,7 +199,7 @@ pub struct ListRuns {
 }
 
 pub async fn runs(
-    State(app): State<Arc<App>>,
+    State(app): State<Arc<Server>>,
     Extension(caller): Extension<Caller>,
     Checked(Query(q)): Checked<Query<ListRuns>>,
 ) -> Answer {
@@ -203,17 +209,17 @@ pub async fn runs(
 }
 
 pub async fn run_status(
-    State(app): State<Arc<App>>,
+    State(app): State<Arc<Server>>,
     Extension(caller): Extension<Caller>,
     Checked(Path(run_id)): Checked<Path<String>>,
 ) -> Answer {
     Ok(axum::Json(app.run_status(&caller.0, &run_id).await?))
 }
 
-pub async fn healthz(State(app): State<Arc<App>>) -> (StatusCode, axum::Json<Value>) {
-    let engine = app.engine.get();
+pub async fn healthz(State(app): State<Arc<Server>>) -> (StatusCode, axum::Json<Value>) {
+    let engine = app.app.engine();
     let c = engine.catalog();
-    let reload_error = app.engine.last_error();
+    let reload_error = app.app.live().last_error();
     (
         StatusCode::OK,
         axum::Json(json!({
@@ -223,21 +229,26 @@ pub async fn healthz(State(app): State<Arc<App>>) -> (StatusCode, axum::Json<Val
                 "tools": c.tools().len(),
                 "pipelines": c.pipelines().len(),
                 "plans": c.plans().len(),
-                "loads": app.engine.loads.load(std::sync::atomic::Ordering::Relaxed),
+                "loads": app.app.live().loads.load(std::sync::atomic::Ordering::Relaxed),
                 "reload_error": reload_error,
             },
-            "store": app.store.is_some(),
-            "runs": app.run_policy.is_some(),
+            "store": app.app.store().is_some(),
+            "runs": app.app.runs_allowed(),
         })),
     )
 }
 
-pub async fn metrics(State(app): State<Arc<App>>) -> impl IntoResponse {
-    let engine = app.engine.get();
+pub async fn metrics(State(app): State<Arc<Server>>) -> impl IntoResponse {
+    let engine = app.app.engine();
     let tools = engine.catalog().tools().len() as f64;
-    let loads = app.engine.loads.load(std::sync::atomic::Ordering::Relaxed) as f64;
+    let loads = app
+        .app
+        .live()
+        .loads
+        .load(std::sync::atomic::Ordering::Relaxed) as f64;
     let failed = app
-        .engine
+        .app
+        .live()
         .failed_loads
         .load(std::sync::atomic::Ordering::Relaxed) as f64;
     let text = app.metrics.render(&[

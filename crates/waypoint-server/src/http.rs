@@ -24,15 +24,15 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::{self, ApiError};
-use crate::app::App;
 use crate::auth::Auth;
-use crate::config::ServeConfig;
 use crate::mcp::{ServeError, WaypointMcp};
 use crate::metrics::Refusal;
+use crate::ops::Server;
+use waypoint_app::ServeConfig;
 
 /// What the guards need, shared by every request.
 struct Guards {
-    app: Arc<App>,
+    app: Arc<Server>,
     auth: Auth,
     allowed_hosts: Vec<String>,
     slots: Arc<Semaphore>,
@@ -40,7 +40,12 @@ struct Guards {
 }
 
 /// The router for `app` under `config`; `auth` says who callers are.
-pub fn router(app: Arc<App>, config: &ServeConfig, auth: Auth, stop: CancellationToken) -> Router {
+pub fn router(
+    app: Arc<Server>,
+    config: &ServeConfig,
+    auth: Auth,
+    stop: CancellationToken,
+) -> Router {
     let guards = Arc::new(Guards {
         app: app.clone(),
         auth,
@@ -221,15 +226,15 @@ async fn authenticate(State(g): State<Arc<Guards>>, mut req: Request, next: Next
 /// Serves until `stop` is cancelled (or the process gets SIGINT/SIGTERM from the
 /// caller's own handling). Prints the address it listens on, so a port of 0 can be used.
 pub async fn serve_http(
-    app: Arc<App>,
+    app: Arc<Server>,
     config: &ServeConfig,
     addr: SocketAddr,
     stop: CancellationToken,
 ) -> Result<(), ServeError> {
     config.check(addr)?;
     let auth = match config.auth {
-        crate::config::AuthMode::Off => Auth::Off(config.local_caller.clone()),
-        crate::config::AuthMode::Tokens => Auth::tokens(config.tokens()?),
+        waypoint_app::config::serve::AuthMode::Off => Auth::Off(config.local_caller.clone()),
+        waypoint_app::config::serve::AuthMode::Tokens => Auth::tokens(config.tokens()?),
     };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -248,18 +253,12 @@ mod tests {
     use super::*;
     use tower::ServiceExt as _;
 
-    fn app() -> Arc<App> {
+    fn app() -> Arc<Server> {
         let loaded = waypoint_catalog::builtin().unwrap();
         let engine =
             waypoint_core::Engine::new(loaded.catalog, waypoint_core::Options::default()).unwrap();
-        Arc::new(App {
-            engine: Arc::new(crate::LiveEngine::fixed(engine)),
-            planner: crate::Planner::default(),
-            store: None,
-            run_policy: None,
-            models: serde_json::Value::Null,
-            metrics: crate::metrics::Metrics::default(),
-        })
+        let live = waypoint_app::Live::fixed(waypoint_app::Snapshot::of(engine));
+        Arc::new(Server::new(waypoint_app::App::with(live, None, None)))
     }
 
     /// A router with one handler that takes `ms`, behind the `limit` guard.

@@ -21,13 +21,13 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt as _, tool, tool_handler, tool_router,
 };
 
-use crate::app::{App, ForgetInput, HistoryInput, OpError, RequestInput};
 use crate::auth::Caller;
+use crate::ops::{ForgetInput, HistoryInput, OpError, RequestInput, Server};
 
-/// The MCP server over the shared [`App`].
+/// The MCP server over the shared [`Server`].
 #[derive(Clone)]
 pub struct WaypointMcp {
-    app: Arc<App>,
+    app: Arc<Server>,
     /// Who calls when the transport does not say (stdio: the local user).
     caller: String,
     tool_router: ToolRouter<Self>,
@@ -71,7 +71,7 @@ fn answer(value: Result<serde_json::Value, OpError>) -> CallToolResult {
 
 #[tool_router]
 impl WaypointMcp {
-    pub fn new(app: Arc<App>, caller: String) -> Self {
+    pub fn new(app: Arc<Server>, caller: String) -> Self {
         Self {
             app,
             caller,
@@ -180,7 +180,7 @@ impl ServerHandler for WaypointMcp {
             "waypoint://routing-guide" => Ok(self.app.routing_guide()),
             "waypoint://my-plans" => self.app.my_plans(&self.caller(&context)).await,
             "waypoint://context-budgets" => Ok(self.app.budgets()),
-            "waypoint://models" => Ok(self.app.models.clone()),
+            "waypoint://models" => Ok(self.app.app.models()),
             other => {
                 return Err(ErrorData::resource_not_found(
                     format!(
@@ -237,7 +237,7 @@ pub enum ServeError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
+    Config(#[from] waypoint_app::config::serve::ServeConfigError),
     #[error("the HTTP server stopped: {0}")]
     Http(std::io::Error),
 }

@@ -19,8 +19,9 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
+use waypoint_app::{App, Live, Snapshot};
 use waypoint_server::auth::Auth;
-use waypoint_server::{App, LiveEngine, ServeConfig};
+use waypoint_server::{ServeConfig, Server};
 
 const ALICE: &str = "alice-token-0123456789abcdef";
 const BOB: &str = "bob-token-0123456789abcdef";
@@ -35,14 +36,11 @@ async fn router(dir: &std::path::Path) -> Router {
         .await
         .unwrap()
         .map(Arc::new);
-    let app = Arc::new(App {
-        engine: Arc::new(LiveEngine::fixed(engine)),
-        planner: waypoint_server::Planner::default(),
+    let app = Arc::new(Server::new(App::with(
+        Live::fixed(Snapshot::of(engine)),
         store,
-        run_policy: None,
-        models: json!([]),
-        metrics: waypoint_server::metrics::Metrics::default(),
-    });
+        None,
+    )));
     let auth = Auth::tokens([
         ("alice".to_string(), ALICE.to_string()),
         ("bob".to_string(), BOB.to_string()),

@@ -55,7 +55,7 @@ impl PostgresStore {
         Ok(Self { pool, ttl_secs })
     }
 
-    pub async fn close(self) {
+    pub async fn close(&self) {
         self.pool.close().await;
     }
 }

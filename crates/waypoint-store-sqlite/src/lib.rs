@@ -83,7 +83,7 @@ impl SqliteStore {
     }
 
     /// Closes the pool, checkpointing the WAL into the main file.
-    pub async fn close(self) {
+    pub async fn close(&self) {
         self.pool.close().await;
     }
 }

@@ -81,7 +81,7 @@ impl Store {
         Err(StoreError::UnknownScheme(spec.to_string()))
     }
 
-    pub async fn close(self) {
+    pub async fn close(&self) {
         match self {
             Self::Sqlite(s) => s.close().await,
             Self::Postgres(s) => s.close().await,

@@ -1,8 +1,10 @@
-//! The engine a server plans with, swapped whole when the catalog changes.
+//! What a long-lived application plans and runs with — the engine, the planner and the
+//! configuration they came from — swapped whole when a catalog or the config changes.
 //!
-//! A request takes a snapshot (`Arc<Engine>`) and keeps it to the end, so a reload never
-//! changes a plan half-way. A catalog that fails to load is reported — in the log, on
-//! `/healthz` and in `/metrics` — and the engine that worked stays in service.
+//! A request takes a [`Snapshot`] and keeps it to the end, so a reload never changes a
+//! plan half-way and never pairs a new catalog with an old configuration. A reload that
+//! fails is reported — in the log, on `/healthz` and in `/metrics` — and the snapshot
+//! that worked stays in service.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,12 +13,36 @@ use std::time::{Duration, SystemTime};
 
 use waypoint_core::Engine;
 
-/// Builds a fresh engine from the catalog files (and config) the server started with.
-pub type Loader = Box<dyn Fn() -> Result<Engine, String> + Send + Sync>;
+use crate::config::Config;
+use crate::planner::Planner;
 
-/// The engine in service and how it got there.
-pub struct LiveEngine {
-    current: RwLock<Arc<Engine>>,
+/// One consistent state: the engine, the planner over it and the configuration both
+/// came from.
+pub struct Snapshot {
+    pub engine: Arc<Engine>,
+    pub planner: Planner,
+    pub config: Config,
+}
+
+impl Snapshot {
+    /// An engine with the default planner (learned, else deterministic; no model) and
+    /// the built-in configuration.
+    pub fn of(engine: Engine) -> Self {
+        Self {
+            engine: Arc::new(engine),
+            planner: Planner::default(),
+            config: Config::default(),
+        }
+    }
+}
+
+/// Builds a fresh snapshot from the catalog files, training files and config the
+/// application started with.
+pub type Loader = Box<dyn Fn() -> Result<Snapshot, String> + Send + Sync>;
+
+/// The snapshot in service and how it got there.
+pub struct Live {
+    current: RwLock<Arc<Snapshot>>,
     loader: Option<Loader>,
     /// The files whose change triggers a reload.
     watched: Vec<PathBuf>,
@@ -26,17 +52,17 @@ pub struct LiveEngine {
     pub failed_loads: AtomicU64,
 }
 
-impl LiveEngine {
-    /// An engine that never reloads (tests, embedding).
-    pub fn fixed(engine: Engine) -> Self {
-        Self::new(engine, None, Vec::new())
+impl Live {
+    /// A snapshot that never reloads (one-shot commands, tests, embedding).
+    pub fn fixed(snapshot: Snapshot) -> Self {
+        Self::new(snapshot, None, Vec::new())
     }
 
-    /// An engine that `loader` can rebuild; `watched` are the catalog files and
+    /// A snapshot that `loader` can rebuild; `watched` are the catalog files and
     /// directories (and config) to watch.
-    pub fn new(engine: Engine, loader: Option<Loader>, watched: Vec<PathBuf>) -> Self {
+    pub fn new(snapshot: Snapshot, loader: Option<Loader>, watched: Vec<PathBuf>) -> Self {
         Self {
-            current: RwLock::new(Arc::new(engine)),
+            current: RwLock::new(Arc::new(snapshot)),
             loader,
             watched,
             last_error: Mutex::new(None),
@@ -45,8 +71,8 @@ impl LiveEngine {
         }
     }
 
-    /// The engine to plan this request with.
-    pub fn get(&self) -> Arc<Engine> {
+    /// The snapshot to serve this request with.
+    pub fn get(&self) -> Arc<Snapshot> {
         self.current
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -64,7 +90,7 @@ impl LiveEngine {
     /// Loads the catalog again; on error keeps the engine in service and says why.
     pub fn reload(&self) -> Result<(), String> {
         let Some(loader) = &self.loader else {
-            return Err("this server's catalog is fixed".into());
+            return Err("this catalog is fixed".into());
         };
         let result = loader();
         let mut last = self
@@ -72,8 +98,8 @@ impl LiveEngine {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         match result {
-            Ok(engine) => {
-                *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(engine);
+            Ok(snapshot) => {
+                *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(snapshot);
                 self.loads.fetch_add(1, Ordering::Relaxed);
                 *last = None;
                 Ok(())
@@ -114,7 +140,7 @@ impl LiveEngine {
             };
             match self.reload() {
                 Ok(()) => {
-                    let e = self.get();
+                    let e = self.get().engine.clone();
                     eprintln!(
                         "waypoint: catalog reloaded ({why}): {} tools, {} pipelines, {} plan documents",
                         e.catalog().tools().len(),
@@ -191,9 +217,15 @@ fn walk(p: &Path, out: &mut Vec<(PathBuf, u64, Option<SystemTime>)>, depth: u32)
 mod tests {
     use super::*;
 
-    fn engine(file: &Path) -> Result<Engine, String> {
+    fn engine(file: &Path) -> Result<Snapshot, String> {
         let loaded = waypoint_catalog::Catalog::from_paths(&[file]).map_err(|e| e.to_string())?;
-        Engine::new(loaded.catalog, waypoint_core::Options::default()).map_err(|e| e.to_string())
+        let engine = Engine::new(loaded.catalog, waypoint_core::Options::default())
+            .map_err(|e| e.to_string())?;
+        Ok(Snapshot {
+            engine: Arc::new(engine),
+            planner: Planner::default(),
+            config: Config::default(),
+        })
     }
 
     const ONE: &str =
@@ -206,10 +238,14 @@ mod tests {
         std::fs::write(&file, ONE).unwrap();
         let f = file.clone();
         let loader: Loader = Box::new(move || engine(&f));
-        let live = LiveEngine::new(engine(&file).unwrap(), Some(loader), vec![file.clone()]);
+        let live = Live::new(engine(&file).unwrap(), Some(loader), vec![file.clone()]);
         std::fs::write(&file, "tools: [oops").unwrap();
         assert!(live.reload().is_err());
-        assert_eq!(live.get().catalog().tools().len(), 1, "old catalog kept");
+        assert_eq!(
+            live.get().engine.catalog().tools().len(),
+            1,
+            "old catalog kept"
+        );
         assert!(live.last_error().is_some());
         std::fs::write(
             &file,
@@ -217,7 +253,7 @@ mod tests {
         )
         .unwrap();
         live.reload().unwrap();
-        assert_eq!(live.get().catalog().tools().len(), 2);
+        assert_eq!(live.get().engine.catalog().tools().len(), 2);
         assert_eq!(live.last_error(), None);
         assert_eq!(live.loads.load(Ordering::Relaxed), 2);
         assert_eq!(live.failed_loads.load(Ordering::Relaxed), 1);

@@ -82,7 +82,7 @@ pub struct CallerToken {
 
 /// Why a `[serve]` section cannot serve.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ConfigError {
+pub enum ServeConfigError {
     #[error(
         "`auth = \"off\"` is only allowed on a loopback address, not {0}; give callers tokens under [serve.callers] instead"
     )]
@@ -105,26 +105,28 @@ pub enum ConfigError {
 
 impl ServeConfig {
     /// Checks the section against the address it will serve on.
-    pub fn check(&self, addr: SocketAddr) -> Result<(), ConfigError> {
+    pub fn check(&self, addr: SocketAddr) -> Result<(), ServeConfigError> {
         if self.max_concurrent == 0 {
-            return Err(ConfigError::Zero("max_concurrent"));
+            return Err(ServeConfigError::Zero("max_concurrent"));
         }
         if self.max_body_bytes == 0 {
-            return Err(ConfigError::Zero("max_body_bytes"));
+            return Err(ServeConfigError::Zero("max_body_bytes"));
         }
         if self.request_timeout_ms == 0 {
-            return Err(ConfigError::Zero("request_timeout_ms"));
+            return Err(ServeConfigError::Zero("request_timeout_ms"));
         }
         match self.auth {
-            AuthMode::Off if !addr.ip().is_loopback() => Err(ConfigError::OpenOffLoopback(addr)),
+            AuthMode::Off if !addr.ip().is_loopback() => {
+                Err(ServeConfigError::OpenOffLoopback(addr))
+            }
             AuthMode::Off => Ok(()),
-            AuthMode::Tokens if self.callers.is_empty() => Err(ConfigError::NoCallers),
+            AuthMode::Tokens if self.callers.is_empty() => Err(ServeConfigError::NoCallers),
             AuthMode::Tokens => self.tokens().map(|_| ()),
         }
     }
 
     /// Each caller's token, read from where the config says it is.
-    pub fn tokens(&self) -> Result<Vec<(String, String)>, ConfigError> {
+    pub fn tokens(&self) -> Result<Vec<(String, String)>, ServeConfigError> {
         let mut out: Vec<(String, String)> = Vec::new();
         for (caller, source) in &self.callers {
             let token = match (&source.token, &source.token_env) {
@@ -132,19 +134,19 @@ impl ServeConfig {
                 (None, Some(var)) => std::env::var(var)
                     .ok()
                     .filter(|t| !t.is_empty())
-                    .ok_or_else(|| ConfigError::TokenUnset {
+                    .ok_or_else(|| ServeConfigError::TokenUnset {
                         caller: caller.clone(),
                         var: var.clone(),
                     })?,
-                _ => return Err(ConfigError::TokenSource(caller.clone())),
+                _ => return Err(ServeConfigError::TokenSource(caller.clone())),
             };
             if token.chars().count() < 16 {
-                return Err(ConfigError::TokenTooShort {
+                return Err(ServeConfigError::TokenTooShort {
                     caller: caller.clone(),
                 });
             }
             if let Some((other, _)) = out.iter().find(|(_, t)| *t == token) {
-                return Err(ConfigError::SharedToken(other.clone(), caller.clone()));
+                return Err(ServeConfigError::SharedToken(other.clone(), caller.clone()));
             }
             out.push((caller.clone(), token));
         }
@@ -192,18 +194,21 @@ mod tests {
         assert_eq!(c.check(addr("[::1]:8080")), Ok(()));
         assert!(matches!(
             c.check(addr("0.0.0.0:8080")),
-            Err(ConfigError::OpenOffLoopback(_))
+            Err(ServeConfigError::OpenOffLoopback(_))
         ));
     }
 
     #[test]
     fn tokens_mode_needs_callers_with_sound_tokens() {
         let a = addr("0.0.0.0:1");
-        assert_eq!(ServeConfig::default().check(a), Err(ConfigError::NoCallers));
+        assert_eq!(
+            ServeConfig::default().check(a),
+            Err(ServeConfigError::NoCallers)
+        );
         assert_eq!(with_caller("alice", "0123456789abcdef").check(a), Ok(()));
         assert!(matches!(
             with_caller("alice", "short").check(a),
-            Err(ConfigError::TokenTooShort { .. })
+            Err(ServeConfigError::TokenTooShort { .. })
         ));
         let mut two = with_caller("alice", "0123456789abcdef");
         two.callers.insert(
@@ -213,7 +218,10 @@ mod tests {
                 token_env: None,
             },
         );
-        assert!(matches!(two.check(a), Err(ConfigError::SharedToken(..))));
+        assert!(matches!(
+            two.check(a),
+            Err(ServeConfigError::SharedToken(..))
+        ));
         let mut unset = ServeConfig::default();
         unset.callers.insert(
             "carol".into(),
@@ -224,7 +232,7 @@ mod tests {
         );
         assert!(matches!(
             unset.check(a),
-            Err(ConfigError::TokenUnset { .. })
+            Err(ServeConfigError::TokenUnset { .. })
         ));
     }
 

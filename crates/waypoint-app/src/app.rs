@@ -1,0 +1,636 @@
+//! The operations, for a caller, whichever face the call came in by: plan, route,
+//! understand, history, forget, run, submit, resume, runs.
+//!
+//! Each answers typed values or an [`AppError`]; the faces render them (the CLI for a
+//! person, MCP and HTTP as JSON) and say what to do about an error in their own terms.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use waypoint_catalog::plans::PlanRef;
+use waypoint_core::Engine;
+use waypoint_protocol::{Plan, RouteReport, RunReport, Understanding};
+use waypoint_run::{Asking, Decisions, EventSink, Limits, Recovery, Runner, Settings, Toolbox};
+use waypoint_store::{
+    Forget, HistoryFilter, HistoryRow, HistoryStore as _, MyPlan, Outcome, RunStore as _, now_unix,
+    project,
+};
+use waypoint_stores::Store;
+
+use crate::error::AppError;
+use crate::limits::{LimitOverrides, layered};
+use crate::live::{Live, Snapshot};
+use crate::planner::Planner;
+use crate::setup::{Notice, Setup};
+
+/// How often expired history is deleted: reads already hide it; this keeps the store
+/// from growing without bound.
+const PURGE_EVERY_SECS: i64 = 3_600;
+
+/// What runs may do in this application; absent, runs are refused.
+#[derive(Debug, Clone)]
+pub struct RunPolicy {
+    /// The directory file tools are confined to and commands run in, unless a run
+    /// names its own.
+    pub workdir: PathBuf,
+}
+
+/// How one run goes: where, under which overrides, watched by whom.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// Over the policy's working directory.
+    pub workdir: Option<PathBuf>,
+    /// Over `[run]` of the configuration.
+    pub limits: LimitOverrides,
+    pub events: Option<EventSink>,
+    /// Whether a person at a terminal answers `ask_user` steps.
+    pub asking: Option<Asking>,
+}
+
+/// What a run starts from: a request to plan, or a plan already made.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitInput {
+    /// The request to plan and run.
+    #[serde(default)]
+    pub request: Option<String>,
+    /// A plan (as `/v1/plan` answers it) to run as it is.
+    #[serde(default)]
+    pub plan: Option<Plan>,
+    #[serde(default)]
+    pub context: Option<serde_json::Value>,
+}
+
+/// A run as the run lists show it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RunSummary {
+    pub run_id: String,
+    /// `queued`, `running`, `ok`, `failed`, `limit`, `needs_input`, `needs_human`.
+    pub status: String,
+    /// The instance that claimed it, once one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claimed_by: Option<String>,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// How many plans the run has tried.
+    pub generation: u32,
+    /// The run report, once the run has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<RunReport>,
+}
+
+/// The caller's history, as rows or grouped by request.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum History {
+    Rows(Vec<HistoryRow>),
+    Plans(Vec<MyPlan>),
+}
+
+/// The application: one configuration, one store, the planner and the engine, shared by
+/// every call of every face.
+pub struct App {
+    live: Arc<Live>,
+    store: Option<Arc<Store>>,
+    /// Why the store is off when it could not be opened.
+    store_error: Option<String>,
+    runs: Option<RunPolicy>,
+    /// Unix seconds of the last purge of expired history.
+    purged_at: AtomicI64,
+}
+
+impl App {
+    /// Opens what `setup` names: the configuration, the engine, the planner and the
+    /// store. A store that cannot be opened turns history off with a notice; the rest
+    /// must load.
+    pub async fn open(
+        setup: &Setup,
+        runs: Option<RunPolicy>,
+    ) -> Result<(Self, Vec<Notice>), AppError> {
+        let (first, notices) = snapshot(setup)?;
+        Self::open_with(setup, Live::fixed(first), notices, runs).await
+    }
+
+    /// [`App::open`] for a long-lived application: the snapshot is built again from the
+    /// same setup when a catalog file, a training file or the config changes, or on
+    /// SIGHUP, once [`Live::watch`] runs.
+    pub async fn open_reloading(
+        setup: &Setup,
+        runs: Option<RunPolicy>,
+    ) -> Result<(Self, Vec<Notice>), AppError> {
+        let (first, notices) = snapshot(setup)?;
+        let again = setup.clone();
+        let loader: crate::live::Loader =
+            Box::new(move || snapshot(&again).map(|(s, _)| s).map_err(|e| describe(&e)));
+        let mut watched = setup.catalogs.clone();
+        // New labelled requests retrain the router (or find it cached) on reload.
+        watched.extend(setup.train.iter().cloned());
+        watched.extend(crate::config::path_in_effect(setup.config.as_deref()));
+        let live = Live::new(first, Some(loader), watched);
+        Self::open_with(setup, live, notices, runs).await
+    }
+
+    async fn open_with(
+        setup: &Setup,
+        live: Live,
+        mut notices: Vec<Notice>,
+        runs: Option<RunPolicy>,
+    ) -> Result<(Self, Vec<Notice>), AppError> {
+        let (store, store_error) =
+            match Store::open(&setup.store_spec(), setup.history_ttl_secs).await {
+                Ok(s) => (s.map(Arc::new), None),
+                Err(e) => {
+                    notices.push(Notice::StoreOff(e.to_string()));
+                    (None, Some(e.to_string()))
+                }
+            };
+        let app = Self {
+            store_error,
+            ..Self::with(live, store, runs)
+        };
+        Ok((app, notices))
+    }
+
+    /// An application over parts already built (a server with a reloading snapshot,
+    /// tests).
+    pub fn with(live: Live, store: Option<Arc<Store>>, runs: Option<RunPolicy>) -> Self {
+        Self {
+            live: Arc::new(live),
+            store,
+            store_error: None,
+            runs,
+            purged_at: AtomicI64::new(0),
+        }
+    }
+
+    /// Closes the store's connections; a one-shot command's last call.
+    pub async fn close(&self) {
+        if let Some(store) = &self.store {
+            store.close().await;
+        }
+    }
+
+    /// The snapshot in service: engine, planner, configuration.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.live.get()
+    }
+
+    /// The reloading state, for a server's watcher and health report.
+    pub fn live(&self) -> &Arc<Live> {
+        &self.live
+    }
+
+    pub fn engine(&self) -> Arc<Engine> {
+        self.live.get().engine.clone()
+    }
+
+    pub fn store(&self) -> Option<&Arc<Store>> {
+        self.store.as_ref()
+    }
+
+    pub fn runs_allowed(&self) -> bool {
+        self.runs.is_some()
+    }
+
+    fn need_store(&self) -> Result<&Arc<Store>, AppError> {
+        self.store.as_ref().ok_or_else(|| AppError::NoStore {
+            why: self.store_error.clone(),
+        })
+    }
+
+    fn need_runs(&self) -> Result<&RunPolicy, AppError> {
+        self.runs.as_ref().ok_or(AppError::RunsOff)
+    }
+
+    /// Plans a request the way every face does (learned, deterministic, the model) and
+    /// leaves the audit row, committed before this returns. History is best effort: a
+    /// store that fails is logged and the plan is still answered.
+    pub async fn plan(
+        &self,
+        caller: &str,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Plan, AppError> {
+        let snap = self.live.get();
+        self.plan_with(&snap, caller, request, context).await
+    }
+
+    async fn plan_with(
+        &self,
+        snap: &Snapshot,
+        caller: &str,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Plan, AppError> {
+        let started = Instant::now();
+        let store = self.store.as_deref();
+        if let Some(store) = store {
+            self.purge_if_due(store).await;
+        }
+        let plan = snap
+            .planner
+            .plan(&snap.engine, store, caller, request, context)
+            .await?;
+        snap.planner.save_modes();
+        if let Some(store) = store {
+            let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+            let row = waypoint_stores::history_row(&plan, request, caller, Outcome::Ok, ms);
+            if let Err(e) = store.record(&row).await {
+                eprintln!("waypoint: cannot record plan history: {e}");
+            }
+        }
+        Ok(plan)
+    }
+
+    /// Deletes expired history at most once per [`PURGE_EVERY_SECS`], the first time
+    /// at the first plan.
+    async fn purge_if_due(&self, store: &Store) {
+        let now = now_unix();
+        let last = self.purged_at.load(Ordering::Relaxed);
+        if now - last < PURGE_EVERY_SECS
+            || self
+                .purged_at
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        if let Err(e) = store.purge_expired(now).await {
+            eprintln!("waypoint: cannot purge expired history: {e}");
+        }
+    }
+
+    pub fn route(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Vec<RouteReport>, AppError> {
+        Ok(self.engine().route(request, context)?)
+    }
+
+    pub fn understand(
+        &self,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Understanding, AppError> {
+        Ok(self.engine().understand(request, context)?)
+    }
+
+    /// The caller's history rows, or (with `grouped`) per request: counts, outcomes,
+    /// tool sequences and the learned one.
+    pub async fn history(
+        &self,
+        caller: &str,
+        filter: &HistoryFilter,
+        grouped: bool,
+    ) -> Result<History, AppError> {
+        let rows = self
+            .need_store()?
+            .history(caller, filter, now_unix())
+            .await?;
+        Ok(if grouped {
+            History::Plans(project(&rows, self.live.get().planner.learn_rule()))
+        } else {
+            History::Rows(rows)
+        })
+    }
+
+    /// Removes history rows of the caller; answers how many.
+    pub async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, AppError> {
+        Ok(self.need_store()?.forget(caller, what).await?)
+    }
+
+    /// Plans `request` (recorded like [`App::plan`]) and runs it here, now.
+    pub async fn run_request(
+        &self,
+        caller: &str,
+        request: &str,
+        context: Option<serde_json::Value>,
+        options: &RunOptions,
+    ) -> Result<RunReport, AppError> {
+        // Refused before planning, so a refused run leaves no history row.
+        self.need_runs()?;
+        self.need_store()?;
+        let snap = self.live.get();
+        let plan = self
+            .plan_with(&snap, caller, request, context.as_ref())
+            .await?;
+        self.run_plan(caller, plan, Some(request.to_string()), context, options)
+            .await
+    }
+
+    /// Runs a plan already made. `request` is what replans plan again, if anything.
+    pub async fn run_plan(
+        &self,
+        caller: &str,
+        plan: Plan,
+        request: Option<String>,
+        context: Option<serde_json::Value>,
+        options: &RunOptions,
+    ) -> Result<RunReport, AppError> {
+        let snap = self.live.get();
+        let settings = Settings {
+            limits: layered(&snap.config.run, &options.limits)?,
+            request: request.filter(|r| !r.trim().is_empty()),
+            context,
+            ..Settings::default()
+        };
+        self.with_runner(&snap, caller, options, async |runner| {
+            runner.run(plan, settings).await
+        })
+        .await
+    }
+
+    /// Plans `request` and runs it the planner-first specialist way: the specialists'
+    /// schedule, each model-backed step with its brief.
+    pub async fn run_specialists(
+        &self,
+        caller: &str,
+        request: &str,
+        context: Option<serde_json::Value>,
+        options: &RunOptions,
+    ) -> Result<RunReport, AppError> {
+        self.need_runs()?;
+        let snap = self.live.get();
+        let plan = self
+            .plan_with(&snap, caller, request, context.as_ref())
+            .await?;
+        let view = snap.engine.specialist_plan(request, &plan);
+        let (scheduled, briefs) =
+            waypoint_run::specialists::schedule(&view, &plan, snap.engine.catalog());
+        let settings = Settings {
+            limits: layered(&snap.config.run, &options.limits)?,
+            request: Some(request.to_string()),
+            context,
+            briefs,
+        };
+        self.with_runner(&snap, caller, options, async |runner| {
+            runner.run(scheduled, settings).await
+        })
+        .await
+    }
+
+    /// Runs one of the catalog's plan documents (`ns/name@req` or `plan://…`).
+    pub async fn run_document(
+        &self,
+        caller: &str,
+        id: &str,
+        context: Option<serde_json::Value>,
+        options: &RunOptions,
+    ) -> Result<RunReport, AppError> {
+        let snap = self.live.get();
+        let doc = snap
+            .engine
+            .catalog()
+            .plan_doc(&plan_ref(id)?)
+            .map_err(|e| AppError::BadInput(e.clone()))?;
+        let plan: Plan = serde_json::from_value(serde_json::json!({
+            "plan_id": format!("pl_{}", doc.id.key().replace('/', "_")),
+            "steps": [{"id": "s1", "order": 1, "kind": "plan", "tool": doc.uri, "group": 1,
+                       "rationale": doc.intent}],
+        }))
+        .map_err(|e| AppError::Internal(e.to_string()))?;
+        let request = Some(doc.intent.clone());
+        self.run_plan(caller, plan, request, context, options).await
+    }
+
+    /// Queues a run for whichever instance claims it first; answers its id.
+    pub async fn submit(&self, caller: &str, input: SubmitInput) -> Result<String, AppError> {
+        self.need_runs()?;
+        self.need_store()?;
+        let snap = self.live.get();
+        let plan = match (input.plan, &input.request) {
+            (Some(plan), None) => plan,
+            (None, Some(request)) => {
+                self.plan_with(&snap, caller, request, input.context.as_ref())
+                    .await?
+            }
+            _ => {
+                return Err(AppError::BadInput(
+                    "give exactly one of `request` (to plan) or `plan` (to run as it is)".into(),
+                ));
+            }
+        };
+        let settings = Settings {
+            limits: layered(&snap.config.run, &LimitOverrides::default())?,
+            request: input.request,
+            context: input.context,
+            ..Settings::default()
+        };
+        self.with_runner(&snap, caller, &RunOptions::default(), async |runner| {
+            runner.submit(plan, settings).await
+        })
+        .await
+    }
+
+    /// Continues a stopped run with a person's answers; `raise` lifts the limits it was
+    /// started with (a budget it hit).
+    pub async fn resume(
+        &self,
+        caller: &str,
+        run_id: &str,
+        mut answers: Decisions,
+        raise: &LimitOverrides,
+        options: &RunOptions,
+    ) -> Result<RunReport, AppError> {
+        let store = self.need_store()?;
+        let stored = store
+            .run(caller, run_id)
+            .await?
+            .and_then(|row| serde_json::from_str::<Settings>(&row.settings).ok())
+            .map(|s| s.limits)
+            .unwrap_or_default();
+        if !raise.is_empty() {
+            answers.limits = Some(raise.over(&stored)?);
+        }
+        let snap = self.live.get();
+        self.with_runner(&snap, caller, options, async |runner| {
+            runner.resume(run_id, answers).await
+        })
+        .await
+    }
+
+    /// Claims the next queued run, if any, and drives it here (a server's worker).
+    pub async fn run_next_queued(&self, instance: &str) -> Result<Option<RunReport>, AppError> {
+        self.need_runs()?;
+        let store = self.need_store()?;
+        // Claims are stamped in the journal's unit (unix milliseconds).
+        let Some(row) = store.claim_run(instance, now_unix() * 1000).await? else {
+            return Ok(None);
+        };
+        let snap = self.live.get();
+        let caller = row.caller.clone();
+        self.with_runner(&snap, &caller, &RunOptions::default(), async |runner| {
+            runner.run_claimed(row).await
+        })
+        .await
+        .map(Some)
+    }
+
+    /// The caller's runs, newest first.
+    pub async fn runs(&self, caller: &str, limit: u32) -> Result<Vec<RunSummary>, AppError> {
+        let rows = self.need_store()?.runs(caller, limit).await?;
+        Ok(rows.into_iter().map(|r| summary(r, None)).collect())
+    }
+
+    /// One of the caller's runs; another caller's is "not found", never "forbidden", so
+    /// run ids do not leak across callers.
+    pub async fn run_status(&self, caller: &str, run_id: &str) -> Result<RunSummary, AppError> {
+        let store = self.need_store()?;
+        let row = store
+            .run(caller, run_id)
+            .await?
+            .ok_or_else(|| AppError::NoSuchRun {
+                run_id: run_id.to_string(),
+                caller: caller.to_string(),
+            })?;
+        let claimed = store.claimed_by(run_id).await?;
+        Ok(summary(row, claimed))
+    }
+
+    /// The report of one of the caller's runs.
+    pub async fn run_report(&self, caller: &str, run_id: &str) -> Result<RunReport, AppError> {
+        let s = self.run_status(caller, run_id).await?;
+        s.report.ok_or(AppError::NoReport {
+            run_id: s.run_id,
+            status: s.status,
+        })
+    }
+
+    /// The caller's plans grouped by request (the MCP `my-plans` resource).
+    pub async fn my_plans(&self, caller: &str) -> Result<Vec<MyPlan>, AppError> {
+        match self
+            .history(caller, &HistoryFilter::default(), true)
+            .await?
+        {
+            History::Plans(p) => Ok(p),
+            History::Rows(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// The tools an MCP server of the catalog lists, and a catalog of them as YAML.
+    pub async fn import_mcp(
+        &self,
+        server: &str,
+        workdir: &std::path::Path,
+    ) -> Result<(usize, String), AppError> {
+        let engine = self.engine();
+        let catalog = engine.catalog();
+        if !catalog.servers().iter().any(|s| s.name == server) {
+            return Err(AppError::NoServer {
+                server: server.to_string(),
+                known: catalog.servers().iter().map(|s| s.name.clone()).collect(),
+            });
+        }
+        let pool = waypoint_run::adapters::McpPool::new(catalog.servers(), workdir);
+        let tools = pool.list_tools(server).await;
+        pool.close().await;
+        let tools = tools.map_err(|e| AppError::Internal(e.to_string()))?;
+        Ok((
+            tools.len(),
+            waypoint_run::adapters::mcp::catalog_yaml(server, &tools),
+        ))
+    }
+
+    /// The model table, as `[{pattern, context_tokens, max_output_tokens, …}]`.
+    pub fn models(&self) -> serde_json::Value {
+        self.live.get().config.model_table()
+    }
+
+    /// Builds a runner for `caller` over `snap`, hands it to `work`, and closes the
+    /// tool connections after. Model-backed steps call the configured model.
+    async fn with_runner<T>(
+        &self,
+        snap: &Snapshot,
+        caller: &str,
+        options: &RunOptions,
+        work: impl AsyncFnOnce(&Runner<'_, Store>) -> Result<T, waypoint_run::RunError>,
+    ) -> Result<T, AppError> {
+        let (store, policy) = (self.need_store()?, self.need_runs()?);
+        let catalog = snap.engine.catalog();
+        let workdir = options.workdir.as_ref().unwrap_or(&policy.workdir);
+        let limits: Limits = layered(&snap.config.run, &options.limits)?;
+        let toolbox = Toolbox::new(
+            workdir,
+            catalog.servers(),
+            store.clone(),
+            limits.max_output_bytes,
+        )
+        .map_err(|e| AppError::Tools {
+            workdir: workdir.clone(),
+            message: e.to_string(),
+        })?
+        .with_model(snap.planner.model())
+        .with_asking(options.asking.unwrap_or(Asking::Nobody));
+        let recovery = Recovery {
+            catalog,
+            options: snap.engine.options().clone(),
+        };
+        let runner = Runner {
+            catalog,
+            store: store.clone(),
+            toolbox: &toolbox,
+            replanner: &recovery,
+            caller: caller.to_string(),
+            events: options.events.clone(),
+        };
+        let out = work(&runner).await;
+        toolbox.close().await;
+        Ok(out?)
+    }
+}
+
+/// The engine, planner and configuration `setup` names, and what building them said.
+pub fn snapshot(setup: &Setup) -> Result<(Snapshot, Vec<Notice>), AppError> {
+    let config = setup.config()?;
+    let built = setup.engine(&config)?;
+    let planner = Planner::configure(&config, &setup.planner, setup.learn)?;
+    Ok((
+        Snapshot {
+            engine: Arc::new(built.engine),
+            planner,
+            config,
+        },
+        built.notices,
+    ))
+}
+
+/// An error with every catalog problem in it (file, line, field), since a server's log
+/// and `/healthz` are all the person reloading will see.
+pub fn describe(e: &AppError) -> String {
+    let mut text = e.to_string();
+    if let AppError::Catalog(waypoint_catalog::CatalogError::Invalid { diagnostics }) = e {
+        for d in diagnostics.iter().filter(|d| d.is_error()) {
+            text.push('\n');
+            text.push_str(&d.render());
+        }
+    }
+    text
+}
+
+/// Reads `plan://ns/name@req`, `bullet://…` or `ns/name@req`.
+pub fn plan_ref(id: &str) -> Result<PlanRef, AppError> {
+    let full = if id.contains("://") {
+        id.to_string()
+    } else {
+        format!("plan://{id}")
+    };
+    PlanRef::parse(&full).map_err(AppError::BadInput)
+}
+
+fn summary(r: waypoint_store::RunRow, claimed_by: Option<String>) -> RunSummary {
+    RunSummary {
+        report: serde_json::from_str(&r.report).ok(),
+        run_id: r.run_id,
+        status: r.status,
+        claimed_by,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+        generation: r.generation,
+    }
+}

@@ -1,0 +1,37 @@
+//! Waypoint's application core: what the CLI, the MCP server and the HTTP API all do,
+//! done once. A face parses its input, calls an operation here for a caller, and
+//! renders the answer; it never opens a store, layers limits or runs the cascade itself.
+//!
+//! - [`config`]: `waypoint.toml`, read once into one typed [`Config`]; unknown sections
+//!   and keys are errors with their line.
+//! - [`setup`]: what a face decided (catalogs, training files, store, overrides) and the
+//!   engine built from it, with the [`Notice`]s a person should see.
+//! - [`planner`]: how a request becomes a plan — learned, deterministic, the model.
+//! - [`live`]: the engine, planner and configuration in service as one [`Snapshot`],
+//!   swapped whole on reload.
+//! - [`limits`]: run limits in layers — defaults, `[run]`, the caller's overrides.
+//! - [`app`]: the operations — plan, route, understand, history, forget, run, submit,
+//!   resume, runs — over one store.
+//! - [`evaluate`]: a case file scored with the planner in service.
+//! - [`meaning`]: the sentence encoder, when one is configured.
+//! - [`error`]: one error type whose variants carry data; faces add the advice.
+
+pub mod app;
+pub mod config;
+pub mod error;
+pub mod evaluate;
+pub mod limits;
+pub mod live;
+pub mod meaning;
+pub mod planner;
+pub mod setup;
+
+pub use app::{App, History, RunOptions, RunPolicy, RunSummary, SubmitInput};
+pub use config::{Config, ConfigError, ServeConfig};
+pub use error::{AppError, ErrorKind};
+pub use limits::{LimitError, LimitOverrides};
+pub use live::{Live, Snapshot};
+pub use planner::{Planner, PlannerOverrides};
+pub use setup::{Built, Notice, Setup};
+pub use waypoint_cascade::Strategy;
+pub use waypoint_llm::Overrides as LlmOverrides;

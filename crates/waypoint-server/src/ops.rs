@@ -1,0 +1,242 @@
+//! The JSON face of the application's operations, shared by MCP and the HTTP API: the
+//! inputs as they arrive on the wire, the answers as JSON, and errors told in terms a
+//! remote caller can act on (fields and endpoints, never command-line flags).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use waypoint_app::{App, AppError, ErrorKind, History, RunOptions, SubmitInput};
+use waypoint_store::{Forget, HistoryFilter, now_unix};
+
+use crate::metrics::Metrics;
+
+/// What every planning call takes.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequestInput {
+    /// The request in the user's words; several asks in one message are fine.
+    pub request: String,
+    /// Extra context: pasted material, values the request refers to.
+    #[serde(default)]
+    pub context: Option<Value>,
+}
+
+/// What `history` takes.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryInput {
+    /// Only plans with a step using this tool.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// Group by request: counts, outcomes, tool sequences and the learned one.
+    #[serde(default)]
+    pub plans: bool,
+    /// Most rows (default 50).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// What `forget` removes; give exactly one.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetInput {
+    /// All of the caller's history.
+    #[serde(default)]
+    pub all: bool,
+    /// Rows older than this many days.
+    #[serde(default)]
+    pub older_than_days: Option<u32>,
+    /// The rows of one request, by its intent hash (from `history`).
+    #[serde(default)]
+    pub intent: Option<String>,
+}
+
+/// How an operation failed, as a remote caller is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl OpError {
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn bad_input(message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::BadInput,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<AppError> for OpError {
+    fn from(e: AppError) -> Self {
+        let message = match &e {
+            AppError::NoStore { .. } => {
+                "history is off on this server (started with the store `none`)".to_string()
+            }
+            AppError::RunsOff => "running tools on this server is off; set `allow_run = true` under [serve] in its waypoint.toml to allow it".to_string(),
+            AppError::NoSuchRun { run_id, .. } => format!("no run `{run_id}` of yours; GET /v1/runs lists them"),
+            other => other.to_string(),
+        };
+        Self {
+            kind: e.kind(),
+            message,
+        }
+    }
+}
+
+fn json<T: Serialize>(v: &T) -> Result<Value, OpError> {
+    serde_json::to_value(v).map_err(|e| OpError {
+        kind: ErrorKind::Internal,
+        message: e.to_string(),
+    })
+}
+
+/// The server's state: the application and the counters `/metrics` shows.
+pub struct Server {
+    pub app: App,
+    pub metrics: Metrics,
+}
+
+impl Server {
+    pub fn new(app: App) -> Self {
+        Self {
+            app,
+            metrics: Metrics::default(),
+        }
+    }
+
+    /// Plans a request and records the plan in the caller's history (hashes only).
+    pub async fn plan(&self, caller: &str, input: &RequestInput) -> Result<Value, OpError> {
+        json(
+            &self
+                .app
+                .plan(caller, &input.request, input.context.as_ref())
+                .await?,
+        )
+    }
+
+    pub fn route(&self, input: &RequestInput) -> Result<Value, OpError> {
+        let r = self.app.route(&input.request, input.context.as_ref())?;
+        Ok(json!({ "clauses": json(&r)? }))
+    }
+
+    pub fn understand(&self, input: &RequestInput) -> Result<Value, OpError> {
+        json(
+            &self
+                .app
+                .understand(&input.request, input.context.as_ref())?,
+        )
+    }
+
+    /// The caller's history; structured content must be an object, so lists come
+    /// under a key (`rows` or `plans`).
+    pub async fn history(&self, caller: &str, input: &HistoryInput) -> Result<Value, OpError> {
+        let filter = HistoryFilter {
+            tool: input.tool.clone(),
+            limit: Some(input.limit.unwrap_or(50)),
+            ..HistoryFilter::default()
+        };
+        Ok(
+            match self.app.history(caller, &filter, input.plans).await? {
+                History::Plans(p) => json!({ "plans": json(&p)? }),
+                History::Rows(r) => json!({ "rows": json(&r)? }),
+            },
+        )
+    }
+
+    pub async fn forget(&self, caller: &str, input: &ForgetInput) -> Result<Value, OpError> {
+        let what = match (input.all, input.older_than_days, &input.intent) {
+            (true, None, None) => Forget::All,
+            (false, Some(days), None) => {
+                Forget::OlderThan(now_unix() - i64::from(days) * 24 * 3600)
+            }
+            (false, None, Some(sha)) => Forget::Intent(sha.clone()),
+            _ => {
+                return Err(OpError::bad_input(
+                    "give exactly one of `all: true`, `older_than_days` or `intent`",
+                ));
+            }
+        };
+        Ok(json!({ "forgotten": self.app.forget(caller, &what).await? }))
+    }
+
+    /// Plans a request and runs it here, now (the MCP `run` tool).
+    pub async fn run_now(&self, caller: &str, input: &RequestInput) -> Result<Value, OpError> {
+        let report = self
+            .app
+            .run_request(
+                caller,
+                &input.request,
+                input.context.clone(),
+                &RunOptions::default(),
+            )
+            .await?;
+        json(&report)
+    }
+
+    /// Queues a run for whichever instance claims it first.
+    pub async fn submit(&self, caller: &str, input: SubmitInput) -> Result<Value, OpError> {
+        let run_id = self.app.submit(caller, input).await?;
+        self.metrics
+            .runs_submitted
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(json!({ "run_id": run_id, "status": "queued" }))
+    }
+
+    /// The caller's runs, newest first.
+    pub async fn runs(&self, caller: &str, limit: u32) -> Result<Value, OpError> {
+        Ok(json!({ "runs": json(&self.app.runs(caller, limit).await?)? }))
+    }
+
+    /// One of the caller's runs.
+    pub async fn run_status(&self, caller: &str, run_id: &str) -> Result<Value, OpError> {
+        json(&self.app.run_status(caller, run_id).await?)
+    }
+
+    /// The catalog as route and plan see it.
+    pub fn routing_guide(&self) -> Value {
+        let engine = self.app.engine();
+        let c = engine.catalog();
+        json!({
+            "tools": c.tools().iter().map(|t| json!({
+                "name": t.name, "description": t.description,
+                "args": t.properties().map(|(n, _)| n).collect::<Vec<_>>(),
+                "required": t.required().collect::<Vec<_>>(),
+                "accepts": t.accepts, "produces": t.produces, "effects": t.effects,
+                "runnable": t.run.is_some(),
+            })).collect::<Vec<_>>(),
+            "pipelines": c.pipelines().iter().map(|p| json!({
+                "id": p.id, "description": p.description, "steps": p.steps,
+                "accepts": p.accepts, "produces": p.produces,
+            })).collect::<Vec<_>>(),
+            "plans": c.plans().iter().map(|p| json!({
+                "id": p.uri, "intent": p.intent, "ready": p.intent_clarity.ready(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    pub async fn my_plans(&self, caller: &str) -> Result<Value, OpError> {
+        json(&self.app.my_plans(caller).await?)
+    }
+
+    /// Per model: the context window, the reply budget and what is left for the prompt.
+    pub fn budgets(&self) -> Value {
+        let rows = self.app.models().as_array().cloned().unwrap_or_default();
+        Value::Array(
+            rows.iter()
+                .map(|m| {
+                    let ctx = m["context_tokens"].as_u64().unwrap_or(0);
+                    let out = m["max_output_tokens"].as_u64().unwrap_or(0);
+                    json!({
+                        "pattern": m["pattern"], "context_tokens": ctx,
+                        "reply_tokens": out, "prompt_tokens": ctx.saturating_sub(out),
+                    })
+                })
+                .collect(),
+        )
+    }
+}
