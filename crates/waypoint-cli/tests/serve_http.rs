@@ -393,6 +393,106 @@ async fn the_server_plans_like_the_cli_and_learns_per_caller() {
     assert!(mine["plans"][0]["stable"].is_array(), "{mine}");
 }
 
+/// The parts of a plan that must not depend on the face it came through.
+fn plan_shape(plan: &Value) -> Value {
+    let steps: Vec<Value> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| json!([s["tool"], s["args"], s["group"], s["input_refs"]]))
+        .collect();
+    json!({"steps": steps, "complexity": plan["complexity"], "planner": plan["planner"]})
+}
+
+/// One request through the CLI, MCP over stdio and the JSON API, all on one store as
+/// one caller: the same plan each time, one history row per plan with the same hashes,
+/// and what the history learned from any face is used by every face.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_mcp_and_http_faces_plan_record_and_learn_alike() {
+    let Some(cli) = inspector() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("h.db").display());
+    let request = "find CommandRouter and then run the tests";
+    let globals = ["--store", &store, "--caller", "local", "--learn-after", "3"];
+    let by_cli = || {
+        let args = [&globals[..], &["plan", request, "--json"]].concat();
+        let o = common::waypoint(&args);
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        serde_json::from_str::<Value>(&common::stdout(&o)).unwrap()
+    };
+    let by_mcp = || {
+        let o = Command::new("node")
+            .arg(&cli)
+            .arg(env!("CARGO_BIN_EXE_waypoint"))
+            .args(globals)
+            .args([
+                "serve",
+                "--stdio",
+                "--method",
+                "tools/call",
+                "--tool-name",
+                "plan",
+            ])
+            .args(["--tool-arg", &format!("request={request}")])
+            .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+            .env_remove("WAYPOINT_MODEL")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+        v["structuredContent"].clone()
+    };
+    let server = Server::http(
+        dir.path(),
+        &[("--store", &store), ("--learn-after", "3")],
+        &["--no-auth"],
+    );
+    let by_http = async || {
+        let (s, p) = call(
+            "POST",
+            &format!("{}/v1/plan", server.base),
+            None,
+            Some(json!({ "request": request })),
+        )
+        .await;
+        assert_eq!(s, 200, "{p}");
+        p
+    };
+    let first = [by_cli(), by_mcp(), by_http().await];
+    for p in &first {
+        assert_eq!(plan_shape(p), plan_shape(&first[0]), "{p}");
+        assert_eq!(p["planner"], "deterministic");
+    }
+    // Three plans with the same tools (--learn-after 3): the next one is learned, by
+    // whichever face asks.
+    let learned = [by_http().await, by_cli(), by_mcp()];
+    for p in &learned {
+        assert_eq!(p["planner"], "learned", "{p}");
+        assert_eq!(p["steps"][0]["tool"], "find_symbol");
+    }
+    let o = common::waypoint(&[&globals[..], &["history", "--json"]].concat());
+    let rows: Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 6, "one row per plan, whichever face: {rows:?}");
+    for r in rows {
+        assert_eq!(r["intent_sha"], rows[0]["intent_sha"]);
+        assert_eq!(r["caller"], "local");
+        let tools: Vec<&Value> = r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| &s["tool"])
+            .collect();
+        let planned: Vec<&Value> = first[0]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| &s["tool"])
+            .collect();
+        assert_eq!(tools, planned);
+    }
+}
+
 #[test]
 fn a_configured_model_plans_through_the_server() {
     let Some(url) = common::local_llm("the server's model test") else {
