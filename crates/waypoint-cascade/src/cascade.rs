@@ -114,9 +114,8 @@ impl Cascade<'_> {
                 Ok((plan, Some(attempt)))
             }
             (true, None) if self.strategy == Strategy::Llm => Ok((
-                deterministic.with_warning(
-                    "no model is configured (pass --model); this is the deterministic plan",
-                ),
+                deterministic
+                    .with_warning("no model is configured; this is the deterministic plan"),
                 None,
             )),
             _ => Ok((deterministic, None)),

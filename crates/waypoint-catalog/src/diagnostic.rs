@@ -107,7 +107,7 @@ pub enum CatalogError {
     #[error("catalog directory `{path}` holds no `*.yaml` or `*.yml` file")]
     Empty { path: String },
     /// The files were read but hold errors; every problem found is listed, warnings too.
-    #[error("{} in the catalog; run `waypoint catalog check` to see them all", count_errors(.diagnostics))]
+    #[error("{} in the catalog", count_errors(.diagnostics))]
     Invalid { diagnostics: Vec<Diagnostic> },
 }
 

@@ -67,6 +67,12 @@ fn hint(e: &AppError) -> Option<String> {
             }
         ),
         AppError::Config(_) => "fix the file, or name another with --config FILE".into(),
+        AppError::Llm(waypoint_llm::LlmError::NoModel) => {
+            "pass --model PROVIDER/MODEL (e.g. llamacpp/gemma3-270m)".into()
+        }
+        AppError::Llm(waypoint_llm::LlmError::UnknownProvider { .. }) => {
+            "or pass the server's address with --llm-base-url URL".into()
+        }
         _ => return None,
     })
 }

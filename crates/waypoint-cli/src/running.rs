@@ -149,6 +149,16 @@ fn print_report(r: &RunReport, json: bool) -> Result<()> {
     }
     for q in &r.questions {
         writeln!(out, "{WAIT}question{WAIT:#} {}: {}", q.step_id, q.text)?;
+        let how = match q.expects.as_str() {
+            "answer" => format!("waypoint resume {} --answer {}=VALUE", r.run_id, q.key),
+            "retry_or_done" => format!(
+                "waypoint resume {id} --retry {k}   (or --done {k})",
+                id = r.run_id,
+                k = q.key
+            ),
+            _ => continue,
+        };
+        writeln!(out, "{DIM}  answer with: {how}{DIM:#}")?;
     }
     for a in &r.attempts {
         writeln!(

@@ -8,7 +8,7 @@ pub enum CoreError {
     Lexicon(String),
     /// The request is empty or only white space.
     #[error(
-        "the request is empty; say what you want done, e.g. `waypoint plan \"summarize https://example.com/report.pdf\"`"
+        "the request is empty; say what you want done, e.g. \"summarize https://example.com/report.pdf\""
     )]
     EmptyRequest,
     /// The request is larger than the configured limit.

@@ -360,7 +360,7 @@ max_output_tokens = 256
         let e = c
             .endpoint(Some("nowhere/model"), &Overrides::default())
             .unwrap_err();
-        assert!(e.to_string().contains("--llm-base-url"), "{e}");
+        assert!(e.to_string().contains("[providers.nowhere]"), "{e}");
         let e = c
             .endpoint(Some("no-slash"), &Overrides::default())
             .unwrap_err();

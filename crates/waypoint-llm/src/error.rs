@@ -5,13 +5,13 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
     #[error(
-        "no model chosen; pass --model PROVIDER/MODEL (e.g. llamacpp/gemma3-270m) or set `model` under [llm] in waypoint.toml"
+        "no model chosen; name one as PROVIDER/MODEL (e.g. llamacpp/gemma3-270m), or set `model` under [llm] in waypoint.toml"
     )]
     NoModel,
     #[error("`{spec}` is not a model reference; write PROVIDER/MODEL, e.g. `llamacpp/gemma3-270m`")]
     BadModelRef { spec: String },
     #[error(
-        "unknown provider `{provider}`; known: {known}. Add [providers.{provider}] to waypoint.toml or pass --llm-base-url"
+        "unknown provider `{provider}`; known: {known}. Add [providers.{provider}] to waypoint.toml or give its base URL"
     )]
     UnknownProvider { provider: String, known: String },
     #[error("the API key variable `{var}` is not set; export it or choose another provider")]

@@ -215,6 +215,11 @@ pub struct Question {
     pub text: String,
     /// What answers it: `answer` (text for `ask_user`), `retry_or_done` (unknown outcome).
     pub expects: String,
+    /// The key an answer is given under on resume: the step (`s2`), a placeholder of a
+    /// step (`s1.path`), or a step inside a plan document (`s1.2.1.topic`); for
+    /// `retry_or_done`, the step to retry or mark done.
+    #[serde(default)]
+    pub key: String,
 }
 
 /// What a run tells a watcher as it goes (`--events jsonl`).

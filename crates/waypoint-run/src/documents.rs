@@ -258,11 +258,11 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 if !constraints.is_empty() {
                     text.push_str(&format!(" ({})", constraints.join("; ")));
                 }
-                text.push_str(&format!(". Resume with --answer {answer_key}=VALUE"));
                 return Ok(Err(Outcome::Ask(vec![Question {
                     step_id: step.id.clone(),
                     text,
                     expects: "answer".into(),
+                    key: answer_key.to_string(),
                 }])));
             }
             Err(o) => return Ok(Err(o)),
@@ -406,17 +406,15 @@ fn script_args(
     for (name, input) in inputs {
         let value = match input {
             ScriptInput::Value(v) => v.clone(),
-            ScriptInput::Description(d) => from_context(st, answer_key, name, previous).ok_or_else(|| {
-                Outcome::Ask(vec![Question {
-                    step_id: step.id.clone(),
-                    text: format!(
-                        "`{name}` for {} step {}: {d}. Resume with --answer {answer_key}.{name}=VALUE",
-                        doc.id,
-                        i + 1
-                    ),
-                    expects: "answer".into(),
-                }])
-            })?,
+            ScriptInput::Description(d) => from_context(st, answer_key, name, previous)
+                .ok_or_else(|| {
+                    Outcome::Ask(vec![Question {
+                        step_id: step.id.clone(),
+                        text: format!("`{name}` for {} step {}: {d}", doc.id, i + 1),
+                        expects: "answer".into(),
+                        key: format!("{answer_key}.{name}"),
+                    }])
+                })?,
         };
         args.insert(name.clone(), value);
     }
@@ -454,6 +452,7 @@ fn gate_questions(step: &Step, doc: &PlanDoc) -> Vec<Question> {
             step_id: step.id.clone(),
             text: c.clone(),
             expects: "clarify".into(),
+            key: step.id.clone(),
         })
         .collect();
     if qs.is_empty() {
@@ -467,6 +466,7 @@ fn gate_questions(step: &Step, doc: &PlanDoc) -> Vec<Question> {
                 doc.intent
             ),
             expects: "clarify".into(),
+            key: step.id.clone(),
         });
     }
     qs

@@ -37,7 +37,7 @@ const MAX_PIPELINE_DEPTH: usize = 8;
 pub enum RunError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("no run `{0}` in this store for this caller; `waypoint runs` lists them")]
+    #[error("no run `{0}` in this store for this caller")]
     NoSuchRun(String),
     #[error("run `{run_id}` is {status}; only a run that stopped can be resumed")]
     NotResumable { run_id: String, status: String },
@@ -402,10 +402,9 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 }
                 PlanEnd::Ask(questions) => {
                     let message = format!(
-                        "waiting for {} answer{}; resume with `waypoint resume {}`",
+                        "waiting for {} answer{}",
                         questions.len(),
                         if questions.len() == 1 { "" } else { "s" },
-                        st.run_id
                     );
                     return Ok((RunStatus::NeedsInput, message, None, questions, None));
                 }
@@ -798,14 +797,13 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                         return Ok(Err(Outcome::Ask(vec![Question {
                             step_id: step.id.clone(),
                             text: format!(
-                                "{} ({}, effects {}) was called but the run stopped before it answered, so whether it happened is unknown. Check, then resume with --retry {} to call it again or --done {} if it happened.",
+                                "{} ({}, effects {}) was called but the run stopped before it answered, so whether it happened is unknown. Check, then say whether to call it again (retry) or take it as done.",
                                 step.id,
                                 tool.name,
                                 tool.effects.as_str(),
-                                step.id,
-                                step.id
                             ),
                             expects: "retry_or_done".into(),
+                            key: step.id.clone(),
                         }])));
                     }
                 }
@@ -955,6 +953,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 step_id: step.id.clone(),
                 text: q,
                 expects: "answer".into(),
+                key: step.id.clone(),
             }]))),
             Err(e) => Ok(Err(Outcome::Failed(e.to_string()))),
         }
@@ -1055,10 +1054,11 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 return Err(Prep::Ask(Question {
                     step_id: step.id.clone(),
                     text: format!(
-                        "What should `{arg}` ({what}) be for {} ({})? Resume with --answer {}.{arg}=VALUE",
-                        step.id, tool.name, step.id
+                        "What should `{arg}` ({what}) be for {} ({})?",
+                        step.id, tool.name
                     ),
                     expects: "answer".into(),
+                    key: format!("{}.{arg}", step.id),
                 }));
             }
             Err(e) => return Err(Prep::Fail(e.to_string())),

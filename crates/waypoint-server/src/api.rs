@@ -362,7 +362,7 @@ pub fn document() -> Value {
                                  "responses": {"200": {"description": "OK"}}}},
             "/metrics": {"get": {"operationId": "metrics", "summary": "Prometheus text format (no token needed).", "security": [],
                                  "responses": {"200": {"description": "OK", "content": {"text/plain": {}}}}}},
-            "/mcp": {"post": {"operationId": "mcp", "summary": "MCP over streamable HTTP: the same tools and resources as `waypoint serve --stdio`.",
+            "/mcp": {"post": {"operationId": "mcp", "summary": "MCP over streamable HTTP: the same tools and resources as the MCP server over stdio.",
                               "responses": {"200": {"description": "A JSON-RPC answer."}}}}
         },
         "components": {

@@ -28,7 +28,7 @@ pub(super) async fn call<M: MemoryStore + 'static>(
 ) -> Result<Output, ToolError> {
     let model = tb.model.as_ref().ok_or_else(|| {
         ToolError::Unconfigured(format!(
-            "`{}` needs a model; pass --model PROVIDER/MODEL or set `model` under [llm] in waypoint.toml",
+            "`{}` needs a model, and none is configured (`model` under [llm] in waypoint.toml)",
             call.tool.name
         ))
     })?;

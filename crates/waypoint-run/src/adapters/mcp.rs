@@ -180,7 +180,7 @@ fn result_value(result: &CallToolResult) -> (String, Value) {
 pub fn catalog_yaml(server: &str, tools: &[RemoteTool]) -> String {
     let q = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
     let mut out = format!(
-        "# Tools of the MCP server `{server}`, from its tools/list (waypoint catalog import --mcp {server}).\n# Keep the server's entry under `servers:` in a catalog loaded beside this file.\ntools:\n"
+        "# Tools of the MCP server `{server}`, from its tools/list.\n# Keep the server's entry under `servers:` in a catalog loaded beside this file.\ntools:\n"
     );
     for t in tools {
         let effects = match (t.read_only, t.destructive, t.open_world) {
