@@ -22,6 +22,7 @@ use waypoint_store::{
 use waypoint_stores::Store;
 
 use crate::error::AppError;
+use crate::history::{Counts, LearnedCache, Recorder, WriteBehind};
 use crate::limits::{LimitOverrides, layered};
 use crate::live::{Live, Snapshot};
 use crate::planner::Planner;
@@ -100,8 +101,16 @@ pub struct App {
     /// Why the store is off when it could not be opened.
     store_error: Option<String>,
     runs: Option<RunPolicy>,
+    /// History written behind the request (a server), with the learned-plan cache;
+    /// `None`: every row is committed before its plan is answered (a command).
+    behind: Option<Behind>,
     /// Unix seconds of the last purge of expired history.
     purged_at: AtomicI64,
+}
+
+struct Behind {
+    recorder: Recorder,
+    learned: LearnedCache,
 }
 
 impl App {
@@ -132,7 +141,35 @@ impl App {
         watched.extend(setup.train.iter().cloned());
         watched.extend(crate::config::path_in_effect(setup.config.as_deref()));
         let live = Live::new(first, Some(loader), watched);
-        Self::open_with(setup, live, notices, runs).await
+        let (app, notices) = Self::open_with(setup, live, notices, runs).await?;
+        Ok((app.write_behind(WriteBehind::default()), notices))
+    }
+
+    /// The same application with history written behind the request (see
+    /// [`crate::history`]); call [`App::flush_history`] before it stops. Needs a tokio
+    /// runtime.
+    #[must_use]
+    pub fn write_behind(mut self, config: WriteBehind) -> Self {
+        if let Some(store) = &self.store {
+            self.behind = Some(Behind {
+                recorder: Recorder::spawn(store.clone(), config),
+                learned: LearnedCache::new(config.learned_refresh),
+            });
+        }
+        self
+    }
+
+    /// Commits every history row recorded so far (at shutdown; a no-op when rows are
+    /// written as they come).
+    pub async fn flush_history(&self) {
+        if let Some(b) = &self.behind {
+            b.recorder.flush().await;
+        }
+    }
+
+    /// What the write-behind recorder has done, when there is one.
+    pub fn history_counts(&self) -> Option<&Counts> {
+        self.behind.as_ref().map(|b| b.recorder.counts())
     }
 
     async fn open_with(
@@ -164,6 +201,7 @@ impl App {
             store,
             store_error: None,
             runs,
+            behind: None,
             purged_at: AtomicI64::new(0),
         }
     }
@@ -232,19 +270,58 @@ impl App {
         if let Some(store) = store {
             self.purge_if_due(store).await;
         }
-        let plan = snap
+        let learned = match store {
+            Some(store) if snap.planner.learns() => {
+                self.learned(store, caller, request, snap.planner.learn_rule())
+                    .await
+            }
+            _ => None,
+        };
+        let (plan, _) = snap
             .planner
-            .plan(&snap.engine, store, caller, request, context)
+            .plan_learned(&snap.engine, request, context, learned.as_deref())
             .await?;
         snap.planner.save_modes();
         if let Some(store) = store {
             let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
             let row = waypoint_stores::history_row(&plan, request, caller, Outcome::Ok, ms);
-            if let Err(e) = store.record(&row).await {
-                eprintln!("waypoint: cannot record plan history: {e}");
+            match &self.behind {
+                Some(b) => {
+                    b.learned.note(&row);
+                    b.recorder.record(row).await;
+                }
+                None => {
+                    if let Err(e) = store.record(&row).await {
+                        eprintln!("waypoint: cannot record plan history: {e}");
+                    }
+                }
             }
         }
         Ok(plan)
+    }
+
+    /// The tool sequence `caller`'s history has learned for `request`, if any. History
+    /// is best effort: a store that fails is logged and planning goes on without it.
+    async fn learned(
+        &self,
+        store: &Store,
+        caller: &str,
+        request: &str,
+        rule: waypoint_store::LearnRule,
+    ) -> Option<Vec<String>> {
+        let now = now_unix();
+        let found = match &self.behind {
+            Some(b) => {
+                b.learned
+                    .learned(store, &b.recorder, caller, request, rule, now)
+                    .await
+            }
+            None => waypoint_store::learned_for(store, caller, request, rule, now).await,
+        };
+        found.unwrap_or_else(|e| {
+            eprintln!("waypoint: cannot read plan history: {e}");
+            None
+        })
     }
 
     /// Deletes expired history at most once per [`PURGE_EVERY_SECS`], the first time
@@ -289,6 +366,8 @@ impl App {
         filter: &HistoryFilter,
         grouped: bool,
     ) -> Result<History, AppError> {
+        // The caller sees every plan they made, committed or still queued.
+        self.flush_history().await;
         let rows = self
             .need_store()?
             .history(caller, filter, now_unix())
@@ -302,7 +381,13 @@ impl App {
 
     /// Removes history rows of the caller; answers how many.
     pub async fn forget(&self, caller: &str, what: &Forget) -> Result<u64, AppError> {
-        Ok(self.need_store()?.forget(caller, what).await?)
+        let store = self.need_store()?;
+        self.flush_history().await;
+        let n = store.forget(caller, what).await?;
+        if let Some(b) = &self.behind {
+            b.learned.forget(caller);
+        }
+        Ok(n)
     }
 
     /// Plans `request` (recorded like [`App::plan`]) and runs it here, now.

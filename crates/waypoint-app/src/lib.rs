@@ -7,6 +7,8 @@
 //! - [`setup`]: what a face decided (catalogs, training files, store, overrides) and the
 //!   engine built from it, with the [`Notice`]s a person should see.
 //! - [`planner`]: how a request becomes a plan — learned, deterministic, the model.
+//! - [`history`]: plan history off the request path — a write-behind recorder and a
+//!   learned-plan cache — for long-lived applications.
 //! - [`live`]: the engine, planner and configuration in service as one [`Snapshot`],
 //!   swapped whole on reload.
 //! - [`limits`]: run limits in layers — defaults, `[run]`, the caller's overrides.
@@ -20,6 +22,7 @@ pub mod app;
 pub mod config;
 pub mod error;
 pub mod evaluate;
+pub mod history;
 pub mod limits;
 pub mod live;
 pub mod meaning;

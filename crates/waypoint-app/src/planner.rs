@@ -17,8 +17,7 @@ use waypoint_cascade::{
 use waypoint_core::{CoreError, Engine};
 use waypoint_llm::{Client, OutputMode};
 use waypoint_protocol::Plan;
-use waypoint_store::{LearnRule, now_unix};
-use waypoint_stores::Store;
+use waypoint_store::LearnRule;
 
 use crate::config::{Config, ConfigError, cache_dir};
 use crate::error::AppError;
@@ -192,42 +191,9 @@ impl Planner {
         Some(llm)
     }
 
-    /// The tool sequence `caller`'s history has learned for `request`, if any. History
-    /// is best effort: a store that fails is logged and planning goes on without it.
-    async fn learned(
-        &self,
-        store: Option<&Store>,
-        caller: &str,
-        request: &str,
-    ) -> Option<Vec<String>> {
-        if self.strategy == Strategy::Llm {
-            return None;
-        }
-        match waypoint_store::learned_for(store?, caller, request, self.learn, now_unix()).await {
-            Ok(tools) => tools,
-            Err(e) => {
-                eprintln!("waypoint: cannot read plan history: {e}");
-                None
-            }
-        }
-    }
-
-    /// Plans `request` for `caller` with `engine`. Errors only for requests no planner
-    /// accepts (empty, too large); a model that fails gives the deterministic plan with
-    /// a warning.
-    pub async fn plan(
-        &self,
-        engine: &Arc<Engine>,
-        store: Option<&Store>,
-        caller: &str,
-        request: &str,
-        context: Option<&serde_json::Value>,
-    ) -> Result<Plan, CoreError> {
-        let learned = self.learned(store, caller, request).await;
-        Ok(self
-            .plan_learned(engine, request, context, learned.as_deref())
-            .await?
-            .0)
+    /// Whether a learned plan may answer: not when the model is to answer every time.
+    pub fn learns(&self) -> bool {
+        self.strategy != Strategy::Llm
     }
 
     /// Plans `request` with `engine`, given what history learned (if anything), and

@@ -42,13 +42,17 @@ pub fn serve(global: &Global, args: &ServeArgs) -> Result<ExitCode> {
     say(&notices);
     say_meaning(&app.engine());
     let server = Arc::new(Server::new(app));
-    match args.http {
+    let served = match args.http {
         None => {
-            let mcp = waypoint_server::WaypointMcp::new(server, global.caller.clone());
-            rt.block_on(waypoint_server::serve_stdio(mcp))?;
+            let mcp = waypoint_server::WaypointMcp::new(server.clone(), global.caller.clone());
+            rt.block_on(waypoint_server::serve_stdio(mcp))
+                .map_err(anyhow::Error::from)
         }
-        Some(addr) => rt.block_on(serve_http(server, &config, addr))?,
-    }
+        Some(addr) => rt.block_on(serve_http(server.clone(), &config, addr)),
+    };
+    // History is written behind requests; what is still queued is committed now.
+    rt.block_on(server.app.flush_history());
+    served?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -218,7 +218,10 @@ fn an_llm_subtask_without_a_model_says_how_to_name_one() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let err = r["steps"][1]["error"].as_str().unwrap();
-    assert!(err.contains("needs a model") && err.contains("[llm]"), "{err}");
+    assert!(
+        err.contains("needs a model") && err.contains("[llm]"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -493,6 +493,82 @@ async fn the_cli_mcp_and_http_faces_plan_record_and_learn_alike() {
     }
 }
 
+/// The value of one metric in `/metrics`.
+async fn metric(base: &str, name: &str) -> u64 {
+    let text = client()
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
+        .map_or(0, |v| v as u64)
+}
+
+/// History is written behind the request; a kill -9 under load loses at most what was
+/// not yet committed, never a row the server reported as flushed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kill_under_load_loses_no_row_the_server_reported_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("h.db").display());
+    let mut server = Server::http(dir.path(), &[("--store", &store)], &["--no-auth"]);
+    let base = server.base.clone();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let answered = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut load = Vec::new();
+    for w in 0..8 {
+        let (base, stop, answered) = (base.clone(), stop.clone(), answered.clone());
+        load.push(tokio::spawn(async move {
+            let client = client();
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let body = json!({"request": format!("find Router{w}x{i} and run the tests")});
+                let sent = client
+                    .post(format!("{base}/v1/plan"))
+                    .header("content-type", "application/json")
+                    .body(body.to_string())
+                    .send()
+                    .await;
+                if sent.is_ok_and(|r| r.status().is_success()) {
+                    answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                i += 1;
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let flushed = metric(&base, "waypoint_history_rows_flushed").await;
+    // Keep the load on a little longer so some rows are in flight at the kill.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.child.kill().unwrap(); // SIGKILL: no flush at shutdown
+    server.child.wait().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for l in load {
+        l.await.unwrap();
+    }
+    let o = common::waypoint(&["--store", &store, "history", "--json", "--limit", "1000000"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let rows = serde_json::from_str::<Value>(&common::stdout(&o))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .len() as u64;
+    let answered = answered.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(flushed > 50, "the load ran: {flushed} rows flushed");
+    assert!(
+        rows >= flushed,
+        "every row reported flushed is in the store: {rows} < {flushed}"
+    );
+    assert!(
+        rows <= answered,
+        "{rows} rows for {answered} answered plans"
+    );
+    eprintln!("answered {answered}, reported flushed {flushed}, in the store {rows}");
+}
+
 #[test]
 fn a_configured_model_plans_through_the_server() {
     let Some(url) = common::local_llm("the server's model test") else {

@@ -251,7 +251,33 @@ pub async fn metrics(State(app): State<Arc<Server>>) -> impl IntoResponse {
         .live()
         .failed_loads
         .load(std::sync::atomic::Ordering::Relaxed) as f64;
+    let history =
+        |f: fn(&waypoint_app::history::Counts) -> u64| app.app.history_counts().map_or(0, f) as f64;
+    let queued = history(|c| c.queued.load(std::sync::atomic::Ordering::Relaxed));
+    let flushed = history(|c| c.flushed.load(std::sync::atomic::Ordering::Relaxed));
+    let failed_rows = history(|c| c.failed.load(std::sync::atomic::Ordering::Relaxed));
+    let batches = history(|c| c.batches.load(std::sync::atomic::Ordering::Relaxed));
     let text = app.metrics.render(&[
+        (
+            "waypoint_history_rows_queued",
+            "Plan history rows handed to the write-behind recorder.",
+            queued,
+        ),
+        (
+            "waypoint_history_rows_flushed",
+            "Plan history rows committed to the store.",
+            flushed,
+        ),
+        (
+            "waypoint_history_rows_failed",
+            "Plan history rows whose batch the store refused.",
+            failed_rows,
+        ),
+        (
+            "waypoint_history_batches",
+            "Transactions the recorder committed.",
+            batches,
+        ),
         (
             "waypoint_catalog_tools",
             "Tools in the catalog in service.",

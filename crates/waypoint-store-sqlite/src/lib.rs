@@ -91,29 +91,16 @@ impl SqliteStore {
 impl HistoryStore for SqliteStore {
     /// Appends one row; it expires `ttl_secs` after `row.at_unix`.
     async fn record(&self, row: &HistoryRow) -> Result<(), StoreError> {
-        let steps = row.steps_json();
-        let tools = row.tools_column();
-        let outcome = row.outcome.as_str();
-        let expires = row.at_unix.saturating_add(self.ttl_secs);
-        sqlx::query!(
-            "INSERT INTO plan_history (caller, intent_sha, complexity, steps, tools, outcome, at_unix, expires_at, duration_ms, model, planner)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            row.caller,
-            row.intent_sha,
-            row.complexity,
-            steps,
-            tools,
-            outcome,
-            row.at_unix,
-            expires,
-            row.duration_ms,
-            row.model,
-            row.planner,
-        )
-        .execute(&self.pool)
-        .await
-        .map_err(|e| query_err(&e))?;
-        Ok(())
+        self.record_many(std::slice::from_ref(row)).await
+    }
+
+    /// Appends rows in one transaction (a write-behind batch commits once).
+    async fn record_many(&self, rows: &[HistoryRow]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await.map_err(|e| query_err(&e))?;
+        for row in rows {
+            insert(&mut tx, row, self.ttl_secs).await?;
+        }
+        tx.commit().await.map_err(|e| query_err(&e))
     }
 
     /// A caller's unexpired rows matching the filter, newest first.
@@ -202,4 +189,35 @@ impl HistoryStore for SqliteStore {
             .map_err(|e| query_err(&e))?;
         Ok(done.rows_affected())
     }
+}
+
+/// One history row into the open transaction.
+async fn insert(
+    conn: &mut sqlx::SqliteConnection,
+    row: &HistoryRow,
+    ttl_secs: i64,
+) -> Result<(), StoreError> {
+    let steps = row.steps_json();
+    let tools = row.tools_column();
+    let outcome = row.outcome.as_str();
+    let expires = row.at_unix.saturating_add(ttl_secs);
+    sqlx::query!(
+            "INSERT INTO plan_history (caller, intent_sha, complexity, steps, tools, outcome, at_unix, expires_at, duration_ms, model, planner)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            row.caller,
+            row.intent_sha,
+            row.complexity,
+            steps,
+            tools,
+            outcome,
+            row.at_unix,
+            expires,
+            row.duration_ms,
+            row.model,
+            row.planner,
+        )
+    .execute(conn)
+    .await
+    .map_err(|e| query_err(&e))?;
+    Ok(())
 }

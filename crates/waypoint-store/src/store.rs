@@ -11,6 +11,12 @@ pub trait HistoryStore: Send + Sync {
     /// Appends one row.
     fn record(&self, row: &HistoryRow) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// Appends rows in one transaction: all are committed, or none.
+    fn record_many(
+        &self,
+        rows: &[HistoryRow],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// A caller's unexpired rows at `now` matching the filter, newest first.
     fn history(
         &self,

@@ -97,6 +97,13 @@ impl HistoryStore for Store {
         }
     }
 
+    async fn record_many(&self, rows: &[HistoryRow]) -> Result<(), StoreError> {
+        match self {
+            Self::Sqlite(s) => s.record_many(rows).await,
+            Self::Postgres(s) => s.record_many(rows).await,
+        }
+    }
+
     async fn history(
         &self,
         caller: &str,
