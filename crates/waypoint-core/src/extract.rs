@@ -35,6 +35,9 @@ pub struct Extractor {
     number_words: Vec<(String, u32)>,
 }
 
+/// Longest quoted text taken as one value; longer quotes are material, not a value.
+const MAX_QUOTED_CHARS: usize = 2_000;
+
 fn build(pattern: &str) -> Result<Regex, CoreError> {
     RegexBuilder::new(pattern)
         .case_insensitive(true)
@@ -82,7 +85,9 @@ impl Extractor {
                 r"(?-i:\b[A-Z][A-Z0-9]+-\d+\b)|#\d+\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[a-z]{2,6}_[A-Za-z0-9]{6,}\b|\b(?:[0-9]+[a-f]|[a-f]+[0-9])[0-9a-f]{5,38}\b",
             )?,
             quoted: build(
-                r#""([^"\n]{1,2000})"|“([^”\n]{1,2000})”|‘([^’\n]{1,2000})’|`([^`\n]{1,2000})`|(?:^|[\s(:,])'([^'\n]{1,2000})'(?:$|[\s).,;:!?])"#,
+                // Unbounded here, bounded below: a counted repetition of a Unicode class
+                // compiles to an automaton whose search state costs ~10 MiB per thread.
+                r#""([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`|(?:^|[\s(:,])'([^'\n]+)'(?:$|[\s).,;:!?])"#,
             )?,
             number: build(r"(?:^|[^\w.:/#-])(\d+(?:[.,]\d+)*)\b")?,
             number_word: build(&format!(r"\b(?:{nwords})\b"))?,
@@ -139,6 +144,7 @@ impl Extractor {
         }
         for c in self.quoted.captures_iter(text) {
             if let Some(g) = (1..=5).find_map(|i| c.get(i))
+                && g.as_str().chars().count() <= MAX_QUOTED_CHARS
                 && !taken(&found, g.start(), g.end())
             {
                 push(&mut found, ExtractedKind::Quoted, g.as_str(), g.start());
@@ -280,6 +286,18 @@ mod tests {
             ),
             ["https://jobs.example.com/search?q=rust"]
         );
+    }
+
+    #[test]
+    fn a_quote_is_a_value_up_to_its_bound() {
+        let at_bound = "é".repeat(MAX_QUOTED_CHARS);
+        let text = format!("say \"{at_bound}\" and ‘hi there’");
+        assert_eq!(
+            of(&text, ExtractedKind::Quoted),
+            [at_bound.as_str(), "hi there"]
+        );
+        let over = format!("say \"{}\"", "x".repeat(MAX_QUOTED_CHARS + 1));
+        assert!(of(&over, ExtractedKind::Quoted).is_empty());
     }
 
     #[test]
