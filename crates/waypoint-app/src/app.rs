@@ -140,9 +140,13 @@ impl App {
         // New labelled requests retrain the router (or find it cached) on reload.
         watched.extend(setup.train.iter().cloned());
         watched.extend(crate::config::path_in_effect(setup.config.as_deref()));
+        let behind = WriteBehind {
+            window: std::time::Duration::from_millis(first.config.serve.history_flush_ms.max(1)),
+            ..WriteBehind::default()
+        };
         let live = Live::new(first, Some(loader), watched);
         let (app, notices) = Self::open_with(setup, live, notices, runs).await?;
-        Ok((app.write_behind(WriteBehind::default()), notices))
+        Ok((app.write_behind(behind), notices))
     }
 
     /// The same application with history written behind the request (see

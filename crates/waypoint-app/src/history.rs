@@ -37,8 +37,8 @@ pub struct WriteBehind {
 impl Default for WriteBehind {
     fn default() -> Self {
         Self {
-            capacity: 4_096,
-            max_batch: 256,
+            capacity: 8_192,
+            max_batch: 2048,
             window: Duration::from_millis(5),
             learned_refresh: Duration::from_secs(1),
         }
@@ -158,6 +158,8 @@ struct Entry {
     /// Newest first, at most [`LEARN_WINDOW`].
     rows: Vec<HistoryRow>,
     read_at: Instant,
+    /// A lookup is reading it again from the store.
+    reading: bool,
 }
 
 /// Entries kept before the cache starts over; each is at most [`LEARN_WINDOW`] rows.
@@ -173,7 +175,9 @@ impl LearnedCache {
 
     /// The learned tool sequence for `caller`'s `request`, from the cache while its
     /// entry is fresh, else from `store` (after `recorder` committed what it holds, so
-    /// the store has every row this instance wrote).
+    /// the store has every row this instance wrote). While one lookup reads an entry
+    /// again, the others answer from the entry as it was, so a busy key costs one read
+    /// per refresh period, not one per request.
     pub async fn learned(
         &self,
         store: &Store,
@@ -185,11 +189,12 @@ impl LearnedCache {
     ) -> Result<Option<Vec<String>>, waypoint_store::StoreError> {
         let key = (caller.to_string(), waypoint_store::intent_sha(request));
         {
-            let entries = self.lock();
-            if let Some(e) = entries.get(&key)
-                && e.read_at.elapsed() < self.refresh
-            {
-                return Ok(waypoint_store::learned(&e.rows, rule));
+            let mut entries = self.lock();
+            if let Some(e) = entries.get_mut(&key) {
+                if e.read_at.elapsed() < self.refresh || e.reading {
+                    return Ok(waypoint_store::learned(&e.rows, rule));
+                }
+                e.reading = true;
             }
         }
         recorder.flush().await;
@@ -198,9 +203,18 @@ impl LearnedCache {
             limit: Some(LEARN_WINDOW),
             ..HistoryFilter::default()
         };
-        let rows = store.history(caller, &filter, now).await?;
-        let learned = waypoint_store::learned(&rows, rule);
+        let read = store.history(caller, &filter, now).await;
         let mut entries = self.lock();
+        let rows = match read {
+            Ok(rows) => rows,
+            Err(e) => {
+                if let Some(entry) = entries.get_mut(&key) {
+                    entry.reading = false;
+                }
+                return Err(e);
+            }
+        };
+        let learned = waypoint_store::learned(&rows, rule);
         if entries.len() >= MAX_ENTRIES {
             entries.clear();
         }
@@ -209,6 +223,7 @@ impl LearnedCache {
             Entry {
                 rows,
                 read_at: Instant::now(),
+                reading: false,
             },
         );
         Ok(learned)

@@ -504,8 +504,8 @@ async fn metric(base: &str, name: &str) -> u64 {
         .await
         .unwrap();
     text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
-        .map_or(0, |v| v as u64)
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<u64>().ok())
+        .unwrap_or(0)
 }
 
 /// History is written behind the request; a kill -9 under load loses at most what was

@@ -67,13 +67,39 @@ impl HistoryStore for PostgresStore {
         self.record_many(std::slice::from_ref(row)).await
     }
 
-    /// Appends rows in one transaction (a write-behind batch commits once).
+    /// Appends rows in one statement: the columns go as arrays and are unnested into
+    /// rows, so a write-behind batch costs one round trip, not one per row.
     async fn record_many(&self, rows: &[HistoryRow]) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await.map_err(|e| query_err(&e))?;
-        for row in rows {
-            insert(&mut tx, row, self.ttl_secs).await?;
+        if rows.is_empty() {
+            return Ok(());
         }
-        tx.commit().await.map_err(|e| query_err(&e))
+        let col = |f: fn(&HistoryRow) -> String| rows.iter().map(f).collect::<Vec<String>>();
+        let num = |f: fn(&HistoryRow) -> i64| rows.iter().map(f).collect::<Vec<i64>>();
+        let ttl = self.ttl_secs;
+        let expires: Vec<i64> = rows.iter().map(|r| r.at_unix.saturating_add(ttl)).collect();
+        sqlx::query!(
+            "INSERT INTO plan_history (caller, intent_sha, complexity, steps, tools, outcome, at_unix, expires_at, duration_ms, model, planner)
+             SELECT c, i, x, s, t, o, a, e, d, NULLIF(m, ''), p
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                         $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[])
+                  AS u(c, i, x, s, t, o, a, e, d, m, p)",
+            &col(|r| r.caller.clone()),
+            &col(|r| r.intent_sha.clone()),
+            &col(|r| r.complexity.clone()),
+            &col(HistoryRow::steps_json),
+            &col(HistoryRow::tools_column),
+            &col(|r| r.outcome.as_str().to_string()),
+            &num(|r| r.at_unix),
+            &expires,
+            &num(|r| r.duration_ms),
+            // No model is written as NULL (a model id is never empty).
+            &col(|r| r.model.clone().unwrap_or_default()),
+            &col(|r| r.planner.clone()),
+        )
+        .execute(&self.pool)
+        .await
+        .map_err(|e| query_err(&e))?;
+        Ok(())
     }
 
     /// A caller's unexpired rows matching the filter, newest first.
@@ -161,37 +187,6 @@ impl HistoryStore for PostgresStore {
             .map_err(|e| query_err(&e))?;
         Ok(done.rows_affected())
     }
-}
-
-/// One history row into the open transaction.
-async fn insert(
-    conn: &mut sqlx::PgConnection,
-    row: &HistoryRow,
-    ttl_secs: i64,
-) -> Result<(), StoreError> {
-    let steps = row.steps_json();
-    let tools = row.tools_column();
-    let outcome = row.outcome.as_str();
-    let expires = row.at_unix.saturating_add(ttl_secs);
-    sqlx::query!(
-            "INSERT INTO plan_history (caller, intent_sha, complexity, steps, tools, outcome, at_unix, expires_at, duration_ms, model, planner)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-            row.caller,
-            row.intent_sha,
-            row.complexity,
-            steps,
-            tools,
-            outcome,
-            row.at_unix,
-            expires,
-            row.duration_ms,
-            row.model,
-            row.planner,
-        )
-    .execute(conn)
-    .await
-    .map_err(|e| query_err(&e))?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -89,3 +89,10 @@ async fn queued_runs_are_claimed_once() {
         suite::queued_runs_are_claimed_once(s).await;
     }
 }
+
+#[tokio::test]
+async fn batches_round_trip() {
+    if let Some(s) = store().await {
+        suite::batches_round_trip(s).await;
+    }
+}

@@ -107,3 +107,9 @@ async fn queued_runs_are_claimed_once() {
     let (_d, s) = store().await;
     suite::queued_runs_are_claimed_once(s).await;
 }
+
+#[tokio::test]
+async fn batches_round_trip() {
+    let (_dir, s) = store().await;
+    suite::batches_round_trip(s).await;
+}

@@ -153,6 +153,40 @@ pub async fn rows_round_trip_and_filter<B: Backend>(store: B) {
     assert_eq!(intent.len(), 1);
 }
 
+/// A batch is written whole and reads back like rows written one by one, a model and
+/// no model alike; an empty batch writes nothing.
+pub async fn batches_round_trip<B: Backend>(store: B) {
+    let c = caller("batch");
+    let mut with_model = row(&c, "cccc", &["pdf_summarize"], Outcome::Ok, NOW - 5);
+    with_model.model = Some("llamacpp/gemma3-270m".into());
+    with_model.planner = "llm".into();
+    let batch: Vec<HistoryRow> = (0..40)
+        .map(|i| {
+            row(
+                &c,
+                "dddd",
+                &["git_status", "run_tests"],
+                Outcome::Ok,
+                NOW - 100 + i,
+            )
+        })
+        .chain([with_model.clone()])
+        .collect();
+    store.record_many(&[]).await.unwrap();
+    store.record_many(&batch).await.unwrap();
+    let all = store
+        .history(&c, &HistoryFilter::default(), NOW)
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 41);
+    assert_eq!(
+        all[0], with_model,
+        "the model and planner come back as written"
+    );
+    assert_eq!(all[1], batch[39]);
+    assert_eq!(all[1].model, None, "no model stays no model");
+}
+
 pub async fn forget_touches_only_its_caller<B: Backend>(store: B) {
     let (a, b) = (caller("forget-a"), caller("forget-b"));
     for c in [&a, &b] {

@@ -43,6 +43,9 @@ pub struct ServeConfig {
     /// How often the catalog files are checked for changes, in milliseconds (0: only
     /// on SIGHUP).
     pub watch_ms: u64,
+    /// Longest a plan's history row waits before its batch is committed, in
+    /// milliseconds: what a crash can lose, and what batching saves (docs/server.md).
+    pub history_flush_ms: u64,
 }
 
 impl Default for ServeConfig {
@@ -60,6 +63,7 @@ impl Default for ServeConfig {
             workers: 2,
             instance: None,
             watch_ms: 1_000,
+            history_flush_ms: 5,
         }
     }
 }
