@@ -59,6 +59,14 @@ pub enum AppError {
     /// An MCP server the catalog does not declare.
     #[error("no MCP server `{server}` under `servers:` in the loaded catalog")]
     NoServer { server: String, known: Vec<String> },
+    /// The router has no requests to learn from, or fewer than two entries.
+    #[error(
+        "nothing to train: the router learns from requests (entries' `examples:` or labelled request files) and needs at least two entries to tell apart; without them routing is lexical"
+    )]
+    NothingToTrain,
+    /// Calibration has neither held-out requests nor training requests.
+    #[error("nothing to calibrate on: no held-out requests and no training requests")]
+    NothingToCalibrate,
     #[error("{0}")]
     Internal(String),
 }
@@ -92,6 +100,8 @@ impl AppError {
             | Self::Limits(_)
             | Self::Cases(_)
             | Self::NoServer { .. }
+            | Self::NothingToTrain
+            | Self::NothingToCalibrate
             | Self::Run(
                 waypoint_run::RunError::InvalidPlan(_)
                 | waypoint_run::RunError::Limits(_)

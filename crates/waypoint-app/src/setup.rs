@@ -65,6 +65,8 @@ pub enum Notice {
     MeaningOff(String),
     /// The store could not be opened; history is off (and runs cannot be journaled).
     StoreOff(String),
+    /// The trained router could not be cached (why); the next start trains again.
+    Uncached(String),
 }
 
 /// An engine and what building it had to say.

@@ -67,6 +67,12 @@ fn hint(e: &AppError) -> Option<String> {
             }
         ),
         AppError::Config(_) => "fix the file, or name another with --config FILE".into(),
+        AppError::NothingToTrain => {
+            "give labelled requests: `waypoint train FILE.jsonl` or --train FILE.jsonl".into()
+        }
+        AppError::NothingToCalibrate => {
+            "give held-out requests (`waypoint calibrate HELD_OUT.jsonl`) or --train files to cross-validate on".into()
+        }
         AppError::Llm(waypoint_llm::LlmError::NoModel) => {
             "pass --model PROVIDER/MODEL (e.g. llamacpp/gemma3-270m)".into()
         }

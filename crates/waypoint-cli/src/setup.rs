@@ -89,6 +89,9 @@ pub fn say(notices: &[Notice]) {
                  WAYPOINT_EMBED_MODEL at a sentence-transformers folder (scripts/embed-model install)"
             ),
             Notice::StoreOff(why) => eprintln!("warning: plan history is off: {why}"),
+            Notice::Uncached(why) => eprintln!(
+                "warning: the trained router could not be cached ({why}); the next command trains again"
+            ),
         }
     }
 }
