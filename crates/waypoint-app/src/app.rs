@@ -548,8 +548,10 @@ impl App {
     pub async fn run_next_queued(&self, instance: &str) -> Result<Option<RunReport>, AppError> {
         self.need_runs()?;
         let store = self.need_store()?;
-        // Claims are stamped in the journal's unit (unix milliseconds).
-        let Some(row) = store.claim_run(instance, now_unix() * 1000).await? else {
+        let Some(row) = store
+            .claim_run(instance, waypoint_store::now_millis())
+            .await?
+        else {
             return Ok(None);
         };
         let snap = self.live.get();

@@ -17,6 +17,7 @@ pub mod plans;
 pub mod yaml;
 
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 pub use builtin::{BUILTIN_SOURCES, builtin, builtin_sources};
 pub use diagnostic::{CatalogError, Diagnostic, Severity};
@@ -51,6 +52,9 @@ pub(crate) struct Contents {
 pub struct Catalog {
     contents: Contents,
     by_name: HashMap<String, Slot>,
+    /// Each tool's compiled input schema, built on first use and shared by every clone,
+    /// so planning and running compile a schema once per catalog, not once per call.
+    validators: Arc<HashMap<String, OnceLock<Option<jsonschema::Validator>>>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -72,7 +76,30 @@ impl Catalog {
         for (i, p) in contents.plans.iter().enumerate() {
             by_name.entry(p.uri.clone()).or_insert(Slot::Plan(i));
         }
-        Self { contents, by_name }
+        let validators = contents
+            .tools
+            .iter()
+            .filter(|t| t.input_schema.is_some())
+            .map(|t| (t.name.clone(), OnceLock::new()))
+            .collect();
+        Self {
+            contents,
+            by_name,
+            validators: Arc::new(validators),
+        }
+    }
+
+    /// The compiled input schema of tool `name`; `None` when it has none (or it does
+    /// not compile, which loading reports).
+    pub fn validator(&self, name: &str) -> Option<&jsonschema::Validator> {
+        self.validators
+            .get(name)?
+            .get_or_init(|| {
+                self.tool(name)
+                    .and_then(|t| t.input_schema.as_ref())
+                    .and_then(|s| jsonschema::validator_for(s).ok())
+            })
+            .as_ref()
     }
 
     /// Loads catalog paths, or the built-in catalog when `paths` is empty.
@@ -159,5 +186,26 @@ impl Catalog {
             Some(Slot::Plan(_)) | None => return false,
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schema_is_compiled_once_per_catalog_and_shared_by_its_clones() {
+        let catalog = builtin().unwrap().catalog;
+        let tool = catalog
+            .tools()
+            .iter()
+            .find(|t| t.input_schema.is_some())
+            .unwrap();
+        let first = catalog.validator(&tool.name).unwrap();
+        let again = catalog.validator(&tool.name).unwrap();
+        assert!(std::ptr::eq(first, again), "compiled once");
+        let clone = catalog.clone();
+        assert!(std::ptr::eq(first, clone.validator(&tool.name).unwrap()));
+        assert!(catalog.validator("no_such_tool").is_none());
     }
 }

@@ -13,7 +13,7 @@ use crate::lexicon::Lexicon;
 use crate::plan::{Drafted, Planner};
 use crate::route::RouteIndex;
 use crate::understand::{Analysis, understand};
-use crate::validate::{Guards, Validators, validate};
+use crate::validate::{Guards, validate};
 
 /// One action clause and the entries the router sees in it.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,7 +113,6 @@ pub struct Engine {
     lexicon: Lexicon,
     extractor: Extractor,
     index: RouteIndex,
-    validators: Validators,
     options: Options,
     /// A hash of the catalog's names, computed once, so plan ids differ across catalogs.
     fingerprint: u64,
@@ -129,7 +128,6 @@ impl Engine {
             &options.router,
             options.meaning.as_ref(),
         );
-        let validators = Validators::new(&catalog);
         let mut h = Fnv::default();
         for t in catalog.tools() {
             h.write(t.name.as_bytes());
@@ -143,7 +141,6 @@ impl Engine {
             lexicon,
             extractor,
             index,
-            validators,
             options,
             fingerprint,
         })
@@ -409,7 +406,6 @@ impl Engine {
             &mut steps,
             &Guards {
                 catalog: &self.catalog,
-                validators: &self.validators,
                 allowlist: self.options.allowlist.as_ref(),
                 max_steps: self.options.max_steps,
             },

@@ -4,7 +4,6 @@
 //! appear, references point backwards only, and the step count is bounded.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
 
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
@@ -17,39 +16,9 @@ use crate::args;
 /// call the planner (a plan that plans again has no bottom).
 pub const PLANNER_NAMES: [&str; 4] = ["waypoint.plan", "waypoint__plan", "waypoint_plan", "plan"];
 
-/// Compiled input schemas, built lazily once per tool.
-#[derive(Default)]
-pub struct Validators {
-    slots: HashMap<String, OnceLock<Option<jsonschema::Validator>>>,
-}
-
-impl Validators {
-    pub fn new(catalog: &Catalog) -> Self {
-        let slots = catalog
-            .tools()
-            .iter()
-            .filter(|t| t.input_schema.is_some())
-            .map(|t| (t.name.clone(), OnceLock::new()))
-            .collect();
-        Self { slots }
-    }
-
-    fn get(&self, catalog: &Catalog, tool: &str) -> Option<&jsonschema::Validator> {
-        let slot = self.slots.get(tool)?;
-        slot.get_or_init(|| {
-            catalog
-                .tool(tool)
-                .and_then(|t| t.input_schema.as_ref())
-                .and_then(|s| jsonschema::validator_for(s).ok())
-        })
-        .as_ref()
-    }
-}
-
 /// Limits and lists the guards enforce.
 pub struct Guards<'a> {
     pub catalog: &'a Catalog,
-    pub validators: &'a Validators,
     pub allowlist: Option<&'a HashSet<String>>,
     pub max_steps: usize,
 }
@@ -176,7 +145,7 @@ fn check_args(step: &mut Step, guards: &Guards<'_>, verdict: &mut Verdict) {
         Some(Entry::Tool(t)) => t.name.clone(),
         _ => return,
     };
-    let Some(validator) = guards.validators.get(guards.catalog, &name) else {
+    let Some(validator) = guards.catalog.validator(&name) else {
         return;
     };
     let symbolic: HashSet<String> = step

@@ -298,7 +298,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             return Ok(Err(Outcome::Failed(why)));
         }
         apply_defaults(tool, &mut args);
-        if let Err(why) = check_args(tool, &args) {
+        if let Err(why) = check_args(self.catalog, tool, &args) {
             return Ok(Err(Outcome::Failed(why)));
         }
         self.call_once(st, step, tool, key, args).await

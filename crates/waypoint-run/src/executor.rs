@@ -21,7 +21,7 @@ use waypoint_protocol::{
     Attempt, LimitHit, Plan, Question, RunEvent, RunReport, RunStatus, RunTotals, Step, StepKind,
     StepRun, StepStatus, Verification,
 };
-use waypoint_store::{MemoryStore, RunRow, RunStore, StepEnd, StepRow, StoreError};
+use waypoint_store::{MemoryStore, RunRow, RunStore, StepEnd, StepRow, StoreError, now_millis};
 
 use crate::adapters::{Call, Output, ToolError, Toolbox};
 use crate::limits::{Limit, Limits, Meter, Used};
@@ -139,16 +139,42 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Journal times are unix milliseconds, so runs started in the same second keep their
-/// order.
-fn now_unix() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 fn millis(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// How a run (or one pass of it) ended: what its report says besides the steps.
+struct Ending {
+    status: RunStatus,
+    message: String,
+    /// The limit that stopped it, if one did.
+    limit: Option<LimitHit>,
+    /// What it waits on (`needs_input`).
+    questions: Vec<Question>,
+    /// The completion check, when the plan got that far.
+    verification: Option<Verification>,
+}
+
+impl Ending {
+    fn new(status: RunStatus, message: String) -> Self {
+        Self {
+            status,
+            message,
+            limit: None,
+            questions: Vec::new(),
+            verification: None,
+        }
+    }
+
+    fn limit(mut self, hit: Option<LimitHit>) -> Self {
+        self.limit = hit;
+        self
+    }
+
+    fn verified(mut self, v: Option<Verification>) -> Self {
+        self.verification = v;
+        self
+    }
 }
 
 /// A new run id: time and process, hashed (`run_` and 16 hex digits).
@@ -221,7 +247,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         settings.limits.check().map_err(RunError::Limits)?;
         check_plan(plan).map_err(RunError::InvalidPlan)?;
         crate::documents::tighten(plan, self.catalog, &mut settings.limits);
-        let now = now_unix();
+        let now = now_millis();
         let row = RunRow {
             run_id: new_run_id(),
             caller: self.caller.clone(),
@@ -339,9 +365,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     meter.used().earlier_wall_ms,
                 ))
         };
-        let (status, message, limit, questions, verification) = if let Ok(end) =
-            tokio::time::timeout(budget, self.attempts(&mut st)).await
-        {
+        let ending = if let Ok(end) = tokio::time::timeout(budget, self.attempts(&mut st)).await {
             end?
         } else {
             {
@@ -350,19 +374,17 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 let limits = lock(&st.meter).limits().clone();
                 let used = lock(&st.meter).used().earlier_wall_ms + millis(st.started.elapsed());
                 let hit = Limit::Wall.hit(limits.max_wall_ms as f64, used as f64);
-                (
+                Ending::new(
                     RunStatus::Limit,
                     format!(
                         "stopped: the run reached max_wall_ms ({} ms)",
                         limits.max_wall_ms
                     ),
-                    Some(hit),
-                    Vec::new(),
-                    None,
                 )
+                .limit(Some(hit))
             }
         };
-        let report = Self::report(&st, status, message, limit, questions, verification);
+        let report = Self::report(&st, ending);
         self.save(&st, &report).await?;
         self.emit(&RunEvent::RunFinished {
             report: Box::new(report.clone()),
@@ -375,19 +397,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         clippy::too_many_lines,
         reason = "one loop: each end of a plan and the replan that follows, in order"
     )]
-    async fn attempts(
-        &self,
-        st: &mut State,
-    ) -> Result<
-        (
-            RunStatus,
-            String,
-            Option<LimitHit>,
-            Vec<Question>,
-            Option<Verification>,
-        ),
-        RunError,
-    > {
+    async fn attempts(&self, st: &mut State) -> Result<Ending, RunError> {
         loop {
             let end = self.run_plan(st).await?;
             let (digest, tools, verification) = match end {
@@ -398,7 +408,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                         trim_num(hit.used),
                         trim_num(hit.limit)
                     );
-                    return Ok((RunStatus::Limit, message, Some(hit), Vec::new(), None));
+                    return Ok(Ending::new(RunStatus::Limit, message).limit(Some(hit)));
                 }
                 PlanEnd::Ask(questions) => {
                     let message = format!(
@@ -406,7 +416,10 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                         questions.len(),
                         if questions.len() == 1 { "" } else { "s" },
                     );
-                    return Ok((RunStatus::NeedsInput, message, None, questions, None));
+                    return Ok(Ending {
+                        questions,
+                        ..Ending::new(RunStatus::NeedsInput, message)
+                    });
                 }
                 PlanEnd::Done => {
                     let v = {
@@ -433,7 +446,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                                 format!(" and produced {}", v.satisfied.join(", "))
                             }
                         );
-                        return Ok((RunStatus::Ok, message, None, Vec::new(), Some(v)));
+                        return Ok(Ending::new(RunStatus::Ok, message).verified(Some(v)));
                     }
                     let failed: Vec<&str> = v
                         .criteria
@@ -474,13 +487,9 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     st.generation + 1,
                     if st.generation == 0 { "" } else { "s" }
                 );
-                return Ok((
-                    RunStatus::NeedsHuman,
-                    message,
-                    Some(hit),
-                    Vec::new(),
-                    verification,
-                ));
+                return Ok(Ending::new(RunStatus::NeedsHuman, message)
+                    .limit(Some(hit))
+                    .verified(verification));
             }
             let next = {
                 let inner = lock(&st.inner);
@@ -499,13 +508,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 let message = format!(
                     "needs a human: no other plan avoids what failed; last failure: {digest}"
                 );
-                return Ok((
-                    RunStatus::NeedsHuman,
-                    message,
-                    None,
-                    Vec::new(),
-                    verification,
-                ));
+                return Ok(Ending::new(RunStatus::NeedsHuman, message).verified(verification));
             };
             self.emit(&RunEvent::Replanned {
                 run_id: st.run_id.clone(),
@@ -518,14 +521,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 inner.outputs.clear();
                 inner.failed.clear();
             }
-            let report = Self::report(
-                st,
-                RunStatus::Running,
-                "replanned".into(),
-                None,
-                Vec::new(),
-                None,
-            );
+            let report = Self::report(st, Ending::new(RunStatus::Running, "replanned".into()));
             self.save(st, &report).await?;
         }
     }
@@ -662,7 +658,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 return Ok(Outcome::Failed(why));
             }
         };
-        let args = match Self::prepare_args(st, step, tool) {
+        let args = match self.prepare_args(st, step, tool) {
             Ok(a) => a,
             Err(Prep::Ask(q)) => return Ok(Outcome::Ask(vec![q])),
             Err(Prep::Fail(why)) => {
@@ -718,7 +714,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 }
             }
             apply_defaults(tool, &mut args);
-            if let Err(why) = check_args(tool, &args) {
+            if let Err(why) = check_args(self.catalog, tool, &args) {
                 let why = format!("{} in pipeline {}: {why}", tool.name, step.tool);
                 self.record_local(
                     st,
@@ -786,7 +782,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                             prompt_tokens: 0,
                             completion_tokens: 0,
                             cost_usd: row.cost_usd,
-                            finished_at: now_unix(),
+                            finished_at: now_millis(),
                         };
                         self.store.finish_step(&st.run_id, key, &end).await?;
                         self.record_replayed(st, step, row, None);
@@ -840,7 +836,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 .collect()
         };
         let idem = idempotency_key(&st.run_id, key, &args);
-        let started_at = now_unix();
+        let started_at = now_millis();
         self.store
             .begin_step(&StepRow {
                 run_id: st.run_id.clone(),
@@ -911,7 +907,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     prompt_tokens: i64::from(usage.prompt_tokens),
                     completion_tokens: i64::from(usage.completion_tokens),
                     cost_usd: cost,
-                    finished_at: now_unix(),
+                    finished_at: now_millis(),
                 },
             )
             .await?;
@@ -968,7 +964,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         key: &str,
         value: &Value,
     ) -> Result<(), RunError> {
-        let now = now_unix();
+        let now = now_millis();
         self.store
             .begin_step(&StepRow {
                 run_id: st.run_id.clone(),
@@ -1034,7 +1030,12 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     }
 
     /// Makes a step's args concrete and checks them against the tool's schema.
-    fn prepare_args(st: &State, step: &Step, tool: &Tool) -> Result<Map<String, Value>, Prep> {
+    fn prepare_args(
+        &self,
+        st: &State,
+        step: &Step,
+        tool: &Tool,
+    ) -> Result<Map<String, Value>, Prep> {
         let mut args = step.args.clone();
         // Answers given on resume fill placeholders (`STEP.ARG`) and ask_user steps.
         for (name, value) in &mut args {
@@ -1064,7 +1065,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             Err(e) => return Err(Prep::Fail(e.to_string())),
         };
         apply_defaults(tool, &mut args);
-        check_args(tool, &args).map_err(Prep::Fail)?;
+        check_args(self.catalog, tool, &args).map_err(Prep::Fail)?;
         Ok(args)
     }
 
@@ -1132,21 +1133,21 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 prompt_tokens: 0,
                 completion_tokens: 0,
                 cost_usd: 0.0,
-                finished_at: now_unix(),
+                finished_at: now_millis(),
             };
             self.store.finish_step(&st.run_id, &key, &end).await?;
         }
         Ok(())
     }
 
-    fn report(
-        st: &State,
-        status: RunStatus,
-        message: String,
-        limit: Option<LimitHit>,
-        questions: Vec<Question>,
-        verification: Option<Verification>,
-    ) -> RunReport {
+    fn report(st: &State, end: Ending) -> RunReport {
+        let Ending {
+            status,
+            message,
+            limit,
+            questions,
+            verification,
+        } = end;
         let inner = lock(&st.inner);
         let used = lock(&st.meter).used();
         RunReport {
@@ -1182,7 +1183,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             report: serde_json::to_string(report).unwrap_or_default(),
             settings: serde_json::to_string(&st.settings).unwrap_or_default(),
             created_at: st.created_at,
-            updated_at: now_unix(),
+            updated_at: now_millis(),
         };
         self.store.update_run(&row).await?;
         Ok(())
@@ -1289,17 +1290,33 @@ pub(crate) fn apply_defaults(tool: &Tool, args: &mut Map<String, Value>) {
     }
 }
 
-/// Checks args against the tool's input schema, naming each violation.
-pub(crate) fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> {
+/// Checks args against the tool's input schema, naming each violation. A catalog
+/// tool's schema is compiled once per catalog ([`Catalog::validator`]); a tool made for
+/// one step (a model subtask) is compiled here.
+pub(crate) fn check_args(
+    catalog: &Catalog,
+    tool: &Tool,
+    args: &Map<String, Value>,
+) -> Result<(), String> {
     let Some(schema) = &tool.input_schema else {
         return Ok(());
     };
-    let validator = jsonschema::validator_for(schema).map_err(|e| {
-        format!(
-            "`{}` has an input_schema that does not compile: {e}",
-            tool.name
-        )
-    })?;
+    let compiled;
+    let from_catalog = catalog
+        .tool(&tool.name)
+        .is_some_and(|t| std::ptr::eq(t, tool));
+    let validator = match catalog.validator(&tool.name) {
+        Some(v) if from_catalog => v,
+        _ => {
+            compiled = jsonschema::validator_for(schema).map_err(|e| {
+                format!(
+                    "`{}` has an input_schema that does not compile: {e}",
+                    tool.name
+                )
+            })?;
+            &compiled
+        }
+    };
     let instance = Value::Object(args.clone());
     let errors: Vec<String> = validator
         .iter_errors(&instance)

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use serde_json::json;
-use waypoint_core::validate::{Guards, Validators, validate};
+use waypoint_core::validate::{Guards, validate};
 use waypoint_protocol::{Step, StepKind};
 
 fn step(id: &str, tool: &str, args: serde_json::Value, refs: &[&str]) -> Step {
@@ -27,12 +27,10 @@ fn run(
     max_steps: usize,
 ) -> waypoint_core::validate::Verdict {
     let catalog = crate::engine().catalog();
-    let validators = Validators::new(catalog);
     validate(
         steps,
         &Guards {
             catalog,
-            validators: &validators,
             allowlist: allow,
             max_steps,
         },
