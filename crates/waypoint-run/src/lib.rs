@@ -5,8 +5,9 @@
 //! - [`adapters`]: how a tool's `run:` becomes a call — built-ins, commands (no shell),
 //!   HTTP, MCP servers (rmcp), the configured model;
 //! - [`refs`]: `$ref` data flow from earlier outputs into args;
-//! - [`executor`]: groups in order, steps of a group together, a journal row before and
-//!   after every call, resume from the journal;
+//! - [`executor`]: groups in order, steps of a group together, resume from the journal —
+//!   the run loop in `executor`, one step's call in `executor::step`, args and plan
+//!   shape in `executor::args`, the journal and the report in `executor::journal`;
 //! - [`verify`]: the completion check against the goals' evidence needs (seed 002);
 //! - [`replan`]: bounded replanning with an error digest, then a human;
 //! - [`specialists`]: the planner-first specialist runner (seed 004);
