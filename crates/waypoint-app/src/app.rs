@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Instant;
 
+use tracing::Instrument as _;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use waypoint_catalog::plans::PlanRef;
@@ -262,7 +264,31 @@ impl App {
         self.plan_with(&snap, caller, request, context).await
     }
 
+    /// Plans in a `plan` span (docs/telemetry.md): its children are the stages.
     async fn plan_with(
+        &self,
+        snap: &Snapshot,
+        caller: &str,
+        request: &str,
+        context: Option<&serde_json::Value>,
+    ) -> Result<Plan, AppError> {
+        let span = tracing::info_span!(
+            "plan",
+            gen_ai.operation.name = "plan",
+            waypoint.caller = caller,
+            waypoint.planner = tracing::field::Empty,
+            waypoint.steps = tracing::field::Empty,
+        );
+        let plan = self
+            .plan_inner(snap, caller, request, context)
+            .instrument(span.clone())
+            .await?;
+        span.record("waypoint.planner", plan.planner().as_str());
+        span.record("waypoint.steps", plan.steps().len());
+        Ok(plan)
+    }
+
+    async fn plan_inner(
         &self,
         snap: &Snapshot,
         caller: &str,
@@ -289,17 +315,22 @@ impl App {
         if let Some(store) = store {
             let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
             let row = waypoint_stores::history_row(&plan, request, caller, Outcome::Ok, ms);
-            match &self.behind {
-                Some(b) => {
-                    b.learned.note(&row);
-                    b.recorder.record(row).await;
-                }
-                None => {
-                    if let Err(e) = store.record(&row).await {
-                        eprintln!("waypoint: cannot record plan history: {e}");
+            let span = tracing::info_span!("record", waypoint.behind = self.behind.is_some());
+            async {
+                match &self.behind {
+                    Some(b) => {
+                        b.learned.note(&row);
+                        b.recorder.record(row).await;
+                    }
+                    None => {
+                        if let Err(e) = store.record(&row).await {
+                            tracing::warn!(error = %e, "cannot record plan history");
+                        }
                     }
                 }
             }
+            .instrument(span)
+            .await;
         }
         Ok(plan)
     }
@@ -323,7 +354,7 @@ impl App {
             None => waypoint_store::learned_for(store, caller, request, rule, now).await,
         };
         found.unwrap_or_else(|e| {
-            eprintln!("waypoint: cannot read plan history: {e}");
+            tracing::warn!(error = %e, "cannot read plan history");
             None
         })
     }
@@ -342,7 +373,7 @@ impl App {
             return;
         }
         if let Err(e) = store.purge_expired(now).await {
-            eprintln!("waypoint: cannot purge expired history: {e}");
+            tracing::warn!(error = %e, "cannot purge expired history");
         }
     }
 
@@ -405,16 +436,33 @@ impl App {
         // Refused before planning, so a refused run leaves no history row.
         self.need_runs()?;
         self.need_store()?;
-        let snap = self.live.get();
-        let plan = self
-            .plan_with(&snap, caller, request, context.as_ref())
-            .await?;
-        self.run_plan(caller, plan, Some(request.to_string()), context, options)
-            .await
+        async {
+            let snap = self.live.get();
+            let plan = self
+                .plan_with(&snap, caller, request, context.as_ref())
+                .await?;
+            self.execute(caller, plan, Some(request.to_string()), context, options)
+                .await
+        }
+        .instrument(run_span(caller))
+        .await
     }
 
     /// Runs a plan already made. `request` is what replans plan again, if anything.
     pub async fn run_plan(
+        &self,
+        caller: &str,
+        plan: Plan,
+        request: Option<String>,
+        context: Option<serde_json::Value>,
+        options: &RunOptions,
+    ) -> Result<RunReport, AppError> {
+        self.execute(caller, plan, request, context, options)
+            .instrument(run_span(caller))
+            .await
+    }
+
+    async fn execute(
         &self,
         caller: &str,
         plan: Plan,
@@ -438,6 +486,20 @@ impl App {
     /// Plans `request` and runs it the planner-first specialist way: the specialists'
     /// schedule, each model-backed step with its brief.
     pub async fn run_specialists(
+        &self,
+        caller: &str,
+        request: &str,
+        context: Option<serde_json::Value>,
+        options: &RunOptions,
+    ) -> Result<RunReport, AppError> {
+        self.run_specialists_inner(caller, request, context, options)
+            .instrument(run_span(caller))
+            .await
+    }
+
+    /// Plans `request` and runs it the planner-first specialist way: the specialists'
+    /// schedule, each model-backed step with its brief.
+    async fn run_specialists_inner(
         &self,
         caller: &str,
         request: &str,
@@ -523,6 +585,21 @@ impl App {
         &self,
         caller: &str,
         run_id: &str,
+        answers: Decisions,
+        raise: &LimitOverrides,
+        options: &RunOptions,
+    ) -> Result<RunReport, AppError> {
+        self.resume_inner(caller, run_id, answers, raise, options)
+            .instrument(run_span(caller))
+            .await
+    }
+
+    /// Continues a stopped run with a person's answers; `raise` lifts the limits it was
+    /// started with (a budget it hit).
+    async fn resume_inner(
+        &self,
+        caller: &str,
+        run_id: &str,
         mut answers: Decisions,
         raise: &LimitOverrides,
         options: &RunOptions,
@@ -559,6 +636,7 @@ impl App {
         self.with_runner(&snap, &caller, &RunOptions::default(), async |runner| {
             runner.run_claimed(row).await
         })
+        .instrument(run_span(&caller))
         .await
         .map(Some)
     }
@@ -702,6 +780,15 @@ pub fn describe(e: &AppError) -> String {
         }
     }
     text
+}
+
+/// The span every run operation runs in; planning and each tool call are its children.
+fn run_span(caller: &str) -> tracing::Span {
+    tracing::info_span!(
+        "run",
+        gen_ai.operation.name = "invoke_agent",
+        waypoint.caller = caller
+    )
 }
 
 /// Reads `plan://ns/name@req`, `bullet://…` or `ns/name@req`.

@@ -2,7 +2,8 @@
 //!
 //! Every face reads the same file the same way: the model tables (`[llm]`,
 //! `[providers.*]`, `[models.*]`), the planner's choice (`[planner]`), run limits
-//! (`[run]`), the server (`[serve]`) and the sentence encoder (`[embed]`). An unknown
+//! (`[run]`), the server (`[serve]`), the sentence encoder (`[embed]`) and traces and
+//! logs (`[telemetry]`). An unknown
 //! section or key is an error with its line, so a typo is never silently ignored.
 //! docs/configuration.md lists every key.
 
@@ -25,6 +26,7 @@ pub struct Config {
     pub run: RunSection,
     pub serve: ServeConfig,
     pub embed: EmbedSection,
+    pub telemetry: crate::telemetry::TelemetrySection,
 }
 
 /// The `[planner]` section: which planner answers and when the cascade asks the model.
@@ -92,6 +94,8 @@ struct FileShape {
     serve: ServeConfig,
     #[serde(default)]
     embed: EmbedSection,
+    #[serde(default)]
+    telemetry: crate::telemetry::TelemetrySection,
 }
 
 /// Why a configuration file cannot be used.
@@ -169,6 +173,7 @@ impl Config {
             run: shape.run,
             serve: shape.serve,
             embed,
+            telemetry: shape.telemetry,
         })
     }
 

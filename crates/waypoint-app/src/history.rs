@@ -137,7 +137,7 @@ async fn drain(
                 }
                 Err(e) => {
                     counts.failed.fetch_add(n, Ordering::Relaxed);
-                    eprintln!("waypoint: cannot record {n} plan history rows: {e}");
+                    tracing::error!(rows = n, error = %e, "cannot record plan history rows");
                 }
             }
             batch.clear();

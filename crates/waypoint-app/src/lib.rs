@@ -15,6 +15,8 @@
 //! - [`app`]: the operations — plan, route, understand, history, forget, run, submit,
 //!   resume, runs — over one store.
 //! - [`evaluate`]: a case file scored with the planner in service.
+//! - [`telemetry`]: spans through every stage, exported over OTLP when configured;
+//!   structured logs.
 //! - [`train`]: teaching the router and fitting its abstain threshold, with reports.
 //! - [`meaning`]: the sentence encoder, when one is configured.
 //! - [`error`]: one error type whose variants carry data; faces add the advice.
@@ -29,6 +31,7 @@ pub mod live;
 pub mod meaning;
 pub mod planner;
 pub mod setup;
+pub mod telemetry;
 pub mod train;
 
 pub use app::{App, History, RunOptions, RunPolicy, RunSummary, SubmitInput};

@@ -141,15 +141,16 @@ impl Live {
             match self.reload() {
                 Ok(()) => {
                     let e = self.get().engine.clone();
-                    eprintln!(
-                        "waypoint: catalog reloaded ({why}): {} tools, {} pipelines, {} plan documents",
-                        e.catalog().tools().len(),
-                        e.catalog().pipelines().len(),
-                        e.catalog().plans().len()
+                    tracing::info!(
+                        tools = e.catalog().tools().len(),
+                        pipelines = e.catalog().pipelines().len(),
+                        plans = e.catalog().plans().len(),
+                        "catalog reloaded ({why})"
                     );
                 }
-                Err(e) => eprintln!(
-                    "waypoint: catalog not reloaded ({why}); the previous one stays in service:\n{e}"
+                Err(e) => tracing::error!(
+                    error = %e,
+                    "catalog not reloaded ({why}); the previous one stays in service"
                 ),
             }
         }

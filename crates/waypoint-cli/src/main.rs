@@ -20,7 +20,25 @@ fn main() -> ExitCode {
         cli::ColorChoice::Never => anstream::ColorChoice::Never.write_global(),
         cli::ColorChoice::Auto => {}
     }
-    match commands::run(&cli) {
+    // Traces and logs when configured (docs/telemetry.md); spans still buffered are sent
+    // when the guard drops at the end of the command. A config file that does not load
+    // is the command's error to report, so telemetry falls back to the environment here.
+    let section = waypoint_app::Config::load(cli.global.planner.config.as_deref())
+        .map(|c| c.telemetry)
+        .unwrap_or_default();
+    let verbosity = if matches!(cli.command, cli::Command::Serve(_)) {
+        waypoint_app::telemetry::Verbosity::Server
+    } else {
+        waypoint_app::telemetry::Verbosity::Command
+    };
+    let telemetry = match waypoint_app::telemetry::init(&section, verbosity) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            eprintln!("warning: telemetry is off: {e}");
+            None
+        }
+    };
+    let code = match commands::run(&cli) {
         Ok(code) => code,
         // `waypoint route … | head`: the reader has what it wanted; like other Unix
         // tools, stop quietly.
@@ -29,7 +47,9 @@ fn main() -> ExitCode {
             report::error(&err);
             ExitCode::from(1)
         }
-    }
+    };
+    drop(telemetry);
+    code
 }
 
 fn broken_pipe(err: &anyhow::Error) -> bool {

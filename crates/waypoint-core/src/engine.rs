@@ -178,13 +178,16 @@ impl Engine {
                 max: self.options.max_request_bytes,
             });
         }
-        let analysis = understand(
-            request,
-            context,
-            &self.lexicon,
-            &self.extractor,
-            self.catalog.evidence(),
-        );
+        let analysis = {
+            let _span = tracing::info_span!("understand").entered();
+            understand(
+                request,
+                context,
+                &self.lexicon,
+                &self.extractor,
+                self.catalog.evidence(),
+            )
+        };
         // With a sentence encoder, every action clause is encoded in one batch up front:
         // cheaper than one pass per clause as routing reaches each.
         self.index.prefetch(
@@ -304,11 +307,17 @@ impl Engine {
     ) -> Result<Plan, CoreError> {
         let analysis = self.analyse(request, context)?;
         let planner = self.planner();
-        let mut drafted = match learned {
-            Some(tools) => planner.draft_sequence(&analysis, tools),
-            None => planner.draft(&analysis),
+        let mut drafted = {
+            let _span = tracing::info_span!("route", clauses = analysis.clauses.len()).entered();
+            match learned {
+                Some(tools) => planner.draft_sequence(&analysis, tools),
+                None => planner.draft(&analysis),
+            }
         };
-        planner.fill_args(request, &analysis, context, &mut drafted);
+        {
+            let _span = tracing::info_span!("fill_args").entered();
+            planner.fill_args(request, &analysis, context, &mut drafted);
+        }
         let steps = to_steps(&drafted);
         let kind = if learned.is_some() {
             PlannerKind::Learned
@@ -402,14 +411,17 @@ impl Engine {
         mut steps: Vec<Step>,
         planner: PlannerKind,
     ) -> Plan {
-        let verdict = validate(
-            &mut steps,
-            &Guards {
-                catalog: &self.catalog,
-                allowlist: self.options.allowlist.as_ref(),
-                max_steps: self.options.max_steps,
-            },
-        );
+        let verdict = {
+            let _span = tracing::info_span!("validate", steps = steps.len()).entered();
+            validate(
+                &mut steps,
+                &Guards {
+                    catalog: &self.catalog,
+                    allowlist: self.options.allowlist.as_ref(),
+                    max_steps: self.options.max_steps,
+                },
+            )
+        };
         let mut questions = drafted.questions.clone();
         questions.extend(verdict.questions);
         let clarity = clarity(

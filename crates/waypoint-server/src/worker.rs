@@ -45,7 +45,7 @@ async fn work_once(server: &Server, instance: &str) -> bool {
             true
         }
         Err(e) => {
-            eprintln!("waypoint: a queued run failed to run: {e}");
+            tracing::warn!(error = %e, "a queued run failed to run");
             server.metrics.run_finished("error");
             false
         }

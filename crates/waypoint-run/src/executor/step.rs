@@ -3,6 +3,8 @@
 
 use super::*;
 
+use tracing::Instrument as _;
+
 impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     /// Runs one plan step: replayed from the journal, asked about, or called.
     pub(crate) async fn run_step(&self, st: &State, step: &Step) -> Result<Outcome, RunError> {
@@ -181,9 +183,22 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             caller: &self.caller,
         };
         let timeout = lock(&st.meter).limits().tool_timeout();
+        // The OpenTelemetry GenAI conventions' tool span (docs/telemetry.md).
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.name = format!("execute_tool {}", tool.name),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = tool.name.as_str(),
+            gen_ai.tool.call.id = key,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
         let t0 = Instant::now();
-        let result = match tokio::time::timeout(timeout, self.dispatch(step, &call, timeout)).await
-        {
+        let dispatched = tokio::time::timeout(timeout, self.dispatch(step, &call, timeout))
+            .instrument(span.clone())
+            .await;
+        let result = match dispatched {
             Ok(r) => r,
             Err(_) => Err(ToolError::Failed(format!(
                 "`{}` ran longer than the tool timeout ({} ms)",
@@ -191,6 +206,17 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 millis(timeout)
             ))),
         };
+        match &result {
+            Ok(o) => {
+                span.record("gen_ai.usage.input_tokens", o.prompt_tokens);
+                span.record("gen_ai.usage.output_tokens", o.completion_tokens);
+            }
+            Err(ToolError::NeedsInput(_)) => {}
+            Err(_) => {
+                span.record("error.type", "tool_error");
+            }
+        }
+        drop(span);
         self.journal_end(st, step, tool, key, millis(t0.elapsed()), &result)
             .await?;
         match result {
