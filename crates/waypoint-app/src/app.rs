@@ -278,6 +278,9 @@ impl App {
             waypoint.caller = caller,
             waypoint.planner = tracing::field::Empty,
             waypoint.steps = tracing::field::Empty,
+            gen_ai.request.model = tracing::field::Empty,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
         );
         let plan = self
             .plan_inner(snap, caller, request, context)
@@ -307,10 +310,19 @@ impl App {
             }
             _ => None,
         };
-        let (plan, _) = snap
+        let (plan, attempt) = snap
             .planner
             .plan_learned(&snap.engine, request, context, learned.as_deref())
             .await?;
+        if let Some(a) = &attempt {
+            // The model was asked: what it cost, on the `plan` span.
+            let span = tracing::Span::current();
+            if let Some(m) = snap.planner.model() {
+                span.record("gen_ai.request.model", m.endpoint.model.as_str());
+            }
+            span.record("gen_ai.usage.input_tokens", a.usage.prompt_tokens);
+            span.record("gen_ai.usage.output_tokens", a.usage.completion_tokens);
+        }
         snap.planner.save_modes();
         if let Some(store) = store {
             let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
