@@ -509,8 +509,7 @@ impl App {
             .await
     }
 
-    /// Plans `request` and runs it the planner-first specialist way: the specialists'
-    /// schedule, each model-backed step with its brief.
+    /// [`App::run_specialists`] inside its `run` span.
     async fn run_specialists_inner(
         &self,
         caller: &str,
@@ -606,8 +605,7 @@ impl App {
             .await
     }
 
-    /// Continues a stopped run with a person's answers; `raise` lifts the limits it was
-    /// started with (a budget it hit).
+    /// [`App::resume`] inside its `run` span.
     async fn resume_inner(
         &self,
         caller: &str,

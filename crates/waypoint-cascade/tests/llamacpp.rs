@@ -184,10 +184,14 @@ async fn the_server_accepts_json_schema_and_is_remembered() {
     let llm = LlmPlanner::new(client.clone(), endpoint);
     let request = "list the files in the repo";
     let fallback = engine.plan(request, None).unwrap();
-    let (plan, _) = llm
+    let (plan, attempt) = llm
         .plan(&engine, request, None, fallback, &CancellationToken::new())
         .await;
-    assert_eq!(plan.planner(), PlannerKind::Llm, "{:?}", plan.warnings());
+    // Plumbing, not the model's judgement: the server answered under a JSON Schema and
+    // the endpoint's mode is remembered. Which tool a 270M model names (if any) varies
+    // with the build's arithmetic, so whether its plan is adopted is not asserted.
+    assert!(attempt.usage.calls >= 1, "{:?}", plan.warnings());
+    assert!(attempt.usage.completion_tokens > 0, "the model replied");
     assert_eq!(
         client.known_modes().get(url.trim_end_matches('/')),
         Some(&waypoint_llm::OutputMode::JsonSchema)

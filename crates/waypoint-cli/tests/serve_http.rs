@@ -918,18 +918,7 @@ async fn submit_stamps(bases: &[String; 2], n: usize) {
 
 /// `waypoint_runs_claimed_total` of one instance.
 async fn claimed(base: &str) -> usize {
-    let text = client()
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix("waypoint_runs_claimed_total "))
-        .and_then(|n| n.trim().parse::<usize>().ok())
-        .unwrap()
+    usize::try_from(metric(base, "waypoint_runs_claimed_total").await).unwrap_or(usize::MAX)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
