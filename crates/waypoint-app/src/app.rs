@@ -322,8 +322,10 @@ impl App {
             }
             span.record("gen_ai.usage.input_tokens", a.usage.prompt_tokens);
             span.record("gen_ai.usage.output_tokens", a.usage.completion_tokens);
+            // Only a model call can teach the client an endpoint's output mode; a plan the
+            // model was not asked about writes nothing to disk.
+            snap.planner.save_modes();
         }
-        snap.planner.save_modes();
         if let Some(store) = store {
             let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
             let row = waypoint_stores::history_row(&plan, request, caller, Outcome::Ok, ms);
@@ -504,36 +506,27 @@ impl App {
         context: Option<serde_json::Value>,
         options: &RunOptions,
     ) -> Result<RunReport, AppError> {
-        self.run_specialists_inner(caller, request, context, options)
-            .instrument(run_span(caller))
-            .await
-    }
-
-    /// [`App::run_specialists`] inside its `run` span.
-    async fn run_specialists_inner(
-        &self,
-        caller: &str,
-        request: &str,
-        context: Option<serde_json::Value>,
-        options: &RunOptions,
-    ) -> Result<RunReport, AppError> {
         self.need_runs()?;
-        let snap = self.live.get();
-        let plan = self
-            .plan_with(&snap, caller, request, context.as_ref())
-            .await?;
-        let view = snap.engine.specialist_plan(request, &plan);
-        let (scheduled, briefs) =
-            waypoint_run::specialists::schedule(&view, &plan, snap.engine.catalog());
-        let settings = Settings {
-            limits: layered(&snap.config.run, &options.limits)?,
-            request: Some(request.to_string()),
-            context,
-            briefs,
-        };
-        self.with_runner(&snap, caller, options, async |runner| {
-            runner.run(scheduled, settings).await
-        })
+        async {
+            let snap = self.live.get();
+            let plan = self
+                .plan_with(&snap, caller, request, context.as_ref())
+                .await?;
+            let view = snap.engine.specialist_plan(request, &plan);
+            let (scheduled, briefs) =
+                waypoint_run::specialists::schedule(&view, &plan, snap.engine.catalog());
+            let settings = Settings {
+                limits: layered(&snap.config.run, &options.limits)?,
+                request: Some(request.to_string()),
+                context,
+                briefs,
+            };
+            self.with_runner(&snap, caller, options, async |runner| {
+                runner.run(scheduled, settings).await
+            })
+            .await
+        }
+        .instrument(run_span(caller))
         .await
     }
 
@@ -596,20 +589,6 @@ impl App {
         &self,
         caller: &str,
         run_id: &str,
-        answers: Decisions,
-        raise: &LimitOverrides,
-        options: &RunOptions,
-    ) -> Result<RunReport, AppError> {
-        self.resume_inner(caller, run_id, answers, raise, options)
-            .instrument(run_span(caller))
-            .await
-    }
-
-    /// [`App::resume`] inside its `run` span.
-    async fn resume_inner(
-        &self,
-        caller: &str,
-        run_id: &str,
         mut answers: Decisions,
         raise: &LimitOverrides,
         options: &RunOptions,
@@ -628,6 +607,7 @@ impl App {
         self.with_runner(&snap, caller, options, async |runner| {
             runner.resume(run_id, answers).await
         })
+        .instrument(run_span(caller))
         .await
     }
 
