@@ -13,6 +13,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Planning makes many small, short-lived allocations; under a server's load glibc's
+/// malloc cost a fifth of the throughput (docs/performance.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     match cli.global.color {

@@ -412,7 +412,7 @@ impl Lexicon {
 
     /// Whether a token can head an action.
     pub fn is_verb(&self, tok: &Token) -> bool {
-        !tok.value && self.verbs.contains(&stem(&tok.form))
+        !tok.value && self.verbs.contains(&tok.stem)
     }
 
     /// Whether a token opens a question ("what", "will", "can").
@@ -428,7 +428,7 @@ impl Lexicon {
 
     /// Whether a token is a verb that says little on its own ("make", "create").
     pub fn is_light_verb(&self, tok: &Token) -> bool {
-        !tok.value && self.light_verbs.contains(&stem(&tok.form))
+        !tok.value && self.light_verbs.contains(&tok.stem)
     }
 
     /// The article of the object right after `head`: "the X" exists, "a X" is new.

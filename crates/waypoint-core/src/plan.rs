@@ -375,11 +375,7 @@ impl Planner<'_> {
             destructive: clause
                 .head_verb
                 .and_then(|h| clause.tokens().get(h))
-                .is_some_and(|t| {
-                    self.lex
-                        .destructive_verbs
-                        .contains(&crate::text::stem(&t.form))
-                }),
+                .is_some_and(|t| self.lex.destructive_verbs.contains(&t.stem)),
             supplied,
             needs,
             text: &clause.segment.clause.text,

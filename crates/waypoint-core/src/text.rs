@@ -16,6 +16,9 @@ pub struct Token {
     pub form: String,
     /// Stem of the canonical synonym; what matching compares.
     pub key: String,
+    /// Stem of the form itself (empty for a value), kept so that asking whether a
+    /// token is a verb does not stem it again.
+    pub stem: String,
     /// Byte range in the original text.
     pub start: usize,
     pub end: usize,
@@ -56,8 +59,14 @@ impl Synonyms {
     }
 
     pub fn key(&self, form: &str) -> String {
+        self.stem_and_key(form).1
+    }
+
+    /// The form's own stem and its key (the stem of its canonical synonym).
+    pub fn stem_and_key(&self, form: &str) -> (String, String) {
         let s = stem(form);
-        self.map.get(&s).cloned().unwrap_or(s)
+        let key = self.map.get(&s).cloned().unwrap_or_else(|| s.clone());
+        (s, key)
     }
 }
 
@@ -122,6 +131,7 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
             tokens.push(Token {
                 form: raw.to_lowercase(),
                 key: String::new(),
+                stem: String::new(),
                 start: s,
                 end: e,
                 identifier: false,
@@ -174,8 +184,10 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
             if form.is_empty() {
                 return;
             }
+            let (stem, key) = synonyms.stem_and_key(form);
             tokens.push(Token {
-                key: synonyms.key(form),
+                key,
+                stem,
                 form: form.to_string(),
                 start,
                 end,

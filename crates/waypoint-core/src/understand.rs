@@ -276,38 +276,42 @@ fn score_concepts<'l>(
     lex: &Lexicon,
 ) -> Vec<(&'l Concept, f64, Vec<String>)> {
     let anchor = Lexicon::after_marker(&lex.anchor_markers, toks).unwrap_or(usize::MAX);
-    concepts
-        .iter()
-        .filter_map(|c| {
-            let mut score = 0.0;
-            let mut words = Vec::new();
-            let mut covered = vec![false; toks.len()];
-            for p in &c.phrases {
-                // A token speaks for a concept once, however many of its phrases cover it.
-                let Some(at) = p
-                    .find_all(toks)
-                    .find(|&at| covered[at..at + p.len()].iter().any(|c| !c))
-                else {
+    // One coverage buffer for every concept: most concepts match nothing, and a fresh
+    // vector for each was a measurable share of a plan's time.
+    let mut covered = vec![false; toks.len()];
+    let mut scored = Vec::new();
+    for c in concepts {
+        let mut score = 0.0;
+        let mut words = Vec::new();
+        covered.fill(false);
+        for p in &c.phrases {
+            // A token speaks for a concept once, however many of its phrases cover it.
+            let Some(at) = p
+                .find_all(toks)
+                .find(|&at| covered[at..at + p.len()].iter().any(|c| !c))
+            else {
+                continue;
+            };
+            let mut w = p.len() as f64;
+            match role {
+                Role::Intent if head == Some(at) => w += 0.5,
+                Role::Intent
+                    if p.len() == 1 && lex.is_verb(&toks[at]) && is_noun_use(toks, at, lex) =>
+                {
                     continue;
-                };
-                let mut w = p.len() as f64;
-                match role {
-                    Role::Intent if head == Some(at) => w += 0.5,
-                    Role::Intent
-                        if p.len() == 1 && lex.is_verb(&toks[at]) && is_noun_use(toks, at, lex) =>
-                    {
-                        continue;
-                    }
-                    Role::Entity if at >= anchor => w *= 0.3,
-                    _ => {}
                 }
-                covered[at..at + p.len()].iter_mut().for_each(|c| *c = true);
-                score += w;
-                words.push(p.text.clone());
+                Role::Entity if at >= anchor => w *= 0.3,
+                _ => {}
             }
-            (score > 0.0).then_some((c, score, words))
-        })
-        .collect()
+            covered[at..at + p.len()].iter_mut().for_each(|c| *c = true);
+            score += w;
+            words.push(p.text.clone());
+        }
+        if score > 0.0 {
+            scored.push((c, score, words));
+        }
+    }
+    scored
 }
 
 /// The clause's goal, and whether its entity was assumed rather than named.

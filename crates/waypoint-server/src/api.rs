@@ -146,7 +146,7 @@ pub async fn plan(
     State(app): State<Arc<Server>>,
     Extension(caller): Extension<Caller>,
     JsonBody(input): JsonBody<RequestInput>,
-) -> Answer {
+) -> Result<axum::Json<waypoint_protocol::Plan>, ApiError> {
     Ok(axum::Json(app.plan(&caller.0, &input).await?))
 }
 

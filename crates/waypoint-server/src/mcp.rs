@@ -132,7 +132,12 @@ impl WaypointMcp {
         ctx: RequestContext<RoleServer>,
         Parameters(input): Parameters<RequestInput>,
     ) -> CallToolResult {
-        answer(self.app.plan(&self.caller(&ctx), &input).await)
+        answer(
+            self.app
+                .plan(&self.caller(&ctx), &input)
+                .await
+                .and_then(|p| crate::ops::json(&p)),
+        )
     }
 
     #[tool(
