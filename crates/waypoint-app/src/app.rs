@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use waypoint_catalog::plans::PlanRef;
 use waypoint_core::Engine;
 use waypoint_protocol::{Plan, RouteReport, RunReport, Understanding};
-use waypoint_run::{Asking, Decisions, EventSink, Limits, Recovery, Runner, Settings, Toolbox};
+use waypoint_run::{
+    Approvals, Asking, Decisions, EventSink, Limits, Recovery, Runner, Settings, Toolbox,
+};
 use waypoint_store::{
     Forget, HistoryFilter, HistoryRow, HistoryStore as _, MyPlan, Outcome, RunStore as _, now_unix,
     project,
@@ -50,8 +52,32 @@ pub struct RunOptions {
     /// Over `[run]` of the configuration.
     pub limits: LimitOverrides,
     pub events: Option<EventSink>,
-    /// Whether a person at a terminal answers `ask_user` steps.
+    /// Whether a person at a terminal answers `ask_user` steps and approvals.
     pub asking: Option<Asking>,
+    /// Calls the caller approved ahead (`--yes`, `--approve s1,s3`, the API's approve).
+    pub approved: Approvals,
+}
+
+/// What a run would do (`run --dry-run`): nothing of it was called.
+#[derive(Debug, Clone, Serialize)]
+pub struct DryRun {
+    /// The approval bar the run would use (`[run] approve`).
+    pub bar: waypoint_run::ApproveBar,
+    pub steps: Vec<DryStep>,
+    pub plan: Plan,
+}
+
+/// One step of a dry run.
+#[derive(Debug, Clone, Serialize)]
+pub struct DryStep {
+    pub step_id: String,
+    pub tool: String,
+    /// The strongest effects of its calls (a pipeline's strongest tool).
+    pub effects: String,
+    /// As planned: references to earlier outputs are not resolved yet.
+    pub args: serde_json::Value,
+    /// Whether it would stop at the approval gate, given the approvals passed.
+    pub waits_for_approval: bool,
 }
 
 /// What a run starts from: a request to plan, or a plan already made.
@@ -489,6 +515,7 @@ impl App {
             limits: layered(&snap.config.run, &options.limits)?,
             request: request.filter(|r| !r.trim().is_empty()),
             context,
+            approve: snap.config.run.approve.unwrap_or_default(),
             ..Settings::default()
         };
         self.with_runner(&snap, caller, options, async |runner| {
@@ -520,6 +547,7 @@ impl App {
                 request: Some(request.to_string()),
                 context,
                 briefs,
+                approve: snap.config.run.approve.unwrap_or_default(),
             };
             self.with_runner(&snap, caller, options, async |runner| {
                 runner.run(scheduled, settings).await
@@ -575,6 +603,7 @@ impl App {
             limits: layered(&snap.config.run, &LimitOverrides::default())?,
             request: input.request,
             context: input.context,
+            approve: snap.config.run.approve.unwrap_or_default(),
             ..Settings::default()
         };
         self.with_runner(&snap, caller, &RunOptions::default(), async |runner| {
@@ -594,9 +623,11 @@ impl App {
         options: &RunOptions,
     ) -> Result<RunReport, AppError> {
         let store = self.need_store()?;
-        let stored = store
-            .run(caller, run_id)
-            .await?
+        let row = store.run(caller, run_id).await?;
+        if let Some(row) = &row {
+            approvals_name_steps_of(row, &options.approved)?;
+        }
+        let stored = row
             .and_then(|row| serde_json::from_str::<Settings>(&row.settings).ok())
             .map(|s| s.limits)
             .unwrap_or_default();
@@ -672,6 +703,29 @@ impl App {
         }
     }
 
+    /// What running `plan` would do under this configuration and these approvals,
+    /// calling nothing.
+    pub fn dry_run(&self, plan: Plan, approved: &Approvals) -> DryRun {
+        let snap = self.live.get();
+        let catalog = snap.engine.catalog();
+        let bar = snap.config.run.approve.unwrap_or_default();
+        let steps = plan
+            .steps()
+            .iter()
+            .map(|s| {
+                let effects = waypoint_run::approval::strongest(catalog, &s.tool);
+                DryStep {
+                    step_id: s.id.clone(),
+                    tool: s.tool.clone(),
+                    effects: effects.as_str().into(),
+                    args: serde_json::Value::Object(s.args.clone()),
+                    waits_for_approval: bar.needs(effects) && !approved.covers(&s.id),
+                }
+            })
+            .collect();
+        DryRun { bar, steps, plan }
+    }
+
     /// The tools an MCP server of the catalog lists, and a catalog of them as YAML.
     pub async fn import_mcp(
         &self,
@@ -737,6 +791,7 @@ impl App {
             replanner: &recovery,
             caller: caller.to_string(),
             events: options.events.clone(),
+            approved: options.approved.clone(),
         };
         let out = work(&runner).await;
         toolbox.close().await;
@@ -770,6 +825,38 @@ pub fn describe(e: &AppError) -> String {
         }
     }
     text
+}
+
+/// Approvals on resume name steps of the run's current plan: a mistyped `s9` is an
+/// error that leaves the run waiting as it was, not an approval that silently does
+/// nothing.
+fn approvals_name_steps_of(
+    row: &waypoint_store::RunRow,
+    approved: &Approvals,
+) -> Result<(), AppError> {
+    if approved.steps.is_empty() {
+        return Ok(());
+    }
+    let Ok(plan) = serde_json::from_str::<Plan>(&row.plan) else {
+        return Ok(());
+    };
+    let ids: Vec<&str> = plan.steps().iter().map(|s| s.id.as_str()).collect();
+    let mut unknown: Vec<&str> = approved
+        .steps
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !ids.contains(s))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    unknown.sort_unstable();
+    Err(AppError::BadInput(format!(
+        "run `{}` has no step {}; its steps are {}",
+        row.run_id,
+        unknown.join(", "),
+        ids.join(", ")
+    )))
 }
 
 /// The span every run operation runs in; planning and each tool call are its children.

@@ -55,6 +55,9 @@ pub struct RunSection {
     pub tool_timeout: Option<String>,
     pub concurrency: Option<usize>,
     pub max_output_bytes: Option<usize>,
+    /// Which calls wait for a person's approval: `write` (default: every call that is
+    /// not a read), `destructive`, or `never` (docs/security.md).
+    pub approve: Option<waypoint_run::ApproveBar>,
 }
 
 /// The `[embed]` section: the sentence encoder that routes by meaning (docs/routing.md).

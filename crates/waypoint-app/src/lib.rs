@@ -34,7 +34,7 @@ pub mod setup;
 pub mod telemetry;
 pub mod train;
 
-pub use app::{App, History, RunOptions, RunPolicy, RunSummary, SubmitInput};
+pub use app::{App, DryRun, DryStep, History, RunOptions, RunPolicy, RunSummary, SubmitInput};
 pub use config::{Config, ConfigError, ServeConfig};
 pub use error::{AppError, ErrorKind};
 pub use limits::{LimitError, LimitOverrides};

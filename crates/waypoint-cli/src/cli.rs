@@ -189,7 +189,7 @@ pub enum Command {
     History(HistoryArgs),
     /// Plan a request (or load a plan) and run it under limits, journaling every call.
     #[command(
-        after_help = "Exit status: 0 ok, 1 error or failed, 3 a limit was hit, 4 needs input, 5 needs a human.\n\nExamples:\n  waypoint run \"what changed\" --workdir ~/src/app\n  waypoint run --plan plan.json --max-tool-calls 10 --max-wall 30s --json\n  waypoint run \"remember that the launch is on Friday\" --events jsonl\n  waypoint run \"create an agent that watches https://example.com/search\" --specialists\n  waypoint run \"…\" --catalog ./catalog --model llamacpp/gemma3-270m   # llm_subtask steps call the model"
+        after_help = "Exit status: 0 ok, 1 error or failed, 3 a limit was hit, 4 needs input, 5 needs a human, 6 needs approval.\n\nCalls that are not reads (effects write, destructive, external) wait for approval: on a terminal you are asked; otherwise the run stops with needs_approval and `waypoint resume RUN --approve s2` goes on. --yes approves all ahead; [run] approve in waypoint.toml sets the bar (docs/security.md).\n\nExamples:\n  waypoint run \"what changed\" --workdir ~/src/app\n  waypoint run \"delete notes.txt\" --dry-run\n  waypoint run \"remember that the launch is on Friday\" --yes\n  waypoint run --plan plan.json --max-tool-calls 10 --max-wall 30s --json\n  waypoint run \"remember that the launch is on Friday\" --events jsonl\n  waypoint run \"create an agent that watches https://example.com/search\" --specialists\n  waypoint run \"…\" --catalog ./catalog --model llamacpp/gemma3-270m   # llm_subtask steps call the model"
     )]
     Run(RunArgs),
     /// Resume a run that stopped: completed steps are not called again.
@@ -257,6 +257,27 @@ pub struct RunOutput {
     /// The directory file tools are confined to and commands run in (default: the current one).
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
+    #[command(flatten)]
+    pub approve: ApproveArgs,
+}
+
+/// Which held calls may run (docs/security.md). Calls that are not reads wait for
+/// approval (`[run] approve` sets the bar); on a terminal you are asked, otherwise the
+/// run stops `needs_approval` and `waypoint resume RUN --approve STEP` goes on.
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// Approve every call of the run ahead, whatever its effects.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Approve the calls of these plan steps ahead (`s1,s3`); a pipeline's or plan
+    /// document's step approves every call it makes.
+    #[arg(
+        long,
+        value_name = "STEPS",
+        value_delimiter = ',',
+        conflicts_with = "yes"
+    )]
+    pub approve: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -275,10 +296,14 @@ pub struct RunArgs {
     /// Extra context: inline JSON, or @FILE to read JSON from a file.
     #[arg(long, value_name = "JSON|@FILE")]
     pub context: Option<String>,
-    /// Run as specialists in priority order (seed 004), each given its instructions and
-    /// the request's concrete values.
+    /// Run as specialists in priority order (docs/run.md), each given its instructions
+    /// and the request's concrete values.
     #[arg(long)]
     pub specialists: bool,
+    /// Show what would run — each step's tool, args, effects and whether it would wait
+    /// for approval — and call nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub output: RunOutput,
     #[command(flatten)]

@@ -11,7 +11,7 @@ use anstyle::{AnsiColor, Style};
 use anyhow::{Context as _, Result, bail};
 use waypoint_app::{App, RunOptions};
 use waypoint_protocol::{Plan, RunEvent, RunReport, RunStatus, StepStatus};
-use waypoint_run::{Asking, Decisions, EventSink};
+use waypoint_run::{Approvals, Asking, Decisions, EventSink};
 
 use crate::cli::{EventsFormat, Global, PlansCommand, ResumeArgs, RunArgs, RunOutput, RunsArgs};
 use crate::setup::{limit_overrides, open, runtime};
@@ -29,6 +29,7 @@ pub fn exit_code(status: RunStatus) -> ExitCode {
         RunStatus::Limit => 3,
         RunStatus::NeedsInput => 4,
         RunStatus::NeedsHuman => 5,
+        RunStatus::NeedsApproval => 6,
     })
 }
 
@@ -40,11 +41,25 @@ fn run_options(output: &RunOutput, flags: &crate::cli::LimitArgs) -> Result<RunO
     } else {
         Asking::Nobody
     };
+    let approved = if output.approve.yes {
+        Approvals::all()
+    } else {
+        Approvals {
+            all: false,
+            steps: output
+                .approve
+                .approve
+                .iter()
+                .map(|s| s.trim().to_string())
+                .collect(),
+        }
+    };
     Ok(RunOptions {
         workdir: output.workdir.clone(),
         limits: limit_overrides(flags)?,
         events: sink(output),
         asking: Some(asking),
+        approved,
     })
 }
 
@@ -114,9 +129,11 @@ fn print_report(r: &RunReport, json: bool) -> Result<()> {
     }
     let style = match r.status {
         RunStatus::Ok => OK,
-        RunStatus::NeedsInput | RunStatus::NeedsHuman | RunStatus::Running | RunStatus::Queued => {
-            WAIT
-        }
+        RunStatus::NeedsInput
+        | RunStatus::NeedsApproval
+        | RunStatus::NeedsHuman
+        | RunStatus::Running
+        | RunStatus::Queued => WAIT,
         RunStatus::Failed | RunStatus::Limit => BAD,
     };
     let mut out = anstream::stdout();
@@ -156,6 +173,7 @@ fn print_report(r: &RunReport, json: bool) -> Result<()> {
                 id = r.run_id,
                 k = q.key
             ),
+            "approve" => format!("waypoint resume {} --approve {}", r.run_id, q.key),
             _ => continue,
         };
         writeln!(out, "{DIM}  answer with: {how}{DIM:#}")?;
@@ -204,6 +222,9 @@ pub fn run(global: &Global, args: &RunArgs) -> Result<ExitCode> {
     let ctx = crate::commands::context(args.context.as_deref())?;
     let options = run_options(&args.output, &args.limits)?;
     let rt = runtime()?;
+    if args.dry_run {
+        return dry_run(global, args, &rt, ctx.as_ref(), &options);
+    }
     let app = open(global, &rt, true)?;
     let caller = &global.caller;
     let report = match (&args.plan, &args.request) {
@@ -237,6 +258,56 @@ pub fn run(global: &Global, args: &RunArgs) -> Result<ExitCode> {
         (None, None) => bail!("give a request or --plan FILE"),
     }?;
     finish(&report, &args.output)
+}
+
+/// `run --dry-run`: the plan as it would run, and nothing called.
+fn dry_run(
+    global: &Global,
+    args: &RunArgs,
+    rt: &tokio::runtime::Runtime,
+    ctx: Option<&serde_json::Value>,
+    options: &RunOptions,
+) -> Result<ExitCode> {
+    let app = open(global, rt, false)?;
+    let dry = rt.block_on(async {
+        let plan = match (&args.plan, &args.request) {
+            (Some(path), _) => read_plan(path),
+            (None, Some(raw)) => {
+                let request = crate::commands::request_text(raw)?;
+                app.plan(&global.caller, &request, ctx)
+                    .await
+                    .map_err(anyhow::Error::from)
+            }
+            (None, None) => Err(anyhow::anyhow!("give a request or --plan FILE")),
+        };
+        let dry = plan.map(|p| app.dry_run(p, &options.approved));
+        app.close().await;
+        dry
+    })?;
+    if args.output.json {
+        crate::commands::print_json(&dry)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = anstream::stdout();
+    writeln!(
+        out,
+        "{DIM}dry run of {} (approval bar: {}); nothing was called{DIM:#}",
+        dry.plan.plan_id(),
+        dry.bar.as_str()
+    )?;
+    for s in &dry.steps {
+        let wait = if s.waits_for_approval {
+            format!("  {WAIT}waits for approval{WAIT:#}")
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "{:>4} {} {DIM}({}){DIM:#}{wait}\n       args: {}",
+            s.step_id, s.tool, s.effects, s.args
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Drives one of the application's run operations to its end and closes the store.

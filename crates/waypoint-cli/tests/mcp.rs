@@ -92,7 +92,7 @@ fn imported_mcp_tools_plan_and_run_two_step_requests() {
     // A two-step request over the filesystem server: planned, then run.
     let request = "write 'hello from waypoint' to the file notes.txt, then read the file notes.txt";
     let mut args = base.to_vec();
-    args.extend(["run", request, "--json"]);
+    args.extend(["run", request, "--yes", "--json"]);
     let o = waypoint(&args);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -144,7 +144,7 @@ fn memory_plan_runs(base: &[&str], dir: &Path) {
     .unwrap();
     let mut args = base.to_vec();
     let plan_s = plan.display().to_string();
-    args.extend(["run", "--plan", &plan_s, "--json"]);
+    args.extend(["run", "--plan", &plan_s, "--yes", "--json"]);
     let o = waypoint(&args);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -159,6 +159,30 @@ fn memory_plan_runs(base: &[&str], dir: &Path) {
         std::fs::read_to_string(dir.join("memory.jsonl"))
             .unwrap()
             .contains("wrote the first program")
+    );
+
+    // Issue finding 1 on an imported server: "delete …" planned
+    // `memory.delete_entities` and ran it unasked. Now it waits, and nothing is deleted.
+    let delete = dir.join("delete-plan.json");
+    std::fs::write(
+        &delete,
+        r#"{"plan_id": "pl_delete", "steps": [
+          {"id": "s1", "order": 1, "kind": "tool", "tool": "memory.delete_entities", "group": 1,
+           "args": {"entityNames": ["Ada Lovelace"]}}]}"#,
+    )
+    .unwrap();
+    let mut args = base.to_vec();
+    let delete_s = delete.display().to_string();
+    args.extend(["run", "--plan", &delete_s, "--json"]);
+    let o = waypoint(&args);
+    assert_eq!(o.status.code(), Some(6), "{}\n{}", stdout(&o), stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["questions"][0]["call"]["effects"], "destructive", "{r}");
+    assert!(
+        std::fs::read_to_string(dir.join("memory.jsonl"))
+            .unwrap()
+            .contains("Ada Lovelace"),
+        "the held delete ran"
     );
 }
 

@@ -65,7 +65,15 @@ fn the_official_inspector_lists_the_tools_and_plans_over_stdio() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["forget", "history", "plan", "route", "run", "understand"]
+        [
+            "approve_run",
+            "forget",
+            "history",
+            "plan",
+            "route",
+            "run",
+            "understand"
+        ]
     );
     let plan_tool = listed["tools"]
         .as_array()

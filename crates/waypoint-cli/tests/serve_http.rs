@@ -119,11 +119,16 @@ async fn call(method: &str, url: &str, token: Option<&str>, body: Option<Value>)
 }
 
 fn config(dir: &Path, extra: &str) -> String {
+    config_with_run(dir, extra, "")
+}
+
+/// A config whose `[run]` section holds `run` besides the `[serve]` keys in `serve`.
+fn config_with_run(dir: &Path, serve: &str, run: &str) -> String {
     let path = dir.join("waypoint.toml");
     std::fs::write(
         &path,
         format!(
-            "[serve]\n{extra}\n[serve.callers]\nalice = {{ token = \"{ALICE}\" }}\nbob = {{ token_env = \"WAYPOINT_TEST_BOB\" }}\n"
+            "[run]\n{run}\n[serve]\n{serve}\n[serve.callers]\nalice = {{ token = \"{ALICE}\" }}\nbob = {{ token_env = \"WAYPOINT_TEST_BOB\" }}\n"
         ),
     )
     .unwrap();
@@ -178,7 +183,15 @@ fn the_official_inspector_lists_the_tools_and_plans_over_http() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["forget", "history", "plan", "route", "run", "understand"]
+        [
+            "approve_run",
+            "forget",
+            "history",
+            "plan",
+            "route",
+            "run",
+            "understand"
+        ]
     );
     let plan = [
         "--method",
@@ -346,6 +359,76 @@ async fn a_callers_runs_are_invisible_to_other_callers() {
     assert_eq!(listed["runs"].as_array().unwrap().len(), 0);
     let (_, listed) = call("GET", &format!("{b}/v1/runs"), Some(ALICE), None).await;
     assert_eq!(listed["runs"][0]["run_id"], id.as_str());
+}
+
+/// Issue finding 1, through the server: a run that writes stops `needs_approval`
+/// with the call it holds, and the approve operation (the caller's own runs only, the
+/// steps the run has) lets it finish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finding_1_a_server_run_that_writes_waits_until_its_caller_approves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "allow_run = true\nworkers = 1");
+    let store = format!("sqlite:{}", dir.path().join("h.db").display());
+    let server = Server::http(dir.path(), &[("--store", &store), ("--config", &cfg)], &[]);
+    let b = &server.base;
+    let (s, sub) = call(
+        "POST",
+        &format!("{b}/v1/runs"),
+        Some(ALICE),
+        Some(json!({"request": "remember that the launch is on Friday"})),
+    )
+    .await;
+    assert_eq!(s, 202, "{sub}");
+    let id = sub["run_id"].as_str().unwrap().to_string();
+    let held = wait_for(Duration::from_secs(30), async || {
+        let (_, r) = call("GET", &format!("{b}/v1/runs/{id}"), Some(ALICE), None).await;
+        (r["status"] == "needs_approval").then_some(r)
+    })
+    .await
+    .unwrap_or_else(|| panic!("the run did not stop for approval:\n{}", server.log()));
+    let q = &held["report"]["questions"][0];
+    assert_eq!(q["expects"], "approve", "{held}");
+    assert_eq!(q["call"]["tool"], "memory_store", "{held}");
+    assert!(held["report"]["steps"].as_array().unwrap().is_empty());
+
+    let approve = format!("{b}/v1/runs/{id}/approve");
+    let (s, r) = call("POST", &approve, Some(BOB), Some(json!({"all": true}))).await;
+    assert_eq!(s, 404, "another caller approved it: {r}");
+    let (s, r) = call(
+        "POST",
+        &approve,
+        Some(ALICE),
+        Some(json!({"steps": ["s9"]})),
+    )
+    .await;
+    assert_eq!(s, 400, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no step s9"),
+        "{r}"
+    );
+    let (s, r) = call("POST", &approve, Some(ALICE), Some(json!({}))).await;
+    assert_eq!(s, 400, "{r}");
+    let (s, r) = call(
+        "POST",
+        &approve,
+        Some(ALICE),
+        Some(json!({"steps": ["s1"]})),
+    )
+    .await;
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(r["steps"][0]["tool"], "memory_store", "{r}");
+    let (s, r) = call(
+        "POST",
+        &approve,
+        Some(ALICE),
+        Some(json!({"steps": ["s1"]})),
+    )
+    .await;
+    assert_eq!(s, 400, "a finished run was approved again: {r}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -825,7 +908,15 @@ async fn sighup_reloads_the_catalog() {
     })
     .await
     .unwrap_or_else(|| panic!("SIGHUP did not reload:\n{}", server.log()));
-    assert!(server.log().contains("catalog reloaded (SIGHUP)"));
+    // The log line is read from the server's stderr on another thread; give it a moment.
+    wait_for(Duration::from_secs(5), async || {
+        server
+            .log()
+            .contains("catalog reloaded (SIGHUP)")
+            .then_some(())
+    })
+    .await
+    .unwrap_or_else(|| panic!("the reload was not logged:\n{}", server.log()));
 }
 
 /// A fresh PostgreSQL database for one test, dropped after; `None` (said loudly) when
@@ -921,6 +1012,19 @@ async fn claimed(base: &str) -> usize {
     usize::try_from(metric(base, "waypoint_runs_claimed_total").await).unwrap_or(usize::MAX)
 }
 
+/// The `stamp` catalog and a config that runs what is submitted: a batch nobody
+/// watches, so the approval gate is off for it.
+fn stamp_setup(dir: &Path) -> (PathBuf, String) {
+    let catalog = dir.join("stamp.yaml");
+    std::fs::write(
+        &catalog,
+        "tools:\n  - name: stamp\n    description: Append a tag to the executions log.\n    input_schema: {type: object, properties: {tag: {type: string}}, required: [tag]}\n    effects: write\n    run: {command: [sh, -c, 'echo \"$0\" >> executions.log', \"{tag}\"]}\n",
+    )
+    .unwrap();
+    let cfg = config_with_run(dir, "allow_run = true\nworkers = 4", "approve = \"never\"");
+    (catalog, cfg)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_on_postgres_execute_each_of_1000_runs_exactly_once() {
     const RUNS: usize = 1000;
@@ -928,13 +1032,7 @@ async fn two_instances_on_postgres_execute_each_of_1000_runs_exactly_once() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let catalog = dir.path().join("stamp.yaml");
-    std::fs::write(
-        &catalog,
-        "tools:\n  - name: stamp\n    description: Append a tag to the executions log.\n    input_schema: {type: object, properties: {tag: {type: string}}, required: [tag]}\n    effects: write\n    run: {command: [sh, -c, 'echo \"$0\" >> executions.log', \"{tag}\"]}\n",
-    )
-    .unwrap();
-    let cfg = config(dir.path(), "allow_run = true\nworkers = 4");
+    let (catalog, cfg) = stamp_setup(dir.path());
     let start = |name: &str| {
         Server::http(
             dir.path(),

@@ -26,8 +26,8 @@ pub use plan::{
 };
 pub use route::{Candidate, CandidateKind, RouteReport};
 pub use run::{
-    Attempt, Criterion, LimitHit, Question, RunEvent, RunReport, RunStatus, RunTotals, StepRun,
-    StepStatus, Verification,
+    Attempt, Criterion, LimitHit, PendingCall, Question, RunEvent, RunReport, RunStatus, RunTotals,
+    StepRun, StepStatus, Verification,
 };
 pub use specialists::{Priority, SpecialistPlan};
 pub use understanding::{

@@ -5,7 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How a run stands. Every status but `queued` and `running` is final for this attempt;
-/// `needs_input` and `needs_human` runs can be resumed once someone answers.
+/// `needs_input`, `needs_approval` and `needs_human` runs can be resumed once someone
+/// answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -21,6 +22,9 @@ pub enum RunStatus {
     /// A question must be answered first (`ask_user` off a TTY, a step whose outcome a
     /// crash left unknown, an unclear request).
     NeedsInput,
+    /// A call that changes the world waits for a person to approve it (docs/security.md);
+    /// its question lists the tool, its effects and its args. Nothing of it was called.
+    NeedsApproval,
     /// Replans are used up; `attempts` says what was tried.
     NeedsHuman,
 }
@@ -34,6 +38,7 @@ impl RunStatus {
             Self::Failed => "failed",
             Self::Limit => "limit",
             Self::NeedsInput => "needs_input",
+            Self::NeedsApproval => "needs_approval",
             Self::NeedsHuman => "needs_human",
         }
     }
@@ -46,6 +51,7 @@ impl RunStatus {
             Self::Failed,
             Self::Limit,
             Self::NeedsInput,
+            Self::NeedsApproval,
             Self::NeedsHuman,
         ]
         .into_iter()
@@ -213,13 +219,27 @@ pub struct Question {
     /// The step that asks (`ask_user`) or whose outcome is unknown.
     pub step_id: String,
     pub text: String,
-    /// What answers it: `answer` (text for `ask_user`), `retry_or_done` (unknown outcome).
+    /// What answers it: `answer` (text for `ask_user`), `retry_or_done` (unknown
+    /// outcome), `approve` (a call waiting for approval).
     pub expects: String,
     /// The key an answer is given under on resume: the step (`s2`), a placeholder of a
     /// step (`s1.path`), or a step inside a plan document (`s1.2.1.topic`); for
-    /// `retry_or_done`, the step to retry or mark done.
+    /// `retry_or_done`, the step to retry or mark done; for `approve`, the step to approve.
     #[serde(default)]
     pub key: String,
+    /// For `approve`: the call that waits, as it would be made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<PendingCall>,
+}
+
+/// A call held at the approval gate: what a person approves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PendingCall {
+    pub tool: String,
+    /// The tool's effects: `write`, `destructive` or `external`.
+    pub effects: String,
+    /// The args it would be called with, references already resolved.
+    pub args: serde_json::Value,
 }
 
 /// What a run tells a watcher as it goes (`--events jsonl`).

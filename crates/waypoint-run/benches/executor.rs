@@ -81,6 +81,7 @@ fn run(b: &Bench, p: Plan, concurrency: usize) {
         replanner: &NoReplan,
         caller: "bench".into(),
         events: None,
+        approved: waypoint_run::Approvals::all(),
     };
     let settings = Settings {
         limits: Limits {

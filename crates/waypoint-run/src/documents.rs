@@ -103,7 +103,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 return Ok(Outcome::Failed(why));
             }
         };
-        if let Err(hit) = lock(&st.meter).admit_step() {
+        if let Err(hit) = st.admit_step(key) {
             return Ok(Outcome::Limit(hit));
         }
         match Box::pin(self.run_document(st, step, key, doc, None, 0)).await? {
@@ -259,6 +259,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     text.push_str(&format!(" ({})", constraints.join("; ")));
                 }
                 return Ok(Err(Outcome::Ask(vec![Question {
+                    call: None,
                     step_id: step.id.clone(),
                     text,
                     expects: "answer".into(),
@@ -409,6 +410,7 @@ fn script_args(
             ScriptInput::Description(d) => from_context(st, answer_key, name, previous)
                 .ok_or_else(|| {
                     Outcome::Ask(vec![Question {
+                        call: None,
                         step_id: step.id.clone(),
                         text: format!("`{name}` for {} step {}: {d}", doc.id, i + 1),
                         expects: "answer".into(),
@@ -449,6 +451,7 @@ fn gate_questions(step: &Step, doc: &PlanDoc) -> Vec<Question> {
         .missing_criteria
         .iter()
         .map(|c| Question {
+            call: None,
             step_id: step.id.clone(),
             text: c.clone(),
             expects: "clarify".into(),
@@ -457,6 +460,7 @@ fn gate_questions(step: &Step, doc: &PlanDoc) -> Vec<Question> {
         .collect();
     if qs.is_empty() {
         qs.push(Question {
+            call: None,
             step_id: step.id.clone(),
             text: format!(
                 "{} is too ambiguous to run (ambiguity {:.2} > {:.2}): say more precisely what “{}” should do",

@@ -2,6 +2,7 @@
 //!
 //! - [`limits`]: the caps (`max_steps`, `max_tool_calls`, `max_wall_ms`, `max_usd`,
 //!   `max_replans`, tool timeout, concurrency) and the meter that enforces them;
+//! - [`approval`]: the gate a call that changes the world waits at, and its bar;
 //! - [`adapters`]: how a tool's `run:` becomes a call — built-ins, commands (no shell),
 //!   HTTP, MCP servers (rmcp), the configured model;
 //! - [`refs`]: `$ref` data flow from earlier outputs into args;
@@ -15,6 +16,7 @@
 //!   placeholders, constraints, success criteria.
 
 pub mod adapters;
+pub mod approval;
 pub mod documents;
 pub mod executor;
 pub mod limits;
@@ -24,6 +26,7 @@ pub mod specialists;
 pub mod verify;
 
 pub use adapters::{Asking, Model, Toolbox};
+pub use approval::{Approvals, Bar as ApproveBar};
 pub use executor::{Decisions, EventSink, RunError, Runner, Settings};
 pub use limits::{Limit, Limits};
 pub use replan::{NoReplan, Recovery, ReplanAsk, Replanner};

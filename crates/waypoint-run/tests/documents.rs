@@ -167,6 +167,7 @@ impl H {
             replanner: &NoReplan,
             caller: "t".into(),
             events: None,
+            approved: waypoint_run::Approvals::all(),
         }
     }
 

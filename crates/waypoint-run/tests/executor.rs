@@ -97,6 +97,7 @@ impl Harness {
             replanner,
             caller: "tester".into(),
             events: None,
+            approved: waypoint_run::Approvals::all(),
         }
     }
 
@@ -662,4 +663,114 @@ async fn a_plan_file_whose_shape_cannot_run_is_refused_before_anything_runs() {
         h.store.runs("tester", 10).await.unwrap().is_empty(),
         "no run was journaled"
     );
+}
+
+/// Issue finding 1: "delete every file" planned and ran a destructive step unasked.
+#[tokio::test]
+async fn finding_1_a_step_that_writes_waits_for_approval_and_nothing_is_called() {
+    let h = harness().await;
+    let file = h.file("log.txt");
+    let p = plan(&[
+        ("s1", "echo", json!({"text": "before"}), 1, &[]),
+        ("s2", "append", json!({"line": "x", "file": file}), 2, &[]),
+    ]);
+    let held = Runner {
+        approved: waypoint_run::Approvals::default(),
+        ..h.runner(&NoReplan)
+    };
+    let r = held.run(p, Settings::default()).await.unwrap();
+    assert_eq!(r.status, RunStatus::NeedsApproval, "{}", r.message);
+    assert!(lines(&file).is_empty(), "the held call ran");
+    let q = &r.questions[0];
+    assert_eq!((q.expects.as_str(), q.key.as_str()), ("approve", "s2"));
+    let call = q.call.as_ref().unwrap();
+    assert_eq!(
+        (call.tool.as_str(), call.effects.as_str()),
+        ("append", "write")
+    );
+    assert_eq!(call.args["line"], "x");
+    // Held before it counts: only s1 ran.
+    assert_eq!(r.totals.steps, 1, "{:?}", r.totals);
+
+    // Approving another step releases nothing.
+    let other = Runner {
+        approved: waypoint_run::Approvals {
+            all: false,
+            steps: ["s9".to_string()].into(),
+        },
+        ..h.runner(&NoReplan)
+    };
+    let again = other.resume(&r.run_id, Decisions::default()).await.unwrap();
+    assert_eq!(again.status, RunStatus::NeedsApproval);
+    assert!(lines(&file).is_empty());
+
+    let approved = Runner {
+        approved: waypoint_run::Approvals {
+            all: false,
+            steps: ["s2".to_string()].into(),
+        },
+        ..h.runner(&NoReplan)
+    };
+    let done = approved
+        .resume(&r.run_id, Decisions::default())
+        .await
+        .unwrap();
+    assert_eq!(done.status, RunStatus::Ok, "{}", done.message);
+    assert_eq!(lines(&file), ["x"]);
+    // s1 came from the journal: called once in all.
+    assert_eq!(done.totals.steps, 2, "{:?}", done.totals);
+}
+
+#[tokio::test]
+async fn the_approval_bar_decides_which_effects_wait() {
+    let h = harness().await;
+    let file = h.file("log.txt");
+    let unapproved = Runner {
+        approved: waypoint_run::Approvals::default(),
+        ..h.runner(&NoReplan)
+    };
+    for (bar, status, written) in [
+        (waypoint_run::ApproveBar::Never, RunStatus::Ok, 1),
+        (waypoint_run::ApproveBar::Destructive, RunStatus::Ok, 2),
+        (waypoint_run::ApproveBar::Write, RunStatus::NeedsApproval, 2),
+    ] {
+        let p = plan(&[("s1", "append", json!({"line": "x", "file": file}), 1, &[])]);
+        let settings = Settings {
+            approve: bar,
+            ..Settings::default()
+        };
+        let r = unapproved.run(p, settings).await.unwrap();
+        assert_eq!(r.status, status, "{bar:?}: {}", r.message);
+        assert_eq!(lines(&file).len(), written, "{bar:?}");
+    }
+}
+
+/// Issue finding 8: a resume counted replayed steps against `max_steps` ("7 > 6").
+#[tokio::test]
+async fn finding_8_replayed_steps_do_not_count_against_max_steps() {
+    let h = harness().await;
+    let p = plan(&[
+        ("s1", "echo", json!({"text": "a"}), 1, &[]),
+        ("s2", "echo", json!({"text": "b"}), 2, &[]),
+        ("s3", "ask", json!({"question": "Which branch?"}), 3, &[]),
+        ("s4", "echo", json!({"text": "c"}), 4, &[]),
+    ]);
+    let limits = Limits {
+        max_steps: 4,
+        ..Limits::default()
+    };
+    let r = h.run(p, limits.clone()).await;
+    assert_eq!(r.status, RunStatus::NeedsInput, "{}", r.message);
+    let decisions = Decisions {
+        answers: [("s3".to_string(), "main".to_string())].into(),
+        limits: Some(limits),
+        ..Decisions::default()
+    };
+    let r = h
+        .runner(&NoReplan)
+        .resume(&r.run_id, decisions)
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.message);
+    assert_eq!(r.totals.steps, 4, "{:?}", r.totals);
 }

@@ -100,6 +100,7 @@ async fn http_tools_send_templates_bodies_and_keys_and_respect_the_size_cap() {
         replanner: &NoReplan,
         caller: "t".into(),
         events: None,
+        approved: waypoint_run::Approvals::all(),
     };
     let steps = json!([
         {"id": "s1", "order": 1, "kind": "tool", "tool": "fetch", "group": 1,

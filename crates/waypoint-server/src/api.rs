@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use waypoint_app::{RunSummary, SubmitInput};
 
 use crate::auth::Caller;
-use crate::ops::{ForgetInput, HistoryInput, OpError, RequestInput, Server};
+use crate::ops::{ApproveInput, ForgetInput, HistoryInput, OpError, RequestInput, Server};
 
 /// An error as every endpoint answers it: `{"error": {"code", "message"}}`.
 pub struct ApiError {
@@ -216,6 +216,15 @@ pub async fn run_status(
     Ok(axum::Json(app.run_status(&caller.0, &run_id).await?))
 }
 
+pub async fn approve(
+    State(app): State<Arc<Server>>,
+    Extension(caller): Extension<Caller>,
+    Checked(Path(run_id)): Checked<Path<String>>,
+    JsonBody(input): JsonBody<ApproveInput>,
+) -> Answer {
+    Ok(axum::Json(app.approve(&caller.0, &run_id, &input).await?))
+}
+
 pub async fn healthz(State(app): State<Arc<Server>>) -> (StatusCode, axum::Json<Value>) {
     let engine = app.app.engine();
     let c = engine.catalog();
@@ -323,6 +332,8 @@ pub fn document() -> Value {
         .to_value();
     let submit = g.subschema_for::<SubmitInput>().to_value();
     let summary = g.subschema_for::<RunSummary>().to_value();
+    let approve = g.subschema_for::<ApproveInput>().to_value();
+    let report = g.subschema_for::<waypoint_protocol::RunReport>().to_value();
     let history_rows = g
         .subschema_for::<Vec<waypoint_store::HistoryRow>>()
         .to_value();
@@ -372,6 +383,12 @@ pub fn document() -> Value {
             "/v1/runs/{run_id}": {"get": {"operationId": "getRun", "summary": "One of the caller's runs with its report.",
                 "parameters": [{"name": "run_id", "in": "path", "required": true, "schema": {"type": "string"}}],
                 "responses": with_errors(json!({"200": ok("OK", summary), "404": ok("No such run of this caller.", error.clone())}))}},
+            "/v1/runs/{run_id}/approve": {"post": {"operationId": "approveRun",
+                "summary": "Let held calls of a run that waits for approval (needs_approval) run, and drive it on; answers its report.",
+                "parameters": [{"name": "run_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "requestBody": body(approve),
+                "responses": with_errors(json!({"200": ok("The run's report after it went on.", report),
+                                                "404": ok("No such run of this caller.", error.clone())}))}},
             "/v1/history": {
                 "get": {"operationId": "history", "summary": "The caller's plan history (hashes and tool names only).",
                         "parameters": [query("tool", "string", "Only plans using this tool."),

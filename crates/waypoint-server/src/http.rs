@@ -75,6 +75,7 @@ pub fn router(
         .route("/v1/understand", post(api::understand))
         .route("/v1/runs", post(api::submit).get(api::runs))
         .route("/v1/runs/{run_id}", get(api::run_status))
+        .route("/v1/runs/{run_id}/approve", post(api::approve))
         .route("/v1/history", get(api::history).delete(api::forget))
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(guards.clone(), authenticate));
@@ -118,6 +119,9 @@ fn route_label(path: &str) -> &'static str {
         "/openapi.json",
     ];
     if path.starts_with("/v1/runs/") {
+        if path.ends_with("/approve") {
+            return "/v1/runs/{run_id}/approve";
+        }
         return "/v1/runs/{run_id}";
     }
     KNOWN
@@ -321,6 +325,10 @@ mod tests {
     #[test]
     fn metrics_label_routes_not_paths() {
         assert_eq!(route_label("/v1/runs/run_abc"), "/v1/runs/{run_id}");
+        assert_eq!(
+            route_label("/v1/runs/run_abc/approve"),
+            "/v1/runs/{run_id}/approve"
+        );
         assert_eq!(route_label("/v1/runs"), "/v1/runs");
         assert_eq!(route_label("/mcp"), "/mcp");
         assert_eq!(route_label("/v1/planner"), "other");

@@ -22,7 +22,7 @@ use rmcp::{
 };
 
 use crate::auth::Caller;
-use crate::ops::{ForgetInput, HistoryInput, OpError, RequestInput, Server};
+use crate::ops::{ApproveInput, ForgetInput, HistoryInput, OpError, RequestInput, Server};
 
 /// The MCP server over the shared [`Server`].
 #[derive(Clone)]
@@ -88,7 +88,7 @@ impl WaypointMcp {
     }
 
     #[tool(
-        description = "Plan a request and run the plan under the server's limits, journaling every call; answers the run report (status ok, failed, limit, needs_input or needs_human, each step's output). Off unless the server's config allows it.",
+        description = "Plan a request and run the plan under the server's limits, journaling every call; answers the run report (status ok, failed, limit, needs_input, needs_approval or needs_human, each step's output). Calls that are not reads wait for approval (`approve_run`) unless the server's `[run] approve` says otherwise. Off unless the server's config allows it.",
         annotations(destructive_hint = true, open_world_hint = true)
     )]
     async fn run(
@@ -97,6 +97,24 @@ impl WaypointMcp {
         Parameters(input): Parameters<RequestInput>,
     ) -> CallToolResult {
         answer(self.app.run_now(&self.caller(&ctx), &input).await)
+    }
+
+    #[tool(
+        description = "Approve calls a run holds (status needs_approval: a step that writes, deletes or reaches outside, listed in the run's questions with its tool, effects and args) and drive the run on; answers its report, which may wait again on a later step. Give `run_id` and `steps` (e.g. [\"s2\"]) or `all: true`.",
+        annotations(destructive_hint = true, open_world_hint = true)
+    )]
+    async fn approve_run(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(input): Parameters<ApproveInput>,
+    ) -> CallToolResult {
+        let Some(run_id) = input.run_id.clone() else {
+            return answer(Err(OpError {
+                kind: waypoint_app::ErrorKind::BadInput,
+                message: "give `run_id`: the run to approve, as `run` answered it".into(),
+            }));
+        };
+        answer(self.app.approve(&self.caller(&ctx), &run_id, &input).await)
     }
 
     #[tool(

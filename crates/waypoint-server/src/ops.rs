@@ -52,6 +52,21 @@ pub struct ForgetInput {
     pub intent: Option<String>,
 }
 
+/// What `approve` takes: the held steps to let run, or all of them.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveInput {
+    /// The run, as `POST /v1/runs` answered it (MCP only; HTTP takes it in the path).
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// Plan steps whose calls may run (`["s2"]`), as the run's questions name them.
+    #[serde(default)]
+    pub steps: Vec<String>,
+    /// Every call of the run from here on.
+    #[serde(default)]
+    pub all: bool,
+}
+
 /// How an operation failed, as a remote caller is told.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpError {
@@ -186,6 +201,51 @@ impl Server {
             .runs_submitted
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(json!({ "run_id": run_id, "status": "queued" }))
+    }
+
+    /// Lets held calls of one of the caller's runs go ahead and drives the run on from
+    /// its journal; answers its report (which may wait again, on a later step).
+    pub async fn approve(
+        &self,
+        caller: &str,
+        run_id: &str,
+        input: &ApproveInput,
+    ) -> Result<Value, OpError> {
+        if input.steps.is_empty() && !input.all {
+            return Err(OpError {
+                kind: ErrorKind::BadInput,
+                message: "name the steps to approve in `steps` (the run's questions list them) or set `all: true`".into(),
+            });
+        }
+        let status = self.app.run_status(caller, run_id).await?;
+        if status.status != "needs_approval" {
+            return Err(OpError {
+                kind: ErrorKind::BadInput,
+                message: format!(
+                    "run `{run_id}` is {}; only a run waiting for approval (needs_approval) can be approved",
+                    status.status
+                ),
+            });
+        }
+        let approved = waypoint_run::Approvals {
+            all: input.all,
+            steps: input.steps.iter().cloned().collect(),
+        };
+        let options = RunOptions {
+            approved,
+            ..RunOptions::default()
+        };
+        let report = self
+            .app
+            .resume(
+                caller,
+                run_id,
+                waypoint_run::Decisions::default(),
+                &waypoint_app::LimitOverrides::default(),
+                &options,
+            )
+            .await?;
+        json(&report)
     }
 
     /// The caller's runs, newest first.

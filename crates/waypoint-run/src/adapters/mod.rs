@@ -142,6 +142,11 @@ impl<M: MemoryStore + 'static> Toolbox<M> {
         self
     }
 
+    /// Whether a person at a terminal answers questions and approvals.
+    pub fn asking(&self) -> Asking {
+        self.asking
+    }
+
     pub fn workdir(&self) -> &Path {
         &self.workdir
     }

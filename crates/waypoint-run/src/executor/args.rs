@@ -27,7 +27,8 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         let mut args = match resolved {
             Ok(a) => a,
             Err(RefError::Placeholder { arg, what }) => {
-                return Err(Prep::Ask(Question {
+                return Err(Prep::Ask(Box::new(Question {
+                    call: None,
                     step_id: step.id.clone(),
                     text: format!(
                         "What should `{arg}` ({what}) be for {} ({})?",
@@ -35,7 +36,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     ),
                     expects: "answer".into(),
                     key: format!("{}.{arg}", step.id),
-                }));
+                })));
             }
             Err(e) => return Err(Prep::Fail(e.to_string())),
         };
@@ -46,7 +47,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
 }
 
 pub(super) enum Prep {
-    Ask(Question),
+    Ask(Box<Question>),
     Fail(String),
 }
 

@@ -23,7 +23,8 @@ use waypoint_protocol::{
 };
 use waypoint_store::{MemoryStore, RunRow, RunStore, StepEnd, StepRow, StoreError, now_millis};
 
-use crate::adapters::{Call, Output, ToolError, Toolbox};
+use crate::adapters::{Asking, Call, Output, ToolError, Toolbox};
+use crate::approval::{self, Approvals, Bar};
 use crate::limits::{Limit, Limits, Meter, Used};
 use crate::refs::{self, RefError};
 use crate::replan::{ReplanAsk, Replanner};
@@ -69,6 +70,10 @@ pub struct Settings {
     /// (a specialist's instructions and the request's concrete values, seed 004).
     #[serde(default)]
     pub briefs: HashMap<String, String>,
+    /// Which calls wait for a person's approval (docs/security.md); a journal written
+    /// before the gate existed reads as the default, `write`.
+    #[serde(default)]
+    pub approve: Bar,
 }
 
 /// A person's answers to a stopped run's questions, given on resume.
@@ -95,6 +100,9 @@ pub struct Runner<'a, S> {
     pub replanner: &'a dyn Replanner,
     pub caller: String,
     pub events: Option<EventSink>,
+    /// Calls held at the approval gate that may run: what the person or program driving
+    /// this runner approved (`--yes`, `--approve s1,s3`, the API's approve operation).
+    pub approved: Approvals,
 }
 
 /// How a step ended, as the loop needs to know it.
@@ -142,6 +150,31 @@ pub(crate) struct Inner {
     failed_tools: HashSet<String>,
     in_flight: HashSet<String>,
     tokens: (u32, u32),
+    /// What may pass the approval gate: the runner's approvals, then what a person
+    /// approved at the terminal.
+    pub(crate) approved: Approvals,
+}
+
+impl State {
+    /// Counts a step against `max_steps` unless an earlier process of this run already
+    /// did: a resume starts its meter from the journal, so a step replayed from it is
+    /// not a new step.
+    pub(crate) fn admit_step(&self, key: &str) -> Result<(), LimitHit> {
+        if self.journaled(key) {
+            return Ok(());
+        }
+        lock(&self.meter).admit_step()
+    }
+
+    /// Whether an earlier process of this run journaled a call of this step (or of a
+    /// call inside it: `g0/s2.1` is inside `g0/s2`).
+    pub(crate) fn journaled(&self, key: &str) -> bool {
+        self.journal.keys().any(|k| {
+            k == key
+                || k.strip_prefix(key)
+                    .is_some_and(|rest| rest.starts_with('.'))
+        })
+    }
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -329,6 +362,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     }
 
     async fn drive(&self, mut st: State, resumed: bool) -> Result<RunReport, RunError> {
+        lock(&st.inner).approved = self.approved.clone();
         self.emit(&RunEvent::RunStarted {
             run_id: st.run_id.clone(),
             plan_id: st.plan.plan_id().to_string(),
@@ -389,17 +423,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     );
                     return Ok(Ending::new(RunStatus::Limit, message).limit(Some(hit)));
                 }
-                PlanEnd::Ask(questions) => {
-                    let message = format!(
-                        "waiting for {} answer{}",
-                        questions.len(),
-                        if questions.len() == 1 { "" } else { "s" },
-                    );
-                    return Ok(Ending {
-                        questions,
-                        ..Ending::new(RunStatus::NeedsInput, message)
-                    });
-                }
+                PlanEnd::Ask(questions) => return Ok(waiting(questions)),
                 PlanEnd::Done => {
                     let v = {
                         let inner = lock(&st.inner);
@@ -495,10 +519,13 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             });
             st.generation += 1;
             st.plan = next;
+            // Approvals were of the old plan's steps; the new plan's `s1` is another call.
+            // (A runner's own approvals of steps are its caller's to keep or not.)
             {
                 let mut inner = lock(&st.inner);
                 inner.outputs.clear();
                 inner.failed.clear();
+                inner.approved.steps.clear();
             }
             let report = Self::report(st, Ending::new(RunStatus::Running, "replanned".into()));
             self.save(st, &report).await?;
@@ -589,6 +616,37 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             Some(Entry::Plan(_)) => Effects::Write,
             None => Effects::Read,
         }
+    }
+}
+
+/// The ending of a run that waits on people: `needs_approval` when every question is an
+/// approval, `needs_input` otherwise (answers first; approvals come up again after).
+fn waiting(questions: Vec<Question>) -> Ending {
+    let approvals: Vec<String> = questions
+        .iter()
+        .filter(|q| q.expects == "approve")
+        .map(|q| match &q.call {
+            Some(c) => format!("{} ({}, {})", q.key, c.tool, c.effects),
+            None => q.key.clone(),
+        })
+        .collect();
+    if approvals.len() == questions.len() {
+        return Ending {
+            questions,
+            ..Ending::new(
+                RunStatus::NeedsApproval,
+                format!("waiting for approval of {}", approvals.join(", ")),
+            )
+        };
+    }
+    let message = format!(
+        "waiting for {} answer{}",
+        questions.len(),
+        if questions.len() == 1 { "" } else { "s" },
+    );
+    Ending {
+        questions,
+        ..Ending::new(RunStatus::NeedsInput, message)
     }
 }
 

@@ -54,13 +54,19 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         };
         let args = match self.prepare_args(st, step, tool) {
             Ok(a) => a,
-            Err(Prep::Ask(q)) => return Ok(Outcome::Ask(vec![q])),
+            Err(Prep::Ask(q)) => return Ok(Outcome::Ask(vec![*q])),
             Err(Prep::Fail(why)) => {
                 self.record_local(st, step, &key, StepStatus::Failed, None, Some(why.clone()));
                 return Ok(Outcome::Failed(why));
             }
         };
-        if let Err(hit) = lock(&st.meter).admit_step() {
+        // Held before it counts as a step; a call the journal has is replayed, not held.
+        if !st.journaled(&key)
+            && let Some(held) = self.gate(st, step, tool, &args).await
+        {
+            return Ok(Outcome::Ask(vec![held]));
+        }
+        if let Err(hit) = st.admit_step(&key) {
             return Ok(Outcome::Limit(hit));
         }
         match self.call_once(st, step, tool, &key, args).await? {
@@ -81,7 +87,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         key: &str,
         tools: &[&Tool],
     ) -> Result<Outcome, RunError> {
-        if let Err(hit) = lock(&st.meter).admit_step() {
+        if let Err(hit) = st.admit_step(key) {
             return Ok(Outcome::Limit(hit));
         }
         let base = {
@@ -143,6 +149,9 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     ) -> Result<Result<Value, Outcome>, RunError> {
         if let Some(decided) = self.decided_before(st, step, tool, key).await? {
             return Ok(decided);
+        }
+        if let Some(held) = self.gate(st, step, tool, &args).await {
+            return Ok(Err(Outcome::Ask(vec![held])));
         }
         if let Err(hit) = lock(&st.meter).admit_call(tool.cost_usd) {
             return Ok(Err(Outcome::Limit(hit)));
@@ -229,12 +238,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 }
                 Ok(Ok(o.value))
             }
-            Err(ToolError::NeedsInput(q)) => Ok(Err(Outcome::Ask(vec![Question {
-                step_id: step.id.clone(),
-                text: q,
-                expects: "answer".into(),
-                key: step.id.clone(),
-            }]))),
+            Err(ToolError::NeedsInput(q)) => Ok(Err(Outcome::Ask(vec![answer_for(step, q)]))),
             Err(e) => Ok(Err(Outcome::Failed(e.to_string()))),
         }
     }
@@ -289,6 +293,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     let safe = tool.effects == Effects::Read;
                     if !safe && !st.decisions.retry.contains(&step.id) {
                         return Ok(Some(Err(Outcome::Ask(vec![Question {
+                            call: None,
                             step_id: step.id.clone(),
                             text: format!(
                                 "{} ({}, effects {}) was called but the run stopped before it answered, so whether it happened is unknown. Check, then say whether to call it again (retry) or take it as done.",
@@ -311,6 +316,43 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             }
         }
         Ok(None)
+    }
+
+    /// The approval gate: `None` when the call may go ahead (its effects are under the
+    /// run's bar, or its step was approved by the runner's caller or at the terminal;
+    /// a replan drops approvals of steps, which named the old plan's), else the question
+    /// the run stops on. Only calls that change the world reach a prompt, and such a
+    /// call runs alone in its wave, so two prompts never interleave.
+    async fn gate(
+        &self,
+        st: &State,
+        step: &Step,
+        tool: &Tool,
+        args: &Map<String, Value>,
+    ) -> Option<Question> {
+        if !st.settings.approve.needs(tool.effects) || lock(&st.inner).approved.covers(&step.id) {
+            return None;
+        }
+        if self.toolbox.asking() == Asking::Terminal {
+            let (id, t, a) = (step.id.clone(), tool.clone(), args.clone());
+            let verdict =
+                tokio::task::spawn_blocking(move || approval::ask_on_terminal(&id, &t, &a))
+                    .await
+                    .ok()
+                    .flatten();
+            match verdict {
+                Some(approval::Verdict::Step) => {
+                    lock(&st.inner).approved.steps.insert(step.id.clone());
+                    return None;
+                }
+                Some(approval::Verdict::All) => {
+                    lock(&st.inner).approved.all = true;
+                    return None;
+                }
+                Some(approval::Verdict::No) | None => {}
+            }
+        }
+        Some(approval::question(&step.id, tool, args))
     }
 
     /// What a model-backed call reads besides its args: the outputs it takes, the
@@ -445,6 +487,17 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 Some(Entry::Plan(_)) | None => Vec::new(),
             })
             .collect()
+    }
+}
+
+/// The question an `ask_user` call that found nobody to ask stops the run on.
+fn answer_for(step: &Step, text: String) -> Question {
+    Question {
+        call: None,
+        step_id: step.id.clone(),
+        text,
+        expects: "answer".into(),
+        key: step.id.clone(),
     }
 }
 
