@@ -4,8 +4,11 @@
 //! Guards, outermost first: count the request; check the `Host` header (DNS-rebinding
 //! defence for loopback servers); refuse with 503 when `max_concurrent` requests are
 //! already in flight, instead of queueing without bound; answer 503 after
-//! `request_timeout_ms`; then, on `/v1/*` and `/mcp`, find the caller from the bearer
-//! token. Bodies are capped at `max_body_bytes`.
+//! `request_timeout_ms`; then, on `/v1/*` and `/mcp`, refuse browser requests from
+//! other sites (CSRF: a `--no-auth` server would otherwise run tools for any web page
+//! its user opens) and JSON API bodies not declared `application/json` (the one type a
+//! page cannot send cross-site without a preflight), and find the caller from the
+//! bearer token. Bodies are capped at `max_body_bytes`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,6 +38,7 @@ struct Guards {
     app: Arc<Server>,
     auth: Auth,
     allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
     slots: Arc<Semaphore>,
     timeout: Duration,
 }
@@ -50,6 +54,7 @@ pub fn router(
         app: app.clone(),
         auth,
         allowed_hosts: config.allowed_hosts.clone(),
+        allowed_origins: config.allowed_origins.clone(),
         slots: Arc::new(Semaphore::new(config.max_concurrent)),
         timeout: Duration::from_millis(config.request_timeout_ms),
     });
@@ -77,6 +82,7 @@ pub fn router(
         .route("/v1/runs/{run_id}", get(api::run_status))
         .route("/v1/history", get(api::history).delete(api::forget))
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(guards.clone(), same_origin))
         .layer(middleware::from_fn_with_state(guards.clone(), authenticate));
     Router::new()
         .route("/healthz", get(api::healthz))
@@ -153,16 +159,7 @@ fn host_allowed(allowed: &[String], host: &str) -> bool {
 }
 
 async fn limit(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .or_else(|| {
-            req.uri()
-                .authority()
-                .map(axum::http::uri::Authority::as_str)
-        })
-        .unwrap_or("");
+    let host = request_host(&req);
     if !host_allowed(&g.allowed_hosts, host) {
         g.app.metrics.refuse(Refusal::Host);
         return ApiError::new(
@@ -198,6 +195,92 @@ async fn limit(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Respon
         )
         .into_response()
     }
+}
+
+/// The host a request names: its `Host` header, else the URI's authority.
+fn request_host(req: &Request) -> &str {
+    req.headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| {
+            req.uri()
+                .authority()
+                .map(axum::http::uri::Authority::as_str)
+        })
+        .unwrap_or("")
+}
+
+/// Whether a browser page at `origin` may call a server reached as `host`: its own
+/// origin (over HTTP, or HTTPS behind a proxy), or one the config lists.
+fn origin_allowed(allowed: &[String], host: &str, origin: &str) -> bool {
+    let origin = origin.trim().trim_end_matches('/');
+    let own = |scheme: &str| {
+        origin
+            .strip_prefix(scheme)
+            .is_some_and(|rest| !host.is_empty() && rest.eq_ignore_ascii_case(host))
+    };
+    own("http://")
+        || own("https://")
+        || allowed
+            .iter()
+            .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(origin))
+}
+
+/// Whether a `Content-Type` value is JSON (parameters such as `charset` aside).
+fn is_json(content_type: Option<&str>) -> bool {
+    content_type
+        .and_then(|c| c.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The CSRF guard. A browser sends `Origin` (and `Sec-Fetch-Site`) with every
+/// cross-site POST, and can send `text/plain` bodies cross-site without asking the
+/// server first; tokens do not help a `--no-auth` server, so the origin must.
+async fn same_origin(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
+    let host = request_host(&req);
+    let origin = req
+        .headers()
+        .get(header::ORIGIN)
+        .map(|o| o.to_str().unwrap_or("<not text>"));
+    let cross_site = req
+        .headers()
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("cross-site"));
+    let refused = match origin {
+        Some(o) => !origin_allowed(&g.allowed_origins, host, o),
+        None => cross_site,
+    };
+    if refused {
+        g.app.metrics.refuse(Refusal::Origin);
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "origin_not_allowed",
+            format!(
+                "a cross-site browser request (Origin `{}`) is refused; list the origin under [serve] allowed_origins to allow it (docs/server.md)",
+                origin.unwrap_or("none")
+            ),
+        )
+        .into_response();
+    }
+    let json_api = req.uri().path().starts_with("/v1/");
+    if json_api
+        && req.method() == axum::http::Method::POST
+        && !is_json(
+            req.headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|c| c.to_str().ok()),
+        )
+    {
+        g.app.metrics.refuse(Refusal::MediaType);
+        return ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "the body must be sent as `Content-Type: application/json`",
+        )
+        .into_response();
+    }
+    next.run(req).await
 }
 
 async fn authenticate(State(g): State<Arc<Guards>>, mut req: Request, next: Next) -> Response {
@@ -267,6 +350,7 @@ mod tests {
             app: app(),
             auth: Auth::Off("local".into()),
             allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             slots: Arc::new(Semaphore::new(max_concurrent)),
             timeout: Duration::from_millis(timeout_ms),
         });
@@ -316,6 +400,21 @@ mod tests {
         assert!(!host_allowed(&allowed, "evil.example:8080"));
         assert!(!host_allowed(&allowed, ""));
         assert!(host_allowed(&[], "anything"));
+    }
+
+    #[test]
+    fn only_the_servers_own_or_listed_origins_are_allowed() {
+        let listed = vec!["https://app.example".to_string()];
+        assert!(origin_allowed(&[], "127.0.0.1:8080", "http://127.0.0.1:8080"));
+        assert!(origin_allowed(&[], "localhost:8080", "HTTP://LOCALHOST:8080"));
+        assert!(!origin_allowed(&[], "127.0.0.1:8080", "http://127.0.0.1:9090"));
+        assert!(!origin_allowed(&[], "127.0.0.1:8080", "null"));
+        assert!(!origin_allowed(&[], "", "http://"));
+        assert!(origin_allowed(&listed, "127.0.0.1:8080", "https://app.example"));
+        assert!(!origin_allowed(&listed, "127.0.0.1:8080", "https://app.example.evil"));
+        assert!(is_json(Some("application/json; charset=utf-8")));
+        assert!(!is_json(Some("text/plain")));
+        assert!(!is_json(None));
     }
 
     #[test]

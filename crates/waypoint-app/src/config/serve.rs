@@ -30,6 +30,10 @@ pub struct ServeConfig {
     /// Host names (or `host:port`) a request's `Host` header may carry; empty allows
     /// any. Guards a loopback server against DNS rebinding.
     pub allowed_hosts: Vec<String>,
+    /// Origins (`scheme://host[:port]`) besides the server's own whose browser pages
+    /// may call the API. Any other `Origin`, or `Sec-Fetch-Site: cross-site`, is refused:
+    /// without tokens a page on any site could otherwise start runs (CSRF).
+    pub allowed_origins: Vec<String>,
     /// The largest request body, in bytes.
     pub max_body_bytes: usize,
     /// How long one request may take before it is answered 503.
@@ -57,6 +61,7 @@ impl Default for ServeConfig {
             callers: BTreeMap::new(),
             local_caller: "local".into(),
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: Vec::new(),
             max_body_bytes: 1 << 20,
             request_timeout_ms: 30_000,
             max_concurrent: 256,
