@@ -147,7 +147,7 @@ impl Config {
         let Some(path) = path_in_effect(explicit) else {
             return Ok(Self::default());
         };
-        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+        let text = waypoint_catalog::limited::read_file(&path, waypoint_catalog::limited::MAX_INPUT_BYTES).map_err(|source| ConfigError::Read {
             path: path.clone(),
             source,
         })?;
