@@ -2,16 +2,20 @@
 //! behind the same guards.
 //!
 //! Guards, outermost first: count the request; check the `Host` header (DNS-rebinding
-//! defence for loopback servers); refuse with 503 when `max_concurrent` requests are
-//! already in flight, instead of queueing without bound; answer 503 after
-//! `request_timeout_ms`; then, on `/v1/*` and `/mcp`, refuse browser requests from
+//! defence for loopback servers); then, except on `/healthz` and `/metrics` (which must
+//! answer while the server is saturated), refuse with 503 when `max_concurrent`
+//! requests are already in flight, instead of queueing without bound, and answer 503
+//! after `request_timeout_ms`; then, on `/v1/*` and `/mcp`, find the caller from the
+//! bearer token, refuse with 429 a caller already at `max_concurrent_per_caller`, read
+//! the body within `body_timeout_ms` (408 after), refuse browser requests from
 //! other sites (CSRF: a `--no-auth` server would otherwise run tools for any web page
 //! its user opens) and JSON API bodies not declared `application/json` (the one type a
-//! page cannot send cross-site without a preflight), and find the caller from the
-//! bearer token. Bodies are capped at `max_body_bytes`.
+//! page cannot send cross-site without a preflight). Bodies are capped at
+//! `max_body_bytes`.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -41,6 +45,23 @@ struct Guards {
     allowed_origins: Vec<String>,
     slots: Arc<Semaphore>,
     timeout: Duration,
+    /// Each caller's own slots, made on its first request (callers are the configured
+    /// ones, or the one local caller, so the map stays small).
+    per_caller: Mutex<HashMap<String, Arc<Semaphore>>>,
+    per_caller_max: usize,
+    body_timeout: Duration,
+    max_body_bytes: usize,
+}
+
+impl Guards {
+    fn caller_slots(&self, caller: &str) -> Arc<Semaphore> {
+        self.per_caller
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(caller.to_string())
+            .or_insert_with(|| Arc::new(Semaphore::new(self.per_caller_max)))
+            .clone()
+    }
 }
 
 /// The router for `app` under `config`; `auth` says who callers are.
@@ -57,6 +78,10 @@ pub fn router(
         allowed_origins: config.allowed_origins.clone(),
         slots: Arc::new(Semaphore::new(config.max_concurrent)),
         timeout: Duration::from_millis(config.request_timeout_ms),
+        per_caller: Mutex::new(HashMap::new()),
+        per_caller_max: config.per_caller(),
+        body_timeout: Duration::from_millis(config.body_timeout_ms),
+        max_body_bytes: config.max_body_bytes,
     });
     let mcp_app = app.clone();
     let local = config.local_caller.clone();
@@ -83,16 +108,20 @@ pub fn router(
         .route("/v1/history", get(api::history).delete(api::forget))
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(guards.clone(), same_origin))
+        .layer(middleware::from_fn_with_state(guards.clone(), read_body))
         .layer(middleware::from_fn_with_state(guards.clone(), authenticate));
-    Router::new()
-        .route("/healthz", get(api::healthz))
-        .route("/metrics", get(api::metrics))
+    let limited = Router::new()
         .route("/openapi.json", get(api::openapi))
         .merge(authed)
         .fallback(not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
-        .layer(middleware::from_fn_with_state(guards.clone(), limit))
+        .layer(middleware::from_fn_with_state(guards.clone(), limit));
+    Router::new()
+        .route("/healthz", get(api::healthz))
+        .route("/metrics", get(api::metrics))
+        .merge(limited)
+        .layer(middleware::from_fn_with_state(guards.clone(), hosts))
         .layer(middleware::from_fn_with_state(guards, observe))
         .with_state(app)
 }
@@ -158,7 +187,7 @@ fn host_allowed(allowed: &[String], host: &str) -> bool {
         .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(name))
 }
 
-async fn limit(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
+async fn hosts(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
     let host = request_host(&req);
     if !host_allowed(&g.allowed_hosts, host) {
         g.app.metrics.refuse(Refusal::Host);
@@ -169,6 +198,10 @@ async fn limit(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Respon
         )
         .into_response();
     }
+    next.run(req).await
+}
+
+async fn limit(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
     let Ok(_slot) = g.slots.clone().try_acquire_owned() else {
         g.app.metrics.refuse(Refusal::Busy);
         let mut r = ApiError::new(
@@ -283,6 +316,42 @@ async fn same_origin(State(g): State<Arc<Guards>>, req: Request, next: Next) -> 
     next.run(req).await
 }
 
+/// Reads the whole body before the handler runs, within `body_timeout`: a body sent a
+/// byte at a time would otherwise hold its slots until `request_timeout_ms`.
+async fn read_body(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let read = axum::body::to_bytes(body, g.max_body_bytes);
+    let bytes = match tokio::time::timeout(g.body_timeout, read).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            // Over the limit (the usual case), or the client went away mid-body.
+            return ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!(
+                    "the body is over {} bytes (max_body_bytes), or it was cut off",
+                    g.max_body_bytes
+                ),
+            )
+            .into_response();
+        }
+        Err(_) => {
+            g.app.metrics.refuse(Refusal::Timeout);
+            return ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "timeout",
+                format!(
+                    "the body did not arrive within {} ms (body_timeout_ms)",
+                    g.body_timeout.as_millis()
+                ),
+            )
+            .into_response();
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
 async fn authenticate(State(g): State<Arc<Guards>>, mut req: Request, next: Next) -> Response {
     let header = req
         .headers()
@@ -290,6 +359,21 @@ async fn authenticate(State(g): State<Arc<Guards>>, mut req: Request, next: Next
         .and_then(|h| h.to_str().ok());
     match g.auth.caller(header) {
         Ok(caller) => {
+            let Ok(_slot) = g.caller_slots(&caller.0).try_acquire_owned() else {
+                g.app.metrics.refuse(Refusal::CallerBusy);
+                let mut r = ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "caller_busy",
+                    format!(
+                        "caller `{}` already has {} requests in flight (max_concurrent_per_caller); retry shortly",
+                        caller.0, g.per_caller_max
+                    ),
+                )
+                .into_response();
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return r;
+            };
             req.extensions_mut().insert(caller);
             next.run(req).await
         }
@@ -353,6 +437,10 @@ mod tests {
             allowed_origins: Vec::new(),
             slots: Arc::new(Semaphore::new(max_concurrent)),
             timeout: Duration::from_millis(timeout_ms),
+            per_caller: Mutex::new(HashMap::new()),
+            per_caller_max: max_concurrent,
+            body_timeout: Duration::from_millis(timeout_ms),
+            max_body_bytes: 1 << 20,
         });
         Router::new()
             .route(

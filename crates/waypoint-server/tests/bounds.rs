@@ -267,3 +267,139 @@ async fn csrf_listed_origins_are_allowed() {
     .await;
     assert_eq!(r.status, 200, "{}", r.body);
 }
+
+/// A plan echoes its request and context; the `plan` tool once sent it twice (the
+/// second time pretty-printed), so a megabyte in made a hundred megabytes out.
+#[tokio::test]
+async fn mcp_plan_result_is_not_sent_twice_in_full() {
+    let (config, auth) = no_auth();
+    let server = serve(config, auth).await;
+    let words: Vec<String> = (0..20_000).map(|i| format!("w{i}")).collect();
+    let rpc = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "plan",
+        "arguments": {"request": "read the file notes.txt and summarise it",
+                      "context": {"paste": words.join(" ")}}}});
+    let body = rpc.to_string().into_bytes();
+    let r = send(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let structured = r.body["result"]["structuredContent"].to_string();
+    let text = r.body["result"]["content"][0]["text"].as_str().unwrap();
+    let whole = r.body.to_string().len();
+    assert!(
+        structured.len() > 64 * 1024,
+        "the plan should be big for this test: {} bytes",
+        structured.len()
+    );
+    assert!(text.len() < 2048, "text of {} bytes: {text}", text.len());
+    assert!(text.starts_with("plan with "), "{text}");
+    assert!(whole < structured.len() + 4096, "{whole} vs {}", structured.len());
+    // A small answer is still repeated as compact JSON text for older clients.
+    let rpc = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "plan", "arguments": {"request": "find CommandRouter"}}});
+    let r = send(
+        server.addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        rpc.to_string().as_bytes(),
+    )
+    .await;
+    let text = r.body["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(!text.contains('\n'), "compact, not pretty: {text}");
+    let parsed: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(parsed, r.body["result"]["structuredContent"]);
+}
+
+/// Headers of a POST whose body never comes, on a connection kept open.
+async fn stall(addr: SocketAddr, token: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /v1/plan HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"request\": "
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    s
+}
+
+/// Reads an answer the server sends before the request is complete.
+async fn answer_of(mut s: TcpStream) -> Answer {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        match tokio::time::timeout(Duration::from_millis(500), s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(n)) => raw.extend_from_slice(&buf[..n]),
+            Err(_) if !raw.is_empty() => break,
+            Err(_) => {}
+        }
+    }
+    parse_answer(&raw)
+}
+
+#[tokio::test]
+async fn starvation_one_callers_slow_bodies_leave_healthz_and_others_served() {
+    let config = ServeConfig {
+        max_concurrent: 8,
+        ..ServeConfig::default()
+    };
+    let auth = Auth::tokens([
+        ("alice".to_string(), ALICE.to_string()),
+        ("bob".to_string(), BOB.to_string()),
+    ]);
+    let server = serve(config, auth).await;
+    // Alice opens as many stalled requests as the whole server allows.
+    let mut stalled = Vec::new();
+    for _ in 0..8 {
+        stalled.push(stall(server.addr, ALICE).await);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Past her share (a quarter of max_concurrent) she is told to come back.
+    let refused = answer_of(stalled.pop().unwrap()).await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "caller_busy");
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    // Health answers at once, and Bob is served.
+    let started = Instant::now();
+    let health = send(server.addr, "GET", "/healthz", &[], b"").await;
+    assert_eq!(health.status, 200, "{}", health.body);
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    let bob = format!("Bearer {BOB}");
+    let r = send(
+        server.addr,
+        "POST",
+        "/v1/plan",
+        &[("Content-Type", "application/json"), ("Authorization", &bob)],
+        &run_body(),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    drop(stalled);
+}
+
+#[tokio::test]
+async fn starvation_a_body_that_trickles_is_cut_off() {
+    let config = ServeConfig {
+        body_timeout_ms: 300,
+        ..ServeConfig::default()
+    };
+    let auth = Auth::tokens([("alice".to_string(), ALICE.to_string())]);
+    let server = serve(config, auth).await;
+    let started = Instant::now();
+    let r = answer_of(stall(server.addr, ALICE).await).await;
+    assert_eq!(r.status, 408, "{}", r.body);
+    assert_eq!(r.body["error"]["code"], "timeout");
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+}

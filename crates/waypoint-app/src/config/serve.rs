@@ -39,7 +39,15 @@ pub struct ServeConfig {
     /// How long one request may take before it is answered 503.
     pub request_timeout_ms: u64,
     /// Requests served at once; more are refused with 503 and `Retry-After`.
+    /// `/healthz` and `/metrics` do not count: a busy server must still say it is alive.
     pub max_concurrent: usize,
+    /// Requests one caller may have in flight (default: a quarter of `max_concurrent`);
+    /// more are refused with 429 and `Retry-After`, so one caller's slow or many
+    /// requests cannot take every slot from the others.
+    pub max_concurrent_per_caller: Option<usize>,
+    /// How long a request's body may take to arrive, in milliseconds; a body still
+    /// trickling in after that is answered 408 and its slot freed.
+    pub body_timeout_ms: u64,
     /// Tasks per instance that take queued runs and execute them.
     pub workers: usize,
     /// This instance's name in run claims (default: host name and process id).
@@ -65,6 +73,8 @@ impl Default for ServeConfig {
             max_body_bytes: 1 << 20,
             request_timeout_ms: 30_000,
             max_concurrent: 256,
+            max_concurrent_per_caller: None,
+            body_timeout_ms: 10_000,
             workers: 2,
             instance: None,
             watch_ms: 1_000,
@@ -121,6 +131,12 @@ impl ServeConfig {
         if self.max_body_bytes == 0 {
             return Err(ServeConfigError::Zero("max_body_bytes"));
         }
+        if self.max_concurrent_per_caller == Some(0) {
+            return Err(ServeConfigError::Zero("max_concurrent_per_caller"));
+        }
+        if self.body_timeout_ms == 0 {
+            return Err(ServeConfigError::Zero("body_timeout_ms"));
+        }
         if self.request_timeout_ms == 0 {
             return Err(ServeConfigError::Zero("request_timeout_ms"));
         }
@@ -160,6 +176,13 @@ impl ServeConfig {
             out.push((caller.clone(), token));
         }
         Ok(out)
+    }
+
+    /// Requests one caller may have in flight.
+    pub fn per_caller(&self) -> usize {
+        self.max_concurrent_per_caller
+            .unwrap_or(self.max_concurrent / 4)
+            .max(1)
     }
 
     /// This instance's name in run claims.
