@@ -24,7 +24,9 @@ pub struct TooLarge {
 /// than `limit` bytes.
 pub fn read_stream(reader: impl Read, limit: u64) -> std::io::Result<String> {
     let mut bytes = Vec::new();
-    reader.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(std::io::Error::new(
             std::io::ErrorKind::FileTooLarge,

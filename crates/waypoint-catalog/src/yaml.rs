@@ -223,12 +223,12 @@ pub fn parse(text: &str, limits: Limits) -> Result<Node, YamlError> {
                     return Err(over_budget(pos));
                 }
                 Some((
-                Node {
-                    pos,
-                    value: scalar(&text, style),
-                },
-                anchor,
-            ))
+                    Node {
+                        pos,
+                        value: scalar(&text, style),
+                    },
+                    anchor,
+                ))
             }
             Event::Alias(id) => {
                 let Some((target, cost, size)) = anchors.get(&id) else {

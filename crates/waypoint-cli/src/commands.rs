@@ -49,8 +49,11 @@ fn load_catalog(global: &Global) -> Result<Catalog> {
 
 pub(crate) fn request_text(raw: &str) -> Result<String> {
     if raw == "-" {
-        let s = waypoint_catalog::limited::read_stream(std::io::stdin().lock(), waypoint_catalog::limited::MAX_INPUT_BYTES)
-            .context("cannot read the request from standard input")?;
+        let s = waypoint_catalog::limited::read_stream(
+            std::io::stdin().lock(),
+            waypoint_catalog::limited::MAX_INPUT_BYTES,
+        )
+        .context("cannot read the request from standard input")?;
         return Ok(s.trim().to_string());
     }
     Ok(raw.to_string())
@@ -393,8 +396,11 @@ fn print_understanding(u: &Understanding) -> Result<()> {
 
 fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
     let name = args.cases.display().to_string();
-    let text = waypoint_catalog::limited::read_file(&args.cases, waypoint_catalog::limited::MAX_INPUT_BYTES)
-        .with_context(|| format!("cannot read cases file `{name}`"))?;
+    let text = waypoint_catalog::limited::read_file(
+        &args.cases,
+        waypoint_catalog::limited::MAX_INPUT_BYTES,
+    )
+    .with_context(|| format!("cannot read cases file `{name}`"))?;
     let cases = waypoint_eval::read_cases(&text, &name)?;
     let rt = runtime()?;
     // Evaluation never touches history.

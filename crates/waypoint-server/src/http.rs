@@ -15,8 +15,8 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -246,7 +246,8 @@ fn request_host(req: &Request) -> &str {
 /// Whether a browser page at `origin` may call a server reached as `host`: its own
 /// origin (over HTTP, or HTTPS behind a proxy), or one the config lists.
 fn origin_allowed(allowed: &[String], host: &str, origin: &str) -> bool {
-    let origin = origin.trim().trim_end_matches('/');
+    let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+    let origin = origin.as_str();
     let own = |scheme: &str| {
         origin
             .strip_prefix(scheme)
@@ -493,13 +494,33 @@ mod tests {
     #[test]
     fn only_the_servers_own_or_listed_origins_are_allowed() {
         let listed = vec!["https://app.example".to_string()];
-        assert!(origin_allowed(&[], "127.0.0.1:8080", "http://127.0.0.1:8080"));
-        assert!(origin_allowed(&[], "localhost:8080", "HTTP://LOCALHOST:8080"));
-        assert!(!origin_allowed(&[], "127.0.0.1:8080", "http://127.0.0.1:9090"));
+        assert!(origin_allowed(
+            &[],
+            "127.0.0.1:8080",
+            "http://127.0.0.1:8080"
+        ));
+        assert!(origin_allowed(
+            &[],
+            "localhost:8080",
+            "HTTP://LOCALHOST:8080"
+        ));
+        assert!(!origin_allowed(
+            &[],
+            "127.0.0.1:8080",
+            "http://127.0.0.1:9090"
+        ));
         assert!(!origin_allowed(&[], "127.0.0.1:8080", "null"));
         assert!(!origin_allowed(&[], "", "http://"));
-        assert!(origin_allowed(&listed, "127.0.0.1:8080", "https://app.example"));
-        assert!(!origin_allowed(&listed, "127.0.0.1:8080", "https://app.example.evil"));
+        assert!(origin_allowed(
+            &listed,
+            "127.0.0.1:8080",
+            "https://app.example"
+        ));
+        assert!(!origin_allowed(
+            &listed,
+            "127.0.0.1:8080",
+            "https://app.example.evil"
+        ));
         assert!(is_json(Some("application/json; charset=utf-8")));
         assert!(!is_json(Some("text/plain")));
         assert!(!is_json(None));

@@ -67,21 +67,22 @@ const MAX_SUMMARY_CHARS: usize = 512;
 
 /// A short account of an answer too big to repeat as text.
 fn summary(v: &serde_json::Value, bytes: usize) -> String {
-    let head = match v.get("steps").and_then(serde_json::Value::as_array) {
-        Some(steps) => {
-            let tools: Vec<&str> = steps
-                .iter()
-                .map(|s| s.get("tool").and_then(serde_json::Value::as_str).unwrap_or("?"))
-                .collect();
-            format!("plan with {} steps: {}", steps.len(), tools.join(" → "))
-        }
-        None => {
-            let keys: Vec<&str> = v
-                .as_object()
-                .map(|o| o.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            format!("answer with {}", keys.join(", "))
-        }
+    let head = if let Some(steps) = v.get("steps").and_then(serde_json::Value::as_array) {
+        let tools: Vec<&str> = steps
+            .iter()
+            .map(|s| {
+                s.get("tool")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("?")
+            })
+            .collect();
+        format!("plan with {} steps: {}", steps.len(), tools.join(" → "))
+    } else {
+        let keys: Vec<&str> = v
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        format!("answer with {}", keys.join(", "))
     };
     let mut text: String = head.chars().take(MAX_SUMMARY_CHARS).collect();
     if text.len() < head.len() {

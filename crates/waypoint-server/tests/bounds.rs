@@ -150,7 +150,13 @@ fn parse_answer(raw: &[u8]) -> Answer {
 
 /// One request over a fresh connection: `headers` as given (`Host` and
 /// `Content-Length` are added), then the body, then the whole answer.
-async fn send(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Answer {
+async fn send(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Answer {
     let mut s = TcpStream::connect(addr).await.unwrap();
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
@@ -200,7 +206,10 @@ async fn csrf_text_plain_cross_origin_run_is_refused() {
         server.addr,
         "POST",
         "/v1/plan",
-        &[("Content-Type", "application/json"), ("Sec-Fetch-Site", "cross-site")],
+        &[
+            ("Content-Type", "application/json"),
+            ("Sec-Fetch-Site", "cross-site"),
+        ],
         &run_body(),
     )
     .await;
@@ -302,7 +311,11 @@ async fn mcp_plan_result_is_not_sent_twice_in_full() {
     );
     assert!(text.len() < 2048, "text of {} bytes: {text}", text.len());
     assert!(text.starts_with("plan with "), "{text}");
-    assert!(whole < structured.len() + 4096, "{whole} vs {}", structured.len());
+    assert!(
+        whole < structured.len() + 4096,
+        "{whole} vs {}",
+        structured.len()
+    );
     // A small answer is still repeated as compact JSON text for older clients.
     let rpc = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "plan", "arguments": {"request": "find CommandRouter"}}});
@@ -340,7 +353,7 @@ async fn answer_of(mut s: TcpStream) -> Answer {
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
         match tokio::time::timeout(Duration::from_millis(500), s.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(0) | Err(_)) => break,
             Ok(Ok(n)) => raw.extend_from_slice(&buf[..n]),
             Err(_) if !raw.is_empty() => break,
             Err(_) => {}
@@ -375,13 +388,20 @@ async fn starvation_one_callers_slow_bodies_leave_healthz_and_others_served() {
     let started = Instant::now();
     let health = send(server.addr, "GET", "/healthz", &[], b"").await;
     assert_eq!(health.status, 200, "{}", health.body);
-    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
     let bob = format!("Bearer {BOB}");
     let r = send(
         server.addr,
         "POST",
         "/v1/plan",
-        &[("Content-Type", "application/json"), ("Authorization", &bob)],
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", &bob),
+        ],
         &run_body(),
     )
     .await;
@@ -401,5 +421,9 @@ async fn starvation_a_body_that_trickles_is_cut_off() {
     let r = answer_of(stall(server.addr, ALICE).await).await;
     assert_eq!(r.status, 408, "{}", r.body);
     assert_eq!(r.body["error"]["code"], "timeout");
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
 }

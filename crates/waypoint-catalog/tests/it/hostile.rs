@@ -71,10 +71,12 @@ fn alias_expansion_of_a_big_string_is_bounded_in_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("wide.yaml");
     let big = "x".repeat(1 << 20);
-    let aliases = vec!["*big"; 100].join(", ");
+    let aliases = ["*big"; 100].join(", ");
     std::fs::write(
         &path,
-        format!("tools:\n  - name: a\n    description: &big \"{big}\"\n    examples: [{aliases}]\n"),
+        format!(
+            "tools:\n  - name: a\n    description: &big \"{big}\"\n    examples: [{aliases}]\n"
+        ),
     )
     .unwrap();
     let err = waypoint_catalog::Catalog::from_paths(&[&path]).unwrap_err();
@@ -86,10 +88,12 @@ fn alias_expansion_of_a_big_string_is_bounded_in_bytes() {
     assert!(shown.contains(&(64 << 20).to_string()), "{shown}");
     // Within the budget the same shape loads.
     let path = dir.path().join("narrow.yaml");
-    let aliases = vec!["*big"; 10].join(", ");
+    let aliases = ["*big"; 10].join(", ");
     std::fs::write(
         &path,
-        format!("tools:\n  - name: a\n    description: &big \"{big}\"\n    examples: [{aliases}]\n"),
+        format!(
+            "tools:\n  - name: a\n    description: &big \"{big}\"\n    examples: [{aliases}]\n"
+        ),
     )
     .unwrap();
     waypoint_catalog::Catalog::from_paths(&[&path]).unwrap();

@@ -180,7 +180,11 @@ pub(crate) fn confine(base: &Path, rel: &str) -> Result<PathBuf, ToolError> {
                 .ancestors()
                 .find_map(|a| a.canonicalize().ok())
                 .is_some_and(|real| real.starts_with(base));
-            if inside { Err(io_err(&joined, &e)) } else { Err(refused()) }
+            if inside {
+                Err(io_err(&joined, &e))
+            } else {
+                Err(refused())
+            }
         }
     }
 }
@@ -300,7 +304,10 @@ mod tests {
             assert_eq!(told(there), told(not_there), "{there} / {not_there}");
         }
         // Inside the working directory, a missing file is still reported as missing.
-        assert!(matches!(confine(&base, "nope.txt"), Err(ToolError::Failed(_))));
+        assert!(matches!(
+            confine(&base, "nope.txt"),
+            Err(ToolError::Failed(_))
+        ));
         std::fs::write(base.join("a.txt"), "x").unwrap();
         assert_eq!(confine(&base, "./a.txt").unwrap(), base.join("a.txt"));
     }
