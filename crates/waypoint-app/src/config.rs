@@ -150,10 +150,12 @@ impl Config {
         let Some(path) = path_in_effect(explicit) else {
             return Ok(Self::default());
         };
-        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let text =
+            waypoint_catalog::limited::read_file(&path, waypoint_catalog::limited::MAX_INPUT_BYTES)
+                .map_err(|source| ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
         Self::parse(&text, &path)
     }
 

@@ -92,7 +92,11 @@ impl Setup {
         let mut notices: Vec<Notice> = warnings.into_iter().map(Notice::Catalog).collect();
         let mut trained = TrainReport::default();
         for file in &self.train {
-            let text = std::fs::read_to_string(file).map_err(|source| AppError::Read {
+            let text = waypoint_catalog::limited::read_file(
+                file,
+                waypoint_catalog::limited::MAX_INPUT_BYTES,
+            )
+            .map_err(|source| AppError::Read {
                 path: file.clone(),
                 what: "training file",
                 source,

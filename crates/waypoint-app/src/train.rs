@@ -167,7 +167,11 @@ pub fn calibrate(
     opts.threshold = 0.0;
     let (observations, from) = match held_out {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| AppError::Read {
+            let text = waypoint_catalog::limited::read_file(
+                path,
+                waypoint_catalog::limited::MAX_INPUT_BYTES,
+            )
+            .map_err(|source| AppError::Read {
                 path: path.to_path_buf(),
                 what: "held-out requests",
                 source,
@@ -215,11 +219,13 @@ fn cross_validated(
     }
     let mut cases = Vec::new();
     for file in &setup.train {
-        let text = std::fs::read_to_string(file).map_err(|source| AppError::Read {
-            path: file.clone(),
-            what: "training file",
-            source,
-        })?;
+        let text =
+            waypoint_catalog::limited::read_file(file, waypoint_catalog::limited::MAX_INPUT_BYTES)
+                .map_err(|source| AppError::Read {
+                    path: file.clone(),
+                    what: "training file",
+                    source,
+                })?;
         cases.extend(waypoint_eval::read_cases(
             &text,
             &file.display().to_string(),

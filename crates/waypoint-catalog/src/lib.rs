@@ -10,6 +10,7 @@
 
 mod builtin;
 mod diagnostic;
+pub mod limited;
 mod load;
 mod load_plans;
 mod model;

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::diagnostic::{CatalogError, Diagnostic, Severity};
+use crate::limited;
 use crate::model::{
     BUILTINS, Effects, EvidenceRule, Lexicon, Location, Pipeline, RunSpec, Server, Specialist, Tool,
 };
@@ -60,6 +61,10 @@ const LEXICON_KEYS: &[&str] = &["intents", "entities"];
 const EVIDENCE_KEYS: &[&str] = &["intent", "entity", "needs"];
 const RUN_KEYS: &[&str] = &["builtin", "command", "http", "mcp", "llm"];
 
+/// The most one catalog file may hold, enforced while reading (the YAML reader's
+/// own `max_bytes` is the same 16 MiB, but only checks text already in memory).
+const MAX_FILE_BYTES: u64 = limited::MAX_INPUT_BYTES;
+
 /// Reads `--catalog` paths: a file, or every `*.yaml`/`*.yml` directly in a directory
 /// (sorted, so that merge order and messages are stable).
 pub fn read_paths(paths: &[impl AsRef<Path>]) -> Result<Vec<Source>, CatalogError> {
@@ -97,9 +102,11 @@ pub fn read_paths(paths: &[impl AsRef<Path>]) -> Result<Vec<Source>, CatalogErro
                 });
             }
             for file in files {
-                let text = std::fs::read_to_string(&file).map_err(|source| CatalogError::Io {
-                    path: file.display().to_string(),
-                    source,
+                let text = limited::read_file(&file, MAX_FILE_BYTES).map_err(|source| {
+                    CatalogError::Io {
+                        path: file.display().to_string(),
+                        source,
+                    }
                 })?;
                 sources.push(Source {
                     name: file.display().to_string(),
@@ -107,7 +114,7 @@ pub fn read_paths(paths: &[impl AsRef<Path>]) -> Result<Vec<Source>, CatalogErro
                 });
             }
         } else {
-            let text = std::fs::read_to_string(path).map_err(io)?;
+            let text = limited::read_file(path, MAX_FILE_BYTES).map_err(io)?;
             sources.push(Source {
                 name: path.display().to_string(),
                 text,
@@ -129,7 +136,16 @@ pub fn load(sources: &[Source]) -> Result<Loaded, CatalogError> {
         };
         match yaml::parse(&source.text, Limits::default()) {
             Ok(root) => read_file(&mut ctx, &root, &mut parts),
-            Err(e) => ctx.error(e.pos, format!("invalid YAML: {}", e.message), None),
+            Err(e) => {
+                let related = match e.kind {
+                    yaml::YamlErrorKind::DuplicateKey { first } => Some(ctx.loc(first)),
+                    yaml::YamlErrorKind::Syntax | yaml::YamlErrorKind::Limit => None,
+                };
+                ctx.error(e.pos, format!("invalid YAML: {}", e.message), None);
+                if let Some(d) = ctx.diags.last_mut() {
+                    d.related = related;
+                }
+            }
         }
     }
     let catalog = assemble(parts, &mut diags, sources);

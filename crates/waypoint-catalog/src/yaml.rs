@@ -3,7 +3,13 @@
 //! Catalog files come from users and from MCP servers we do not control, so the reader
 //! refuses hostile shapes up front instead of trusting a general-purpose loader: inputs
 //! over [`Limits::max_bytes`], nesting deeper than [`Limits::max_depth`], and alias
-//! expansion beyond [`Limits::max_nodes`] (the "billion laughs" bomb) are errors.
+//! expansion beyond [`Limits::max_nodes`] (the "billion laughs" bomb) or beyond
+//! [`Limits::max_expanded_bytes`] of text are errors. Counting nodes alone is not
+//! enough: 2,000 aliases of one anchored 1 MB string are 2,000 nodes and 2 GB.
+//!
+//! A mapping that repeats a key is an error too: a general-purpose loader keeps one of
+//! the two silently, so `effects: read` followed by `effects: destructive` would list a
+//! destructive tool as read-only.
 
 use std::collections::HashMap;
 
@@ -64,6 +70,8 @@ pub struct Limits {
     pub max_bytes: usize,
     pub max_depth: usize,
     pub max_nodes: usize,
+    /// Scalar text the document may hold once every alias is expanded.
+    pub max_expanded_bytes: usize,
 }
 
 impl Default for Limits {
@@ -72,6 +80,7 @@ impl Default for Limits {
             max_bytes: 16 * 1024 * 1024,
             max_depth: 64,
             max_nodes: 2_000_000,
+            max_expanded_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -81,11 +90,45 @@ impl Default for Limits {
 pub struct YamlError {
     pub pos: Pos,
     pub message: String,
+    pub kind: YamlErrorKind,
+}
+
+/// What kind of problem a [`YamlError`] is, for callers that act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YamlErrorKind {
+    /// Not YAML, or an alias to no anchor.
+    Syntax,
+    /// Over one of the [`Limits`].
+    Limit,
+    /// A mapping repeats a key; `first` is where the key first appears.
+    DuplicateKey { first: Pos },
+}
+
+impl YamlError {
+    fn new(pos: Pos, kind: YamlErrorKind, message: String) -> Self {
+        Self { pos, message, kind }
+    }
 }
 
 enum Frame {
     Seq(Pos, Vec<Node>, usize),
-    Map(Pos, Vec<(Node, Node)>, Option<Node>, usize),
+    /// Entries so far, the key waiting for its value, the anchor, and where each
+    /// scalar key was first seen (a set, so a map with many keys stays linear).
+    Map(
+        Pos,
+        Vec<(Node, Node)>,
+        Option<Node>,
+        usize,
+        HashMap<String, Pos>,
+    ),
+}
+
+/// The text a key is compared by for duplicates; `None` for complex keys.
+fn scalar_key(node: &Node) -> Option<String> {
+    match &node.value {
+        Value::Seq(_) | Value::Map(_) => None,
+        _ => Some(key_text(node)),
+    }
 }
 
 /// Parses the first document of `text`; an empty file is `Null`.
@@ -95,27 +138,43 @@ enum Frame {
 )]
 pub fn parse(text: &str, limits: Limits) -> Result<Node, YamlError> {
     if text.len() > limits.max_bytes {
-        return Err(YamlError {
-            pos: Pos { line: 1, col: 1 },
-            message: format!(
+        return Err(YamlError::new(
+            Pos { line: 1, col: 1 },
+            YamlErrorKind::Limit,
+            format!(
                 "file is {} bytes, over the limit of {} bytes",
                 text.len(),
                 limits.max_bytes
             ),
-        });
+        ));
     }
     let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: HashMap<usize, Node> = HashMap::new();
+    // Each anchor with its node count and text size, computed once: aliases add them.
+    let mut anchors: HashMap<usize, (Node, usize, usize)> = HashMap::new();
     let mut nodes = 0usize;
+    let mut expanded = 0usize;
+    let over_budget = |pos: Pos| {
+        YamlError::new(
+            pos,
+            YamlErrorKind::Limit,
+            format!(
+                "the document expands to more than {} bytes of text once aliases are expanded (the limit; docs/contracts.md); refusing",
+                limits.max_expanded_bytes
+            ),
+        )
+    };
     let mut root: Option<Node> = None;
 
     for item in Parser::new_from_str(text) {
-        let (event, span) = item.map_err(|e| YamlError {
-            pos: Pos {
-                line: e.marker().line(),
-                col: e.marker().col() + 1,
-            },
-            message: e.info().to_string(),
+        let (event, span) = item.map_err(|e| {
+            YamlError::new(
+                Pos {
+                    line: e.marker().line(),
+                    col: e.marker().col() + 1,
+                },
+                YamlErrorKind::Syntax,
+                e.info().to_string(),
+            )
         })?;
         let pos = Pos::of(span);
         let finished: Option<(Node, usize)> = match event {
@@ -128,15 +187,16 @@ pub fn parse(text: &str, limits: Limits) -> Result<Node, YamlError> {
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if stack.len() >= limits.max_depth {
-                    return Err(YamlError {
+                    return Err(YamlError::new(
                         pos,
-                        message: format!("nesting deeper than {} levels", limits.max_depth),
-                    });
+                        YamlErrorKind::Limit,
+                        format!("nesting deeper than {} levels", limits.max_depth),
+                    ));
                 }
                 if matches!(event, Event::SequenceStart(..)) {
                     stack.push(Frame::Seq(pos, Vec::new(), anchor));
                 } else {
-                    stack.push(Frame::Map(pos, Vec::new(), None, anchor));
+                    stack.push(Frame::Map(pos, Vec::new(), None, anchor, HashMap::new()));
                 }
                 None
             }
@@ -148,7 +208,7 @@ pub fn parse(text: &str, limits: Limits) -> Result<Node, YamlError> {
                     },
                     anchor,
                 )),
-                Some(Frame::Map(p, entries, _, anchor)) => Some((
+                Some(Frame::Map(p, entries, _, anchor, _)) => Some((
                     Node {
                         pos: p,
                         value: Value::Map(entries),
@@ -157,30 +217,41 @@ pub fn parse(text: &str, limits: Limits) -> Result<Node, YamlError> {
                 )),
                 None => None,
             },
-            Event::Scalar(text, style, anchor, _) => Some((
-                Node {
-                    pos,
-                    value: scalar(&text, style),
-                },
-                anchor,
-            )),
+            Event::Scalar(text, style, anchor, _) => {
+                expanded = expanded.saturating_add(text.len());
+                if expanded > limits.max_expanded_bytes {
+                    return Err(over_budget(pos));
+                }
+                Some((
+                    Node {
+                        pos,
+                        value: scalar(&text, style),
+                    },
+                    anchor,
+                ))
+            }
             Event::Alias(id) => {
-                let Some(target) = anchors.get(&id) else {
-                    return Err(YamlError {
+                let Some((target, cost, size)) = anchors.get(&id) else {
+                    return Err(YamlError::new(
                         pos,
-                        message: "alias refers to an unknown anchor".into(),
-                    });
+                        YamlErrorKind::Syntax,
+                        "alias refers to an unknown anchor".into(),
+                    ));
                 };
-                let cost = count(target);
-                nodes = nodes.saturating_add(cost);
+                expanded = expanded.saturating_add(*size);
+                if expanded > limits.max_expanded_bytes {
+                    return Err(over_budget(pos));
+                }
+                nodes = nodes.saturating_add(*cost);
                 if nodes > limits.max_nodes {
-                    return Err(YamlError {
+                    return Err(YamlError::new(
                         pos,
-                        message: format!(
+                        YamlErrorKind::Limit,
+                        format!(
                             "aliases expand to more than {} nodes; refusing (alias bomb?)",
                             limits.max_nodes
                         ),
-                    });
+                    ));
                 }
                 Some((target.clone(), 0))
             }
@@ -190,19 +261,35 @@ pub fn parse(text: &str, limits: Limits) -> Result<Node, YamlError> {
         };
         nodes += 1;
         if nodes > limits.max_nodes {
-            return Err(YamlError {
+            return Err(YamlError::new(
                 pos,
-                message: format!("more than {} nodes", limits.max_nodes),
-            });
+                YamlErrorKind::Limit,
+                format!("more than {} nodes", limits.max_nodes),
+            ));
         }
         if anchor != 0 {
-            anchors.insert(anchor, node.clone());
+            anchors.insert(anchor, (node.clone(), count(&node), text_bytes(&node)));
         }
         match stack.last_mut() {
             None => root = Some(node),
             Some(Frame::Seq(_, items, _)) => items.push(node),
-            Some(Frame::Map(_, entries, key, _)) => match key.take() {
-                None => *key = Some(node),
+            Some(Frame::Map(_, entries, key, _, seen)) => match key.take() {
+                None => {
+                    if let Some(name) = scalar_key(&node) {
+                        if let Some(first) = seen.get(&name) {
+                            return Err(YamlError::new(
+                                node.pos,
+                                YamlErrorKind::DuplicateKey { first: *first },
+                                format!(
+                                    "duplicate key `{name}` (first at line {}); a mapping may give a key once",
+                                    first.line
+                                ),
+                            ));
+                        }
+                        seen.insert(name, node.pos);
+                    }
+                    *key = Some(node);
+                }
                 Some(k) => entries.push((k, node)),
             },
         }
@@ -223,6 +310,19 @@ fn count(node: &Node) -> usize {
                 .sum::<usize>()
         }
         _ => 1,
+    }
+}
+
+/// The scalar text under `node`, keys included.
+fn text_bytes(node: &Node) -> usize {
+    match &node.value {
+        Value::Str(s) => s.len(),
+        Value::Seq(items) => items.iter().map(text_bytes).sum(),
+        Value::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| text_bytes(k) + text_bytes(v))
+            .sum(),
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => 8,
     }
 }
 
@@ -316,6 +416,24 @@ mod tests {
         }
         let err = parse(&text, Limits::default()).unwrap_err();
         assert!(err.message.contains("alias"), "{}", err.message);
+    }
+
+    #[test]
+    fn duplicate_keys_name_both_lines() {
+        let err = parse(
+            "tools:\n  - name: a\n    effects: read\n    effects: destructive\n",
+            Limits::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.kind,
+            YamlErrorKind::DuplicateKey {
+                first: Pos { line: 3, col: 5 }
+            }
+        );
+        assert_eq!(err.pos.line, 4);
+        // The same key in two different mappings is fine.
+        assert!(parse("a: {x: 1}\nb: {x: 2}\n", Limits::default()).is_ok());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! One function per command.
 
-use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, bail};
@@ -49,10 +49,11 @@ fn load_catalog(global: &Global) -> Result<Catalog> {
 
 pub(crate) fn request_text(raw: &str) -> Result<String> {
     if raw == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .context("cannot read the request from standard input")?;
+        let s = waypoint_catalog::limited::read_stream(
+            std::io::stdin().lock(),
+            waypoint_catalog::limited::MAX_INPUT_BYTES,
+        )
+        .context("cannot read the request from standard input")?;
         return Ok(s.trim().to_string());
     }
     Ok(raw.to_string())
@@ -62,7 +63,7 @@ pub(crate) fn context(raw: Option<&str>) -> Result<Option<serde_json::Value>> {
     let Some(raw) = raw else { return Ok(None) };
     let (text, origin) = match raw.strip_prefix('@') {
         Some(path) => (
-            std::fs::read_to_string(path)
+            waypoint_catalog::limited::read_file(path, waypoint_catalog::limited::MAX_INPUT_BYTES)
                 .with_context(|| format!("cannot read context file `{path}`"))?,
             format!("context file `{path}`"),
         ),
@@ -395,8 +396,11 @@ fn print_understanding(u: &Understanding) -> Result<()> {
 
 fn eval(global: &Global, args: &EvalArgs) -> Result<ExitCode> {
     let name = args.cases.display().to_string();
-    let text = std::fs::read_to_string(&args.cases)
-        .with_context(|| format!("cannot read cases file `{name}`"))?;
+    let text = waypoint_catalog::limited::read_file(
+        &args.cases,
+        waypoint_catalog::limited::MAX_INPUT_BYTES,
+    )
+    .with_context(|| format!("cannot read cases file `{name}`"))?;
     let cases = waypoint_eval::read_cases(&text, &name)?;
     let rt = runtime()?;
     // Evaluation never touches history.

@@ -206,8 +206,9 @@ fn print_report(r: &RunReport, json: bool) -> Result<()> {
 }
 
 fn read_plan(path: &PathBuf) -> Result<Plan> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read plan `{}`", path.display()))?;
+    let text =
+        waypoint_catalog::limited::read_file(path, waypoint_catalog::limited::MAX_INPUT_BYTES)
+            .with_context(|| format!("cannot read plan `{}`", path.display()))?;
     serde_json::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
             "plan `{}` line {} column {}: {e}; a plan is the JSON `waypoint plan --json` prints (docs/contracts.md, Plan JSON)",

@@ -377,3 +377,25 @@ fn learn_after_sets_how_many_successes_make_a_plan_learned() {
     assert_eq!(planner(), "deterministic");
     assert_eq!(planner(), "learned");
 }
+
+/// Inputs that never end are read up to the limit and refused with the path and the
+/// limit, instead of being read until memory runs out.
+#[test]
+fn endless_inputs_dev_zero_are_refused_at_the_limit() {
+    let limit = waypoint_catalog::limited::MAX_INPUT_BYTES.to_string();
+    let context = waypoint(&["plan", "x", "--context", "@/dev/zero"]);
+    let catalog = waypoint(&["--catalog", "/dev/zero", "plan", "x"]);
+    let stdin = common::command(&["plan", "-"])
+        .stdin(std::fs::File::open("/dev/zero").unwrap())
+        .output()
+        .unwrap();
+    for (what, o, path) in [
+        ("--context @/dev/zero", context, "/dev/zero"),
+        ("--catalog /dev/zero", catalog, "/dev/zero"),
+        ("plan - < /dev/zero", stdin, "standard input"),
+    ] {
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{what}: {err}");
+        assert!(err.contains(path) && err.contains(&limit), "{what}: {err}");
+    }
+}

@@ -2,14 +2,21 @@
 //! behind the same guards.
 //!
 //! Guards, outermost first: count the request; check the `Host` header (DNS-rebinding
-//! defence for loopback servers); refuse with 503 when `max_concurrent` requests are
-//! already in flight, instead of queueing without bound; answer 503 after
-//! `request_timeout_ms`; then, on `/v1/*` and `/mcp`, find the caller from the bearer
-//! token. Bodies are capped at `max_body_bytes`.
+//! defence for loopback servers); then, except on `/healthz` and `/metrics` (which must
+//! answer while the server is saturated), refuse with 503 when `max_concurrent`
+//! requests are already in flight, instead of queueing without bound, and answer 503
+//! after `request_timeout_ms`; then, on `/v1/*` and `/mcp`, find the caller from the
+//! bearer token, refuse with 429 a caller already at `max_concurrent_per_caller`, read
+//! the body within `body_timeout_ms` (408 after), refuse browser requests from
+//! other sites (CSRF: a `--no-auth` server would otherwise run tools for any web page
+//! its user opens) and JSON API bodies not declared `application/json` (the one type a
+//! page cannot send cross-site without a preflight). Bodies are capped at
+//! `max_body_bytes`.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -35,8 +42,26 @@ struct Guards {
     app: Arc<Server>,
     auth: Auth,
     allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
     slots: Arc<Semaphore>,
     timeout: Duration,
+    /// Each caller's own slots, made on its first request (callers are the configured
+    /// ones, or the one local caller, so the map stays small).
+    per_caller: Mutex<HashMap<String, Arc<Semaphore>>>,
+    per_caller_max: usize,
+    body_timeout: Duration,
+    max_body_bytes: usize,
+}
+
+impl Guards {
+    fn caller_slots(&self, caller: &str) -> Arc<Semaphore> {
+        self.per_caller
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(caller.to_string())
+            .or_insert_with(|| Arc::new(Semaphore::new(self.per_caller_max)))
+            .clone()
+    }
 }
 
 /// The router for `app` under `config`; `auth` says who callers are.
@@ -50,8 +75,13 @@ pub fn router(
         app: app.clone(),
         auth,
         allowed_hosts: config.allowed_hosts.clone(),
+        allowed_origins: config.allowed_origins.clone(),
         slots: Arc::new(Semaphore::new(config.max_concurrent)),
         timeout: Duration::from_millis(config.request_timeout_ms),
+        per_caller: Mutex::new(HashMap::new()),
+        per_caller_max: config.per_caller(),
+        body_timeout: Duration::from_millis(config.body_timeout_ms),
+        max_body_bytes: config.max_body_bytes,
     });
     let mcp_app = app.clone();
     let local = config.local_caller.clone();
@@ -78,16 +108,21 @@ pub fn router(
         .route("/v1/runs/{run_id}/approve", post(api::approve))
         .route("/v1/history", get(api::history).delete(api::forget))
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(guards.clone(), same_origin))
+        .layer(middleware::from_fn_with_state(guards.clone(), read_body))
         .layer(middleware::from_fn_with_state(guards.clone(), authenticate));
-    Router::new()
-        .route("/healthz", get(api::healthz))
-        .route("/metrics", get(api::metrics))
+    let limited = Router::new()
         .route("/openapi.json", get(api::openapi))
         .merge(authed)
         .fallback(not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
-        .layer(middleware::from_fn_with_state(guards.clone(), limit))
+        .layer(middleware::from_fn_with_state(guards.clone(), limit));
+    Router::new()
+        .route("/healthz", get(api::healthz))
+        .route("/metrics", get(api::metrics))
+        .merge(limited)
+        .layer(middleware::from_fn_with_state(guards.clone(), hosts))
         .layer(middleware::from_fn_with_state(guards, observe))
         .with_state(app)
 }
@@ -156,17 +191,8 @@ fn host_allowed(allowed: &[String], host: &str) -> bool {
         .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(name))
 }
 
-async fn limit(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .or_else(|| {
-            req.uri()
-                .authority()
-                .map(axum::http::uri::Authority::as_str)
-        })
-        .unwrap_or("");
+async fn hosts(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
+    let host = request_host(&req);
     if !host_allowed(&g.allowed_hosts, host) {
         g.app.metrics.refuse(Refusal::Host);
         return ApiError::new(
@@ -176,6 +202,10 @@ async fn limit(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Respon
         )
         .into_response();
     }
+    next.run(req).await
+}
+
+async fn limit(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
     let Ok(_slot) = g.slots.clone().try_acquire_owned() else {
         g.app.metrics.refuse(Refusal::Busy);
         let mut r = ApiError::new(
@@ -204,6 +234,129 @@ async fn limit(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Respon
     }
 }
 
+/// The host a request names: its `Host` header, else the URI's authority.
+fn request_host(req: &Request) -> &str {
+    req.headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| {
+            req.uri()
+                .authority()
+                .map(axum::http::uri::Authority::as_str)
+        })
+        .unwrap_or("")
+}
+
+/// Whether a browser page at `origin` may call a server reached as `host`: its own
+/// origin (over HTTP, or HTTPS behind a proxy), or one the config lists.
+fn origin_allowed(allowed: &[String], host: &str, origin: &str) -> bool {
+    let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+    let origin = origin.as_str();
+    let own = |scheme: &str| {
+        origin
+            .strip_prefix(scheme)
+            .is_some_and(|rest| !host.is_empty() && rest.eq_ignore_ascii_case(host))
+    };
+    own("http://")
+        || own("https://")
+        || allowed
+            .iter()
+            .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(origin))
+}
+
+/// Whether a `Content-Type` value is JSON (parameters such as `charset` aside).
+fn is_json(content_type: Option<&str>) -> bool {
+    content_type
+        .and_then(|c| c.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The CSRF guard. A browser sends `Origin` (and `Sec-Fetch-Site`) with every
+/// cross-site POST, and can send `text/plain` bodies cross-site without asking the
+/// server first; tokens do not help a `--no-auth` server, so the origin must.
+async fn same_origin(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
+    let host = request_host(&req);
+    let origin = req
+        .headers()
+        .get(header::ORIGIN)
+        .map(|o| o.to_str().unwrap_or("<not text>"));
+    let cross_site = req
+        .headers()
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("cross-site"));
+    let refused = match origin {
+        Some(o) => !origin_allowed(&g.allowed_origins, host, o),
+        None => cross_site,
+    };
+    if refused {
+        g.app.metrics.refuse(Refusal::Origin);
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "origin_not_allowed",
+            format!(
+                "a cross-site browser request (Origin `{}`) is refused; list the origin under [serve] allowed_origins to allow it (docs/server.md)",
+                origin.unwrap_or("none")
+            ),
+        )
+        .into_response();
+    }
+    let json_api = req.uri().path().starts_with("/v1/");
+    if json_api
+        && req.method() == axum::http::Method::POST
+        && !is_json(
+            req.headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|c| c.to_str().ok()),
+        )
+    {
+        g.app.metrics.refuse(Refusal::MediaType);
+        return ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "the body must be sent as `Content-Type: application/json`",
+        )
+        .into_response();
+    }
+    next.run(req).await
+}
+
+/// Reads the whole body before the handler runs, within `body_timeout`: a body sent a
+/// byte at a time would otherwise hold its slots until `request_timeout_ms`.
+async fn read_body(State(g): State<Arc<Guards>>, req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let read = axum::body::to_bytes(body, g.max_body_bytes);
+    let bytes = match tokio::time::timeout(g.body_timeout, read).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            // Over the limit (the usual case), or the client went away mid-body.
+            return ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!(
+                    "the body is over {} bytes (max_body_bytes), or it was cut off",
+                    g.max_body_bytes
+                ),
+            )
+            .into_response();
+        }
+        Err(_) => {
+            g.app.metrics.refuse(Refusal::Timeout);
+            return ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "timeout",
+                format!(
+                    "the body did not arrive within {} ms (body_timeout_ms)",
+                    g.body_timeout.as_millis()
+                ),
+            )
+            .into_response();
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
 async fn authenticate(State(g): State<Arc<Guards>>, mut req: Request, next: Next) -> Response {
     let header = req
         .headers()
@@ -211,6 +364,21 @@ async fn authenticate(State(g): State<Arc<Guards>>, mut req: Request, next: Next
         .and_then(|h| h.to_str().ok());
     match g.auth.caller(header) {
         Ok(caller) => {
+            let Ok(_slot) = g.caller_slots(&caller.0).try_acquire_owned() else {
+                g.app.metrics.refuse(Refusal::CallerBusy);
+                let mut r = ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "caller_busy",
+                    format!(
+                        "caller `{}` already has {} requests in flight (max_concurrent_per_caller); retry shortly",
+                        caller.0, g.per_caller_max
+                    ),
+                )
+                .into_response();
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return r;
+            };
             req.extensions_mut().insert(caller);
             next.run(req).await
         }
@@ -271,8 +439,13 @@ mod tests {
             app: app(),
             auth: Auth::Off("local".into()),
             allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             slots: Arc::new(Semaphore::new(max_concurrent)),
             timeout: Duration::from_millis(timeout_ms),
+            per_caller: Mutex::new(HashMap::new()),
+            per_caller_max: max_concurrent,
+            body_timeout: Duration::from_millis(timeout_ms),
+            max_body_bytes: 1 << 20,
         });
         Router::new()
             .route(
@@ -320,6 +493,41 @@ mod tests {
         assert!(!host_allowed(&allowed, "evil.example:8080"));
         assert!(!host_allowed(&allowed, ""));
         assert!(host_allowed(&[], "anything"));
+    }
+
+    #[test]
+    fn only_the_servers_own_or_listed_origins_are_allowed() {
+        let listed = vec!["https://app.example".to_string()];
+        assert!(origin_allowed(
+            &[],
+            "127.0.0.1:8080",
+            "http://127.0.0.1:8080"
+        ));
+        assert!(origin_allowed(
+            &[],
+            "localhost:8080",
+            "HTTP://LOCALHOST:8080"
+        ));
+        assert!(!origin_allowed(
+            &[],
+            "127.0.0.1:8080",
+            "http://127.0.0.1:9090"
+        ));
+        assert!(!origin_allowed(&[], "127.0.0.1:8080", "null"));
+        assert!(!origin_allowed(&[], "", "http://"));
+        assert!(origin_allowed(
+            &listed,
+            "127.0.0.1:8080",
+            "https://app.example"
+        ));
+        assert!(!origin_allowed(
+            &listed,
+            "127.0.0.1:8080",
+            "https://app.example.evil"
+        ));
+        assert!(is_json(Some("application/json; charset=utf-8")));
+        assert!(!is_json(Some("text/plain")));
+        assert!(!is_json(None));
     }
 
     #[test]

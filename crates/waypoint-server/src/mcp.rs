@@ -2,7 +2,7 @@
 //! the catalog as resources.
 //!
 //! Each tool answers with the same JSON the CLI prints with `--json`, as structured
-//! content and as text. A call the server refuses (empty request, history off, running
+//! content, and as compact text too while it is small (a summary past that). A call the server refuses (empty request, history off, running
 //! not allowed) is an error *result* (`isError: true`) with the message, so an agent can
 //! read and fix it. Over HTTP the caller comes from the bearer token (the `auth` layer
 //! puts it in the request's extensions); over stdio it is the local user.
@@ -57,11 +57,51 @@ const RESOURCES: [(&str, &str, &str); 4] = [
     ),
 ];
 
+/// Largest answer also sent whole as text, for clients that read only `content`
+/// (the MCP spec asks tools with structured content to do so for compatibility).
+/// Past it the text is a summary: a plan echoes its request and context in its steps,
+/// and sending a megabyte request's plan twice, pretty-printed, made a 134 MB reply.
+const MAX_TEXT_JSON_BYTES: usize = 64 * 1024;
+/// Longest summary, in characters.
+const MAX_SUMMARY_CHARS: usize = 512;
+
+/// A short account of an answer too big to repeat as text.
+fn summary(v: &serde_json::Value, bytes: usize) -> String {
+    let head = if let Some(steps) = v.get("steps").and_then(serde_json::Value::as_array) {
+        let tools: Vec<&str> = steps
+            .iter()
+            .map(|s| {
+                s.get("tool")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("?")
+            })
+            .collect();
+        format!("plan with {} steps: {}", steps.len(), tools.join(" → "))
+    } else {
+        let keys: Vec<&str> = v
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        format!("answer with {}", keys.join(", "))
+    };
+    let mut text: String = head.chars().take(MAX_SUMMARY_CHARS).collect();
+    if text.len() < head.len() {
+        text.push('…');
+    }
+    format!("{text} ({bytes} bytes of JSON in structuredContent)")
+}
+
 fn answer(value: Result<serde_json::Value, OpError>) -> CallToolResult {
     match value {
         Ok(v) => {
-            let text = serde_json::to_string_pretty(&v).unwrap_or_default();
-            let mut r = CallToolResult::structured(v);
+            let json = v.to_string();
+            let text = if json.len() <= MAX_TEXT_JSON_BYTES {
+                json
+            } else {
+                summary(&v, json.len())
+            };
+            let mut r = CallToolResult::structured(serde_json::Value::Null);
+            r.structured_content = Some(v);
             r.content = vec![ContentBlock::text(text)];
             r
         }

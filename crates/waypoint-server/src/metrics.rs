@@ -30,6 +30,12 @@ pub enum Refusal {
     Host,
     Busy,
     Timeout,
+    /// A cross-origin (browser) request to the API: the CSRF guard.
+    Origin,
+    /// A JSON API body not declared `application/json`.
+    MediaType,
+    /// One caller already has its share of the server in flight.
+    CallerBusy,
 }
 
 impl Refusal {
@@ -39,6 +45,9 @@ impl Refusal {
             Self::Host => "host",
             Self::Busy => "busy",
             Self::Timeout => "timeout",
+            Self::Origin => "origin",
+            Self::MediaType => "media_type",
+            Self::CallerBusy => "caller_busy",
         }
     }
 }

@@ -30,12 +30,24 @@ pub struct ServeConfig {
     /// Host names (or `host:port`) a request's `Host` header may carry; empty allows
     /// any. Guards a loopback server against DNS rebinding.
     pub allowed_hosts: Vec<String>,
+    /// Origins (`scheme://host[:port]`) besides the server's own whose browser pages
+    /// may call the API. Any other `Origin`, or `Sec-Fetch-Site: cross-site`, is refused:
+    /// without tokens a page on any site could otherwise start runs (CSRF).
+    pub allowed_origins: Vec<String>,
     /// The largest request body, in bytes.
     pub max_body_bytes: usize,
     /// How long one request may take before it is answered 503.
     pub request_timeout_ms: u64,
     /// Requests served at once; more are refused with 503 and `Retry-After`.
+    /// `/healthz` and `/metrics` do not count: a busy server must still say it is alive.
     pub max_concurrent: usize,
+    /// Requests one caller may have in flight (default: a quarter of `max_concurrent`);
+    /// more are refused with 429 and `Retry-After`, so one caller's slow or many
+    /// requests cannot take every slot from the others.
+    pub max_concurrent_per_caller: Option<usize>,
+    /// How long a request's body may take to arrive, in milliseconds; a body still
+    /// trickling in after that is answered 408 and its slot freed.
+    pub body_timeout_ms: u64,
     /// Tasks per instance that take queued runs and execute them.
     pub workers: usize,
     /// This instance's name in run claims (default: host name and process id).
@@ -57,9 +69,12 @@ impl Default for ServeConfig {
             callers: BTreeMap::new(),
             local_caller: "local".into(),
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: Vec::new(),
             max_body_bytes: 1 << 20,
             request_timeout_ms: 30_000,
             max_concurrent: 256,
+            max_concurrent_per_caller: None,
+            body_timeout_ms: 10_000,
             workers: 2,
             instance: None,
             watch_ms: 1_000,
@@ -116,6 +131,12 @@ impl ServeConfig {
         if self.max_body_bytes == 0 {
             return Err(ServeConfigError::Zero("max_body_bytes"));
         }
+        if self.max_concurrent_per_caller == Some(0) {
+            return Err(ServeConfigError::Zero("max_concurrent_per_caller"));
+        }
+        if self.body_timeout_ms == 0 {
+            return Err(ServeConfigError::Zero("body_timeout_ms"));
+        }
         if self.request_timeout_ms == 0 {
             return Err(ServeConfigError::Zero("request_timeout_ms"));
         }
@@ -155,6 +176,13 @@ impl ServeConfig {
             out.push((caller.clone(), token));
         }
         Ok(out)
+    }
+
+    /// Requests one caller may have in flight.
+    pub fn per_caller(&self) -> usize {
+        self.max_concurrent_per_caller
+            .unwrap_or(self.max_concurrent / 4)
+            .max(1)
     }
 
     /// This instance's name in run claims.

@@ -145,20 +145,47 @@ fn io_err(path: &Path, e: &std::io::Error) -> ToolError {
 }
 
 /// Resolves `rel` inside `base`; anything that leaves `base` is refused.
+///
+/// The refusal must not tell whether a path outside exists (a probe for other users'
+/// files), so the lexical check runs before the file system is asked, and a path that
+/// only leaves through a symlink is refused with the same words whether or not its
+/// target exists.
 pub(crate) fn confine(base: &Path, rel: &str) -> Result<PathBuf, ToolError> {
-    let joined = if rel.is_empty() || rel == "." {
-        base.to_path_buf()
-    } else {
-        base.join(rel)
-    };
-    let real = joined.canonicalize().map_err(|e| io_err(&joined, &e))?;
-    if real.starts_with(base) {
-        Ok(real)
-    } else {
-        Err(ToolError::Denied(format!(
+    use std::path::Component;
+    let refused = || {
+        ToolError::Denied(format!(
             "`{rel}` is outside the working directory {}",
             base.display()
-        )))
+        ))
+    };
+    let mut joined = base.to_path_buf();
+    for part in Path::new(rel).components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir if joined != base => {
+                joined.pop();
+            }
+            Component::Normal(name) => joined.push(name),
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(refused());
+            }
+        }
+    }
+    match joined.canonicalize() {
+        Ok(real) if real.starts_with(base) => Ok(real),
+        Ok(_) => Err(refused()),
+        Err(e) => {
+            // Missing: say so only when the part that exists is inside `base`.
+            let inside = joined
+                .ancestors()
+                .find_map(|a| a.canonicalize().ok())
+                .is_some_and(|real| real.starts_with(base));
+            if inside {
+                Err(io_err(&joined, &e))
+            } else {
+                Err(refused())
+            }
+        }
     }
 }
 
@@ -252,6 +279,37 @@ mod tests {
         assert!(confine(&base, "a.txt").is_ok());
         assert!(matches!(confine(&base, "../"), Err(ToolError::Denied(_))));
         assert!(matches!(confine(&base, "/etc"), Err(ToolError::Denied(_))));
+    }
+
+    #[test]
+    fn confinement_refusal_does_not_reveal_whether_a_path_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let base = root.join("work");
+        std::fs::create_dir(&base).unwrap();
+        std::fs::write(root.join("secret.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(&root, base.join("up")).unwrap();
+        let secret = root.join("secret.txt").display().to_string();
+        let missing = root.join("missing.txt").display().to_string();
+        for (there, not_there) in [
+            ("../secret.txt", "../missing.txt"),
+            (secret.as_str(), missing.as_str()),
+            ("up/secret.txt", "up/missing.txt"),
+            ("a/../../secret.txt", "a/../../missing.txt"),
+        ] {
+            let told = |rel: &str| match confine(&base, rel) {
+                Err(ToolError::Denied(m)) => m.replace(rel, "PATH"),
+                other => panic!("`{rel}` was not refused: {other:?}"),
+            };
+            assert_eq!(told(there), told(not_there), "{there} / {not_there}");
+        }
+        // Inside the working directory, a missing file is still reported as missing.
+        assert!(matches!(
+            confine(&base, "nope.txt"),
+            Err(ToolError::Failed(_))
+        ));
+        std::fs::write(base.join("a.txt"), "x").unwrap();
+        assert_eq!(confine(&base, "./a.txt").unwrap(), base.join("a.txt"));
     }
 
     #[test]
