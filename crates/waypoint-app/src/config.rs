@@ -55,6 +55,11 @@ pub struct RunSection {
     pub tool_timeout: Option<String>,
     pub concurrency: Option<usize>,
     pub max_output_bytes: Option<usize>,
+    /// Hostnames, IP addresses and CIDR ranges outbound calls may reach although they
+    /// are loopback, private, link-local or metadata addresses (docs/run.md, Outbound
+    /// calls).
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
 }
 
 /// The `[embed]` section: the sentence encoder that routes by meaning (docs/routing.md).

@@ -4,6 +4,7 @@
 //!   `max_replans`, tool timeout, concurrency) and the meter that enforces them;
 //! - [`adapters`]: how a tool's `run:` becomes a call — built-ins, commands (no shell),
 //!   HTTP, MCP servers (rmcp), the configured model;
+//! - [`policy`]: what calls may reach — the destination policy of outbound HTTP;
 //! - [`refs`]: `$ref` data flow from earlier outputs into args;
 //! - [`executor`]: groups in order, steps of a group together, resume from the journal —
 //!   the run loop in `executor`, one step's call in `executor::step`, args and plan
@@ -18,6 +19,7 @@ pub mod adapters;
 pub mod documents;
 pub mod executor;
 pub mod limits;
+pub mod policy;
 pub mod refs;
 pub mod replan;
 pub mod specialists;
@@ -26,4 +28,5 @@ pub mod verify;
 pub use adapters::{Asking, Model, Toolbox};
 pub use executor::{Decisions, EventSink, RunError, Runner, Settings};
 pub use limits::{Limit, Limits};
+pub use policy::{DestinationError, Destinations};
 pub use replan::{NoReplan, Recovery, ReplanAsk, Replanner};
