@@ -1,7 +1,8 @@
 //! `run: {command: [argv…]}`: a program started directly, never through a shell.
 //!
 //! Each argv element is a template (`{arg}`); a filled value stays one argument however
-//! many spaces or quotes it holds, so args cannot inject options or commands. The
+//! many spaces or quotes it holds, and `policy::argv` keeps values from starting
+//! options, running as script code or naming paths outside the working directory. The
 //! program runs in the working directory with stdin closed; output beyond the cap
 //! fails the call, and the process is killed on timeout or cancellation.
 
@@ -12,7 +13,7 @@ use serde_json::json;
 use tokio::io::AsyncReadExt as _;
 use waypoint_store::MemoryStore;
 
-use super::{Call, Output, ToolError, Toolbox, fill_template};
+use super::{Call, Output, ToolError, Toolbox};
 
 pub(super) async fn call<M: MemoryStore + 'static>(
     tb: &Toolbox<M>,
@@ -20,10 +21,7 @@ pub(super) async fn call<M: MemoryStore + 'static>(
     call: &Call<'_>,
     timeout: Duration,
 ) -> Result<Output, ToolError> {
-    let filled = argv
-        .iter()
-        .map(|a| fill_template(a, &call.args))
-        .collect::<Result<Vec<_>, _>>()?;
+    let filled = crate::policy::argv::fill(call.tool, argv, &call.args, &tb.workdir)?;
     let (program, rest) = filled
         .split_first()
         .ok_or_else(|| ToolError::Failed("the command is empty".into()))?;
