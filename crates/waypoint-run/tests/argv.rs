@@ -185,3 +185,50 @@ async fn argv_paths_are_confined_to_the_workdir() {
     assert!(!format!("{r:?}").contains("SECRET"));
     assert_eq!(r[2].output("s1").unwrap()["stdout"], "inside\n");
 }
+
+#[tokio::test]
+async fn timeouts_kill_the_tools_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    let catalog = load(&[Source {
+        name: "late.yaml".into(),
+        text: "tools:\n  - name: late\n    description: Writes late.\n    effects: write\n    run: {command: [sh, -c, '(sleep 2; echo late > f) & wait']}\n".into(),
+    }])
+    .unwrap()
+    .catalog;
+    let store = Arc::new(SqliteStore::open(&work.join("wp.db"), 60).await.unwrap());
+    let toolbox = Toolbox::new(&work, &[], store.clone(), 1 << 20).unwrap();
+    let runner = Runner {
+        catalog: &catalog,
+        store,
+        toolbox: &toolbox,
+        replanner: &NoReplan,
+        caller: "t".into(),
+        events: None,
+    };
+    let steps =
+        json!([{"id": "s1", "order": 1, "kind": "tool", "tool": "late", "group": 1, "args": {}}]);
+    let plan: Plan = serde_json::from_value(json!({"plan_id": "pl_late", "steps": steps})).unwrap();
+    let limits = Limits {
+        max_replans: 0,
+        tool_timeout_ms: 300,
+        ..Limits::default()
+    };
+    let r = runner
+        .run(
+            plan,
+            Settings {
+                limits,
+                ..Settings::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(error(&r).contains("longer than"), "{}", error(&r));
+    // Wait well past the sleep: nothing of the tool may still be running.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert!(
+        !work.join("f").exists(),
+        "a child of the timed-out tool wrote after the step failed"
+    );
+}

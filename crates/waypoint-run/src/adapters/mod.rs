@@ -7,6 +7,7 @@
 
 mod builtin;
 mod command;
+mod group;
 mod http;
 mod llm;
 pub mod mcp;
