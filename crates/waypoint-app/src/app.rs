@@ -17,7 +17,8 @@ use waypoint_catalog::plans::PlanRef;
 use waypoint_core::Engine;
 use waypoint_protocol::{Plan, RouteReport, RunReport, Understanding};
 use waypoint_run::{
-    Approvals, Asking, Decisions, EventSink, Limits, Recovery, Runner, Settings, Toolbox,
+    Approvals, Asking, Decisions, Destinations, EventSink, Limits, Recovery, Runner, Settings,
+    Toolbox,
 };
 use waypoint_store::{
     Forget, HistoryFilter, HistoryRow, HistoryStore as _, MyPlan, Outcome, RunStore as _, now_unix,
@@ -134,6 +135,8 @@ pub struct App {
     behind: Option<Behind>,
     /// Unix seconds of the last purge of expired history.
     purged_at: AtomicI64,
+    /// Where this application's own server listens: runs never call it.
+    own_addresses: std::sync::RwLock<Vec<std::net::SocketAddr>>,
 }
 
 struct Behind {
@@ -235,6 +238,7 @@ impl App {
             runs,
             behind: None,
             purged_at: AtomicI64::new(0),
+            own_addresses: std::sync::RwLock::default(),
         }
     }
 
@@ -261,6 +265,25 @@ impl App {
 
     pub fn store(&self) -> Option<&Arc<Store>> {
         self.store.as_ref()
+    }
+
+    /// Records an address this application's server listens on; outbound calls of
+    /// runs refuse it whatever `[run] allow_hosts` says (docs/run.md, Outbound calls).
+    pub fn refuse_own_address(&self, addr: std::net::SocketAddr) {
+        self.own_addresses
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(addr);
+    }
+
+    /// The destination policy of runs: `[run] allow_hosts`, less the server itself.
+    fn destinations(&self, config: &crate::config::Config) -> Result<Destinations, AppError> {
+        let own = self
+            .own_addresses
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        Ok(Destinations::allowing(&config.run.allow_hosts)?.refusing_always(own))
     }
 
     pub fn runs_allowed(&self) -> bool {
@@ -740,7 +763,8 @@ impl App {
                 known: catalog.servers().iter().map(|s| s.name.clone()).collect(),
             });
         }
-        let pool = waypoint_run::adapters::McpPool::new(catalog.servers(), workdir);
+        let mut pool = waypoint_run::adapters::McpPool::new(catalog.servers(), workdir);
+        pool.set_destinations(self.destinations(&self.snapshot().config)?);
         let tools = pool.list_tools(server).await;
         pool.close().await;
         let tools = tools.map_err(|e| AppError::Internal(e.to_string()))?;
@@ -778,6 +802,7 @@ impl App {
             workdir: workdir.clone(),
             message: e.to_string(),
         })?
+        .with_destinations(self.destinations(&snap.config)?)
         .with_model(snap.planner.model())
         .with_asking(options.asking.unwrap_or(Asking::Nobody));
         let recovery = Recovery {

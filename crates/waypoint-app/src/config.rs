@@ -58,6 +58,11 @@ pub struct RunSection {
     /// Which calls wait for a person's approval: `write` (default: every call that is
     /// not a read), `destructive`, or `never` (docs/security.md).
     pub approve: Option<waypoint_run::ApproveBar>,
+    /// Hostnames, IP addresses and CIDR ranges outbound calls may reach although they
+    /// are loopback, private, link-local or metadata addresses (docs/run.md, Outbound
+    /// calls).
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
 }
 
 /// The `[embed]` section: the sentence encoder that routes by meaning (docs/routing.md).

@@ -53,6 +53,9 @@ pub enum AppError {
     Store(#[from] waypoint_store::StoreError),
     #[error(transparent)]
     Run(#[from] waypoint_run::RunError),
+    /// `[run] allow_hosts` holds an entry that is no host, address or range.
+    #[error(transparent)]
+    AllowHosts(#[from] waypoint_run::DestinationError),
     /// Tools cannot be set up in the working directory.
     #[error("cannot set up tools in {}: {message}", workdir.display())]
     Tools { workdir: PathBuf, message: String },
@@ -119,6 +122,7 @@ impl AppError {
             | Self::Read { .. }
             | Self::Run(_)
             | Self::Tools { .. }
+            | Self::AllowHosts(_)
             | Self::Internal(_) => ErrorKind::Internal,
         }
     }

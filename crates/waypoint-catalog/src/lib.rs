@@ -8,6 +8,7 @@
 //! the default catalog compiled into the binary. [`plans`] holds plan documents (seed
 //! 003), read from a catalog's `plans/` folder.
 
+pub mod argv;
 mod builtin;
 mod diagnostic;
 pub mod limited;

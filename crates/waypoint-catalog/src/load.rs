@@ -444,6 +444,15 @@ fn read_tool(ctx: &mut Ctx<'_>, node: &Node, parts: &mut Parts) -> Option<Tool> 
         }
     };
     let run = f.get("run").and_then(|n| read_run(ctx, n, &name, parts));
+    if let (Some(RunSpec::Command(argv)), Some(node)) = (&run, f.get("run")) {
+        for problem in crate::argv::problems(argv, input_schema.as_ref()) {
+            ctx.error(
+                node.pos,
+                format!("`run.command` of tool `{name}`: {problem}"),
+                Some("see docs/run.md, Commands and request text".into()),
+            );
+        }
+    }
     if f.get("description").is_none() && f.get("keywords").is_none() {
         ctx.warn(
             f.pos,

@@ -70,9 +70,12 @@ fn a_run_killed_at_random_points_resumes_with_each_step_run_exactly_once() {
         let plan = chain_plan(dir.path(), &log, STEPS);
         let store = format!("sqlite:{}", dir.path().join("wp.db").display());
         let base = ["--catalog", &catalog, "--store", &store];
+        // The log is a path arg, which must be inside the working directory.
+        let work = dir.path().display().to_string();
 
         let mut args: Vec<&str> = base.to_vec();
-        args.extend(["run", "--yes", "--plan", &plan, "--events", "jsonl"]);
+        args.extend(["run", "--plan", &plan, "--events", "jsonl"]);
+        args.extend(["--yes", "--workdir", &work]);
         let mut child = command(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -102,12 +105,8 @@ fn a_run_killed_at_random_points_resumes_with_each_step_run_exactly_once() {
         let mut finished = false;
         for _ in 0..STEPS + 2 {
             let mut args: Vec<String> = base.iter().map(|s| (*s).to_string()).collect();
-            args.extend([
-                "resume".into(),
-                run_id.clone(),
-                "--yes".into(),
-                "--json".into(),
-            ]);
+            args.extend(["resume".into(), run_id.clone(), "--json".into()]);
+            args.extend(["--yes".into(), "--workdir".into(), work.clone()]);
             let probe = waypoint(&args.iter().map(String::as_str).collect::<Vec<_>>());
             if stderr(&probe).contains("is ok; only a run that stopped") {
                 // The kill came after the run had finished.
@@ -139,6 +138,8 @@ fn a_run_killed_at_random_points_resumes_with_each_step_run_exactly_once() {
                         flag.into(),
                         step,
                         "--json".into(),
+                        "--workdir".into(),
+                        work.clone(),
                     ]);
                     let o = waypoint(&args.iter().map(String::as_str).collect::<Vec<_>>());
                     let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -173,10 +174,15 @@ fn runs_lists_and_shows_what_ran_and_exit_codes_say_how_it_ended() {
     let plan = chain_plan(dir.path(), &log, 2);
     let store = format!("sqlite:{}", dir.path().join("wp.db").display());
     let base = ["--catalog", catalog.as_str(), "--store", store.as_str()];
+    // The log is a path arg, which must be inside the working directory.
+    let work = dir.path().display().to_string();
 
     let run = |extra: &[&str]| {
         let mut args = base.to_vec();
         args.extend(extra);
+        if matches!(extra.first(), Some(&("run" | "resume"))) {
+            args.extend(["--workdir", work.as_str()]);
+        }
         waypoint(&args)
     };
     let ok = run(&["run", "--yes", "--plan", &plan, "--json"]);

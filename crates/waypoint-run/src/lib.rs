@@ -5,6 +5,7 @@
 //! - [`approval`]: the gate a call that changes the world waits at, and its bar;
 //! - [`adapters`]: how a tool's `run:` becomes a call — built-ins, commands (no shell),
 //!   HTTP, MCP servers (rmcp), the configured model;
+//! - [`policy`]: what calls may reach — the destination policy of outbound HTTP;
 //! - [`refs`]: `$ref` data flow from earlier outputs into args;
 //! - [`executor`]: groups in order, steps of a group together, resume from the journal —
 //!   the run loop in `executor`, one step's call in `executor::step`, args and plan
@@ -20,6 +21,7 @@ pub mod approval;
 pub mod documents;
 pub mod executor;
 pub mod limits;
+pub mod policy;
 pub mod refs;
 pub mod replan;
 pub mod specialists;
@@ -29,4 +31,5 @@ pub use adapters::{Asking, Model, Toolbox};
 pub use approval::{Approvals, Bar as ApproveBar};
 pub use executor::{Decisions, EventSink, RunError, Runner, Settings};
 pub use limits::{Limit, Limits};
+pub use policy::{DestinationError, Destinations};
 pub use replan::{NoReplan, Recovery, ReplanAsk, Replanner};

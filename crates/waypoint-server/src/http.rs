@@ -412,6 +412,8 @@ pub async fn serve_http(
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
     let local = listener.local_addr().map_err(ServeError::Http)?;
+    // Runs this server starts must not call back into it.
+    app.app.refuse_own_address(local);
     eprintln!("waypoint: serving MCP on http://{local}/mcp and the JSON API on http://{local}/v1/");
     let router = router(app, config, auth, stop.clone());
     axum::serve(listener, router)

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use waypoint_store::{Memory, MemoryStore};
 
 use super::{Asking, Call, Output, ToolError, Toolbox, check_size, texts};
+use crate::policy::paths::confine;
 
 /// Most files a search looks at, and most matches it reports.
 const MAX_FILES: usize = 5_000;
@@ -144,51 +145,6 @@ fn io_err(path: &Path, e: &std::io::Error) -> ToolError {
     ToolError::Failed(format!("{}: {e}", path.display()))
 }
 
-/// Resolves `rel` inside `base`; anything that leaves `base` is refused.
-///
-/// The refusal must not tell whether a path outside exists (a probe for other users'
-/// files), so the lexical check runs before the file system is asked, and a path that
-/// only leaves through a symlink is refused with the same words whether or not its
-/// target exists.
-pub(crate) fn confine(base: &Path, rel: &str) -> Result<PathBuf, ToolError> {
-    use std::path::Component;
-    let refused = || {
-        ToolError::Denied(format!(
-            "`{rel}` is outside the working directory {}",
-            base.display()
-        ))
-    };
-    let mut joined = base.to_path_buf();
-    for part in Path::new(rel).components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir if joined != base => {
-                joined.pop();
-            }
-            Component::Normal(name) => joined.push(name),
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
-                return Err(refused());
-            }
-        }
-    }
-    match joined.canonicalize() {
-        Ok(real) if real.starts_with(base) => Ok(real),
-        Ok(_) => Err(refused()),
-        Err(e) => {
-            // Missing: say so only when the part that exists is inside `base`.
-            let inside = joined
-                .ancestors()
-                .find_map(|a| a.canonicalize().ok())
-                .is_some_and(|real| real.starts_with(base));
-            if inside {
-                Err(io_err(&joined, &e))
-            } else {
-                Err(refused())
-            }
-        }
-    }
-}
-
 fn list_dir(dir: &Path) -> Result<Vec<Value>, ToolError> {
     let mut entries: Vec<Value> = std::fs::read_dir(dir)
         .map_err(|e| io_err(dir, &e))?
@@ -270,47 +226,6 @@ fn derived_key(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_that_leave_the_working_directory_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
-        std::fs::write(base.join("a.txt"), "x").unwrap();
-        assert!(confine(&base, "a.txt").is_ok());
-        assert!(matches!(confine(&base, "../"), Err(ToolError::Denied(_))));
-        assert!(matches!(confine(&base, "/etc"), Err(ToolError::Denied(_))));
-    }
-
-    #[test]
-    fn confinement_refusal_does_not_reveal_whether_a_path_exists() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let base = root.join("work");
-        std::fs::create_dir(&base).unwrap();
-        std::fs::write(root.join("secret.txt"), "x").unwrap();
-        std::os::unix::fs::symlink(&root, base.join("up")).unwrap();
-        let secret = root.join("secret.txt").display().to_string();
-        let missing = root.join("missing.txt").display().to_string();
-        for (there, not_there) in [
-            ("../secret.txt", "../missing.txt"),
-            (secret.as_str(), missing.as_str()),
-            ("up/secret.txt", "up/missing.txt"),
-            ("a/../../secret.txt", "a/../../missing.txt"),
-        ] {
-            let told = |rel: &str| match confine(&base, rel) {
-                Err(ToolError::Denied(m)) => m.replace(rel, "PATH"),
-                other => panic!("`{rel}` was not refused: {other:?}"),
-            };
-            assert_eq!(told(there), told(not_there), "{there} / {not_there}");
-        }
-        // Inside the working directory, a missing file is still reported as missing.
-        assert!(matches!(
-            confine(&base, "nope.txt"),
-            Err(ToolError::Failed(_))
-        ));
-        std::fs::write(base.join("a.txt"), "x").unwrap();
-        assert_eq!(confine(&base, "./a.txt").unwrap(), base.join("a.txt"));
-    }
 
     #[test]
     fn search_reports_path_line_and_text() {

@@ -1,9 +1,10 @@
 //! `run: {command: [argv…]}`: a program started directly, never through a shell.
 //!
 //! Each argv element is a template (`{arg}`); a filled value stays one argument however
-//! many spaces or quotes it holds, so args cannot inject options or commands. The
+//! many spaces or quotes it holds, and `policy::argv` keeps values from starting
+//! options, running as script code or naming paths outside the working directory. The
 //! program runs in the working directory with stdin closed; output beyond the cap
-//! fails the call, and the process is killed on timeout or cancellation.
+//! fails the call, and its whole process group is killed when the call ends.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -12,7 +13,8 @@ use serde_json::json;
 use tokio::io::AsyncReadExt as _;
 use waypoint_store::MemoryStore;
 
-use super::{Call, Output, ToolError, Toolbox, fill_template};
+use super::group::Group;
+use super::{Call, Output, ToolError, Toolbox};
 
 pub(super) async fn call<M: MemoryStore + 'static>(
     tb: &Toolbox<M>,
@@ -20,14 +22,15 @@ pub(super) async fn call<M: MemoryStore + 'static>(
     call: &Call<'_>,
     timeout: Duration,
 ) -> Result<Output, ToolError> {
-    let filled = argv
-        .iter()
-        .map(|a| fill_template(a, &call.args))
-        .collect::<Result<Vec<_>, _>>()?;
+    let filled = crate::policy::argv::fill(call.tool, argv, &call.args, &tb.workdir)?;
     let (program, rest) = filled
         .split_first()
         .ok_or_else(|| ToolError::Failed("the command is empty".into()))?;
-    let mut child = tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    // Its own process group, so that the whole tree can be killed (see `group`).
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command
         .args(rest)
         .current_dir(&tb.workdir)
         .env("WAYPOINT_IDEMPOTENCY_KEY", &call.idempotency_key)
@@ -37,6 +40,7 @@ pub(super) async fn call<M: MemoryStore + 'static>(
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| ToolError::Failed(format!("cannot start `{program}`: {e}")))?;
+    let _group = Group::led_by(child.id());
     let limit = tb.max_output_bytes;
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();

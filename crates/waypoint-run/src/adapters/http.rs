@@ -3,7 +3,8 @@
 //! The URL is a template filled from the args (each value percent-encoded); a `GET`
 //! sends no body, any other method sends the args as JSON. Only `http` and `https` are
 //! allowed; bodies beyond the output cap fail the call. An `Idempotency-Key` header
-//! lets a server drop a repeated write.
+//! lets a server drop a repeated write. Every hop, redirects included, goes through the
+//! destination policy (docs/run.md, Outbound calls).
 
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use serde_json::{Map, Value, json};
 use waypoint_store::MemoryStore;
 
 use super::{Call, Output, ToolError, Toolbox, check_size};
+use crate::policy::Destinations;
 
 pub(super) async fn call<M: MemoryStore + 'static>(
     tb: &Toolbox<M>,
@@ -42,6 +44,9 @@ pub(super) async fn get<M: MemoryStore + 'static>(
     send(tb, url, reqwest::Method::GET, None, call, timeout).await
 }
 
+/// Most redirects one call follows.
+const MAX_REDIRECTS: usize = 5;
+
 async fn send<M: MemoryStore + 'static>(
     tb: &Toolbox<M>,
     url: &str,
@@ -52,24 +57,7 @@ async fn send<M: MemoryStore + 'static>(
 ) -> Result<Output, ToolError> {
     let parsed =
         reqwest::Url::parse(url).map_err(|e| ToolError::Failed(format!("bad URL `{url}`: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ToolError::Denied(format!(
-            "only http and https URLs are fetched, not `{}`",
-            parsed.scheme()
-        )));
-    }
-    let mut req = tb
-        .http
-        .request(method, parsed)
-        .timeout(timeout)
-        .header("Idempotency-Key", &call.idempotency_key);
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let mut resp = req
-        .send()
-        .await
-        .map_err(|e| ToolError::Failed(format!("{url}: {e}")))?;
+    let mut resp = follow(tb, parsed, method, body, call, timeout).await?;
     let status = resp.status();
     let content_type = resp
         .headers()
@@ -120,6 +108,65 @@ fn percent_encode(s: &str) -> String {
         }
     }
     out
+}
+
+/// Sends the request and follows redirects itself, so that every hop's host is judged
+/// by the destination policy and connected to at the addresses that were judged.
+async fn follow<M: MemoryStore + 'static>(
+    tb: &Toolbox<M>,
+    mut url: reqwest::Url,
+    mut method: reqwest::Method,
+    mut body: Option<Value>,
+    call: &Call<'_>,
+    timeout: Duration,
+) -> Result<reqwest::Response, ToolError> {
+    for _ in 0..=MAX_REDIRECTS {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ToolError::Denied(format!(
+                "only http and https URLs are fetched, not `{}`",
+                url.scheme()
+            )));
+        }
+        let addrs = tb.destinations.resolve(&url).await?;
+        let client = Destinations::pinned_client(&url, &addrs)
+            .map_err(|e| ToolError::Unconfigured(format!("HTTP client: {e}")))?;
+        let mut req = client
+            .request(method.clone(), url.clone())
+            .timeout(timeout)
+            .header("Idempotency-Key", &call.idempotency_key);
+        if let Some(body) = &body {
+            req = req.json(body);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| ToolError::Failed(format!("{url}: {e}")))?;
+        let status = resp.status();
+        let location = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok());
+        let Some(location) = location.filter(|_| status.is_redirection()) else {
+            return Ok(resp);
+        };
+        let next = url
+            .join(location)
+            .map_err(|e| ToolError::Failed(format!("{url} redirects to `{location}`: {e}")))?;
+        // As browsers do: a 303, and a 301 or 302 after anything but GET or HEAD,
+        // continue as a GET without the body; 307 and 308 repeat the request.
+        let to_get = status == reqwest::StatusCode::SEE_OTHER
+            || (matches!(status.as_u16(), 301 | 302)
+                && method != reqwest::Method::GET
+                && method != reqwest::Method::HEAD);
+        if to_get {
+            method = reqwest::Method::GET;
+            body = None;
+        }
+        url = next;
+    }
+    Err(ToolError::Failed(format!(
+        "{url}: more than {MAX_REDIRECTS} redirects"
+    )))
 }
 
 #[cfg(test)]

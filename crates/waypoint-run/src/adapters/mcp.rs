@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt as _};
 use serde_json::{Value, json};
@@ -20,6 +21,7 @@ use tokio::sync::Mutex;
 use waypoint_catalog::Server;
 
 use super::{Call, Output, ToolError};
+use crate::policy::Destinations;
 
 /// How long starting a server and its handshake may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_mins(1);
@@ -30,6 +32,7 @@ type Client = RunningService<RoleClient, ()>;
 pub struct McpPool {
     servers: HashMap<String, Server>,
     workdir: PathBuf,
+    destinations: Destinations,
     live: Mutex<HashMap<String, Arc<Client>>>,
 }
 
@@ -52,8 +55,15 @@ impl McpPool {
                 .map(|s| (s.name.clone(), s.clone()))
                 .collect(),
             workdir: workdir.to_path_buf(),
+            destinations: Destinations::default(),
             live: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Where servers reached over HTTP may be (`[run] allow_hosts`); by default, as for
+    /// every outbound call, no loopback, private or metadata address.
+    pub fn set_destinations(&mut self, destinations: Destinations) {
+        self.destinations = destinations;
     }
 
     async fn client(&self, name: &str) -> Result<Arc<Client>, ToolError> {
@@ -66,13 +76,16 @@ impl McpPool {
                 "no MCP server `{name}` under `servers:` in the catalog"
             ))
         })?;
-        let client = tokio::time::timeout(CONNECT_TIMEOUT, connect(server, &self.workdir))
-            .await
-            .map_err(|_| {
-                ToolError::Failed(format!(
-                    "MCP server `{name}` did not finish its handshake within {CONNECT_TIMEOUT:?}"
-                ))
-            })??;
+        let client = tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            connect(server, &self.workdir, &self.destinations),
+        )
+        .await
+        .map_err(|_| {
+            ToolError::Failed(format!(
+                "MCP server `{name}` did not finish its handshake within {CONNECT_TIMEOUT:?}"
+            ))
+        })??;
         let client = Arc::new(client);
         live.insert(name.to_string(), client.clone());
         Ok(client)
@@ -132,11 +145,24 @@ impl McpPool {
     }
 }
 
-async fn connect(server: &Server, workdir: &Path) -> Result<Client, ToolError> {
+async fn connect(
+    server: &Server,
+    workdir: &Path,
+    destinations: &Destinations,
+) -> Result<Client, ToolError> {
     let name = &server.name;
     let failed = |e: &dyn std::fmt::Display| ToolError::Failed(format!("MCP server `{name}`: {e}"));
     if let Some(url) = &server.url {
-        let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+        // The server's host is judged once and every request of the session goes to
+        // the addresses judged.
+        let parsed =
+            reqwest::Url::parse(url).map_err(|e| failed(&format!("bad URL `{url}`: {e}")))?;
+        let addrs = destinations.resolve(&parsed).await?;
+        let client = Destinations::pinned_client(&parsed, &addrs).map_err(|e| failed(&e))?;
+        let transport = StreamableHttpClientTransport::with_client(
+            client,
+            StreamableHttpClientTransportConfig::with_uri(url.as_str()),
+        );
         return ().serve(transport).await.map_err(|e| failed(&e));
     }
     let (program, args) = server

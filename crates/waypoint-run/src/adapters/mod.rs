@@ -7,6 +7,7 @@
 
 mod builtin;
 mod command;
+mod group;
 mod http;
 mod llm;
 pub mod mcp;
@@ -22,6 +23,8 @@ use waypoint_llm::{Client, Endpoint};
 use waypoint_store::MemoryStore;
 
 pub use mcp::McpPool;
+
+use crate::policy::{DestinationError, Destinations};
 
 /// One call of one tool.
 #[derive(Debug)]
@@ -73,6 +76,9 @@ pub enum ToolError {
     NeedsInput(String),
     #[error("not configured: {0}")]
     Unconfigured(String),
+    /// An outbound call's host is outside the destination policy.
+    #[error("refused: {0}")]
+    Destination(#[from] DestinationError),
 }
 
 /// How `ask_user` gets an answer.
@@ -94,7 +100,7 @@ pub struct Model {
 /// Everything adapters need, built once per run.
 pub struct Toolbox<M> {
     workdir: PathBuf,
-    http: reqwest::Client,
+    destinations: Destinations,
     mcp: McpPool,
     model: Option<Model>,
     memory: Arc<M>,
@@ -113,21 +119,24 @@ impl<M: MemoryStore + 'static> Toolbox<M> {
         let workdir = workdir.canonicalize().map_err(|e| {
             ToolError::Unconfigured(format!("working directory {}: {e}", workdir.display()))
         })?;
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("waypoint/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::limited(5))
-            .build()
-            .map_err(|e| ToolError::Unconfigured(format!("HTTP client: {e}")))?;
         Ok(Self {
             mcp: McpPool::new(servers, &workdir),
             workdir,
-            http,
+            destinations: Destinations::default(),
             model: None,
             memory,
             asking: Asking::Nobody,
             max_output_bytes,
         })
+    }
+
+    /// Where outbound HTTP may go (`[run] allow_hosts`, the server's own address); by
+    /// default no loopback, private, link-local or metadata address is reached.
+    #[must_use]
+    pub fn with_destinations(mut self, destinations: Destinations) -> Self {
+        self.mcp.set_destinations(destinations.clone());
+        self.destinations = destinations;
+        self
     }
 
     #[must_use]

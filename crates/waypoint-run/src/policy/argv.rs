@@ -1,0 +1,104 @@
+//! A command's argv filled from request text without handing it options, code or
+//! paths outside the working directory (docs/run.md, Commands and request text).
+//!
+//! - A value that would start an argument with `-` is refused, unless a literal `--`
+//!   earlier in the template ends option parsing: `git log {text}` with
+//!   `--output=FILE` would otherwise write a file.
+//! - A placeholder inside an interpreter's script is refused (the catalog loader says so
+//!   too, with file and line); one marked `shell_quoted: true` in a POSIX shell script is
+//!   single-quoted first.
+//! - An arg the schema calls a path (`path`, `file`, `dir`…, or `format: path`) is
+//!   resolved inside the working directory and passed as that resolved path.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use waypoint_catalog::Tool;
+use waypoint_catalog::argv::{problems, script, sh_quote, shell_quoted};
+
+use super::paths::confine;
+use crate::adapters::{ToolError, fill_template};
+
+const PATH_NAMES: [&str; 9] = [
+    "path",
+    "file",
+    "dir",
+    "directory",
+    "filename",
+    "filepath",
+    "folder",
+    "root",
+    "dest",
+];
+const PATH_SUFFIXES: [&str; 5] = ["_path", "_file", "_dir", "_directory", "_folder"];
+
+/// Whether the tool's schema says `arg` names a file or directory.
+fn is_path(tool: &Tool, arg: &str) -> bool {
+    let named = PATH_NAMES.contains(&arg) || PATH_SUFFIXES.iter().any(|s| arg.ends_with(s));
+    let format = tool
+        .properties()
+        .find(|(name, _)| *name == arg)
+        .and_then(|(_, schema)| schema.get("format"))
+        .and_then(Value::as_str)
+        == Some("path");
+    named || format
+}
+
+/// The argv to start, or why request text may not reach it.
+pub(crate) fn fill(
+    tool: &Tool,
+    argv: &[String],
+    args: &Map<String, Value>,
+    workdir: &Path,
+) -> Result<Vec<String>, ToolError> {
+    let schema = tool.input_schema.as_ref();
+    if let Some(problem) = problems(argv, schema).into_iter().next() {
+        return Err(ToolError::Denied(format!(
+            "`{}` cannot run: {problem} (docs/run.md, Commands and request text)",
+            tool.name
+        )));
+    }
+    let mut values = Map::new();
+    for (name, value) in args {
+        let text = crate::refs::text_of(value);
+        let text = if is_path(tool, name) {
+            confine(workdir, &text)?.to_string_lossy().into_owned()
+        } else {
+            text
+        };
+        values.insert(name.clone(), Value::String(text));
+    }
+    let script = script(argv);
+    let mut options_end = false;
+    let mut filled = Vec::with_capacity(argv.len());
+    for (i, template) in argv.iter().enumerate() {
+        let names = waypoint_catalog::argv::placeholders(template);
+        if names.is_empty() {
+            options_end |= template == "--";
+            filled.push(fill_template(template, &values)?);
+            continue;
+        }
+        let element = if script.is_some_and(|s| s.index == i) {
+            let mut quoted = values.clone();
+            for (name, _) in &names {
+                if shell_quoted(schema, name)
+                    && let Some(Value::String(v)) = values.get(*name)
+                {
+                    quoted.insert((*name).to_string(), Value::String(sh_quote(v)));
+                }
+            }
+            fill_template(template, &quoted)?
+        } else {
+            fill_template(template, &values)?
+        };
+        if !options_end && element.starts_with('-') && !template.starts_with('-') {
+            let (name, _) = names[0];
+            return Err(ToolError::Denied(format!(
+                "the value of `{name}` starts with `-`, so `{}` would read it as an option; a request cannot pass options (docs/run.md, Commands and request text)",
+                argv.first().map_or("", String::as_str)
+            )));
+        }
+        filled.push(element);
+    }
+    Ok(filled)
+}

@@ -1,0 +1,10 @@
+//! What a run's calls may reach: hosts for outbound HTTP ([`destination`]) and the
+//! ranges behind it ([`ranges`]); the argv a command gets from request text (`argv`)
+//! and the paths it may name (`paths`).
+
+pub(crate) mod argv;
+pub mod destination;
+pub(crate) mod paths;
+pub mod ranges;
+
+pub use destination::{DestinationError, Destinations};
