@@ -707,12 +707,22 @@ impl App {
     }
 
     /// The report of one of the caller's runs.
+    /// A run's report; for a run whose process stopped before it wrote one, its journal
+    /// so far.
     pub async fn run_report(&self, caller: &str, run_id: &str) -> Result<RunReport, AppError> {
         let s = self.run_status(caller, run_id).await?;
-        s.report.ok_or(AppError::NoReport {
-            run_id: s.run_id,
-            status: s.status,
-        })
+        if let Some(report) = s.report {
+            return Ok(report);
+        }
+        let store = self.need_store()?;
+        let (Some(row), steps) = (store.run(caller, run_id).await?, store.steps(run_id).await?)
+        else {
+            return Err(AppError::NoReport {
+                run_id: s.run_id,
+                status: s.status,
+            });
+        };
+        Ok(waypoint_run::executor::report_from_journal(&row, &steps))
     }
 
     /// The caller's plans grouped by request (the MCP `my-plans` resource).

@@ -107,7 +107,8 @@ fn step_line(s: &waypoint_protocol::StepRun) -> String {
     let (style, mark) = match s.status {
         StepStatus::Ok => (OK, "ok"),
         StepStatus::Skipped => (DIM, "skipped"),
-        StepStatus::Running | StepStatus::Interrupted => (WAIT, "interrupted"),
+        StepStatus::Running => (WAIT, "running"),
+        StepStatus::Interrupted => (WAIT, "interrupted"),
         StepStatus::Failed => (BAD, "failed"),
     };
     let mut line = format!(

@@ -15,7 +15,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{command, stderr, stdout, waypoint};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Six writes in a row, each appending its name to a log after a short pause.
 fn journal_catalog(dir: &std::path::Path) -> String {
@@ -541,4 +541,50 @@ fn finding_1_a_destructive_step_waits_for_approval_and_a_dry_run_calls_nothing()
     ]);
     assert_eq!(approved.status.code(), Some(0), "{}", stdout(&approved));
     assert!(!notes.exists(), "the approved call did not run");
+}
+
+/// Issue finding 8: `runs show` of a crashed run failed ("EOF while parsing"). It now
+/// shows the journal so far, each call with the one status the journal gives it.
+#[test]
+fn finding_8_runs_show_of_a_killed_run_shows_its_journal_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.txt").display().to_string();
+    let catalog = journal_catalog(dir.path());
+    let plan = chain_plan(dir.path(), &log, 6);
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let work = dir.path().display().to_string();
+    let base = ["--catalog", catalog.as_str(), "--store", store.as_str()];
+    let mut args = base.to_vec();
+    args.extend(["run", "--plan", &plan, "--events", "jsonl"]);
+    args.extend(["--yes", "--workdir", &work]);
+    let mut child = command(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let mut run_id = String::new();
+    for line in out.lines().map_while(Result::ok) {
+        let e: Value = serde_json::from_str(&line).unwrap();
+        if e["event"] == "run_started" {
+            run_id = e["run_id"].as_str().unwrap().to_string();
+        }
+        if e["event"] == "step_finished" {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut show = base.to_vec();
+    show.extend(["runs", "show", &run_id, "--json"]);
+    let o = waypoint(&show);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["status"], "running", "{r}");
+    let steps = r["steps"].as_array().unwrap();
+    assert!(!steps.is_empty(), "{r}");
+    assert_eq!(steps[0]["status"], "ok", "{r}");
+    assert_eq!(r["totals"]["tool_calls"], json!(steps.len()));
 }

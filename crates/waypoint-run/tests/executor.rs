@@ -774,3 +774,53 @@ async fn finding_8_replayed_steps_do_not_count_against_max_steps() {
     assert_eq!(r.status, RunStatus::Ok, "{}", r.message);
     assert_eq!(r.totals.steps, 4, "{:?}", r.totals);
 }
+
+/// Issue finding 10: after `code_review has no run` the replan tried `update_workflow`,
+/// then `apply_patch` (a write). A replan now offers neither a tool nothing can run nor
+/// a step stronger than the failed plan's.
+#[test]
+fn finding_10_a_replan_never_offers_a_tool_without_an_adapter_or_a_stronger_effect() {
+    let base = r#"
+tools:
+  - name: inspect_code
+    description: Inspect the code for problems.
+    keywords: [inspect, code]
+    run: {command: ["false"]}
+  - name: review_code
+    description: Inspect the code and review it.
+    keywords: [inspect, code, review]
+  - name: rewrite_code
+    description: Inspect the code and rewrite it.
+    keywords: [inspect, code, rewrite]
+    effects: write
+    run: {command: [echo, rewritten]}
+"#;
+    let replan = |text: &str| {
+        let catalog = load(&[Source {
+            name: "replan.yaml".into(),
+            text: text.into(),
+        }])
+        .unwrap()
+        .catalog;
+        let recovery = waypoint_run::Recovery {
+            catalog: &catalog,
+            options: waypoint_core::Options::default(),
+        };
+        let failed = ["inspect_code".to_string()].into();
+        let tried = vec![vec!["inspect_code".to_string()]];
+        recovery
+            .replan(&ReplanAsk {
+                request: "inspect the code",
+                context: None,
+                failed_tools: &failed,
+                digest: "s1 (inspect_code) failed",
+                tried: &tried,
+            })
+            .map(|p| p.steps().iter().map(|s| s.tool.clone()).collect::<Vec<_>>())
+    };
+    assert_eq!(replan(base), None);
+    let with_a_read = format!(
+        "{base}  - name: scan_code\n    description: Scan files for problems.\n    keywords: [scan, inspect]\n    run: {{command: [echo, clean]}}\n"
+    );
+    assert_eq!(replan(&with_a_read), Some(vec!["scan_code".to_string()]));
+}

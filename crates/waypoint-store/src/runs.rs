@@ -19,7 +19,7 @@ pub struct RunRow {
     pub run_id: String,
     pub caller: String,
     /// `queued` (submitted to a server, not yet claimed), `running`, `ok`, `failed`,
-    /// `limit`, `needs_input`, `needs_human`.
+    /// `limit`, `needs_input`, `needs_approval`, `needs_human`.
     pub status: String,
     /// The plan being executed (the latest one after a replan), as JSON.
     pub plan: String,

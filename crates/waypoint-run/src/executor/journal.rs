@@ -103,17 +103,8 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         output: Option<Value>,
     ) {
         let run = StepRun {
-            key: row.key.clone(),
-            step_id: step.id.clone(),
-            tool: row.tool.clone(),
-            status: StepStatus::parse(&row.status).unwrap_or(StepStatus::Failed),
             output,
-            error: row.error.clone(),
-            latency_ms: u64::try_from(row.latency_ms).unwrap_or(0),
-            prompt_tokens: u32::try_from(row.prompt_tokens).unwrap_or(0),
-            completion_tokens: u32::try_from(row.completion_tokens).unwrap_or(0),
-            cost_usd: row.cost_usd,
-            replayed: true,
+            ..step_run(row, &step.id)
         };
         lock(&st.inner).steps.push(run.clone());
         self.emit(&RunEvent::StepFinished {
@@ -189,5 +180,60 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         };
         self.store.update_run(&row).await?;
         Ok(())
+    }
+}
+
+/// A journal row as a report's step, as an earlier process left it.
+fn step_run(row: &StepRow, step_id: &str) -> StepRun {
+    StepRun {
+        key: row.key.clone(),
+        step_id: step_id.to_string(),
+        tool: row.tool.clone(),
+        status: StepStatus::parse(&row.status).unwrap_or(StepStatus::Failed),
+        output: serde_json::from_str(&row.output).ok(),
+        error: row.error.clone(),
+        latency_ms: u64::try_from(row.latency_ms).unwrap_or(0),
+        prompt_tokens: u32::try_from(row.prompt_tokens).unwrap_or(0),
+        completion_tokens: u32::try_from(row.completion_tokens).unwrap_or(0),
+        cost_usd: row.cost_usd,
+        replayed: true,
+    }
+}
+
+/// The report of a run whose process stopped before it wrote one (a crash, a kill):
+/// its journal so far, each call with the status the journal gives it.
+pub fn report_from_journal(run: &RunRow, rows: &[StepRow]) -> RunReport {
+    let plan_id = serde_json::from_str::<Plan>(&run.plan)
+        .map(|p| p.plan_id().to_string())
+        .unwrap_or_default();
+    let steps: Vec<StepRun> = rows
+        .iter()
+        .map(|r| {
+            // `g0/s2.1` is a call of plan step `s2`.
+            let after = r.key.split_once('/').map_or(r.key.as_str(), |(_, k)| k);
+            step_run(r, after.split('.').next().unwrap_or(after))
+        })
+        .collect();
+    let distinct: HashSet<&str> = steps.iter().map(|s| s.step_id.as_str()).collect();
+    let totals = RunTotals {
+        steps: u32::try_from(distinct.len()).unwrap_or(u32::MAX),
+        tool_calls: u32::try_from(steps.len()).unwrap_or(u32::MAX),
+        cost_usd: steps.iter().map(|s| s.cost_usd).sum(),
+        prompt_tokens: steps.iter().map(|s| s.prompt_tokens).sum(),
+        completion_tokens: steps.iter().map(|s| s.completion_tokens).sum(),
+        ..RunTotals::default()
+    };
+    RunReport {
+        run_id: run.run_id.clone(),
+        status: RunStatus::parse(&run.status).unwrap_or(RunStatus::Running),
+        message: "the process running it stopped before it reported; this is its journal so far — resume it to go on".into(),
+        plan_id,
+        generation: run.generation,
+        steps,
+        limit: None,
+        questions: Vec::new(),
+        attempts: Vec::new(),
+        verification: None,
+        totals,
     }
 }

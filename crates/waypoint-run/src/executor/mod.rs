@@ -37,7 +37,7 @@ mod step;
 use args::{Prep, check_plan, dependencies};
 pub(crate) use args::{apply_defaults, check_args};
 use journal::idempotency_key;
-pub use journal::new_run_id;
+pub use journal::{new_run_id, report_from_journal};
 
 /// Most pipelines nested inside one another that a step expands.
 const MAX_PIPELINE_DEPTH: usize = 8;
