@@ -176,6 +176,36 @@ fn escape(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
 
+/// A person's answer (always text on a command line) as the value its argument's schema
+/// wants: `2` for a number, `true` for a boolean, JSON for an array or object. Text that
+/// does not parse as that type stays text, so the schema check names what is wrong.
+pub fn typed_answer(text: &str, schema: Option<&Value>) -> Value {
+    let types: Vec<&str> = match schema.and_then(|s| s.get("type")) {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if types.is_empty() || types.contains(&"string") {
+        return Value::String(text.to_string());
+    }
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(v) if types.iter().any(|t| is_of_type(&v, t)) => v,
+        _ => Value::String(text.to_string()),
+    }
+}
+
+fn is_of_type(v: &Value, ty: &str) -> bool {
+    match ty {
+        "integer" => v.as_i64().is_some() || v.as_u64().is_some(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        "null" => v.is_null(),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -266,5 +296,21 @@ mod tests {
         assert_eq!(text_of(&json!({"stdout": "x", "code": 0})), "x");
         assert_eq!(text_of(&json!({"n": 1})), r#"{"n":1}"#);
         assert_eq!(text_of(&json!(4)), "4");
+    }
+
+    #[test]
+    fn answers_take_the_type_their_schema_asks_for() {
+        let n = serde_json::json!({"type": "number"});
+        assert_eq!(typed_answer("2", Some(&n)), serde_json::json!(2));
+        assert_eq!(typed_answer("two", Some(&n)), serde_json::json!("two"));
+        let i = serde_json::json!({"type": "integer"});
+        assert_eq!(typed_answer("2.5", Some(&i)), serde_json::json!("2.5"));
+        let b = serde_json::json!({"type": ["boolean", "null"]});
+        assert_eq!(typed_answer(" true ", Some(&b)), serde_json::json!(true));
+        let a = serde_json::json!({"type": "array"});
+        assert_eq!(typed_answer("[1, 2]", Some(&a)), serde_json::json!([1, 2]));
+        let s = serde_json::json!({"type": "string"});
+        assert_eq!(typed_answer("2", Some(&s)), serde_json::json!("2"));
+        assert_eq!(typed_answer("2", None), serde_json::json!("2"));
     }
 }

@@ -824,3 +824,40 @@ tools:
     );
     assert_eq!(replan(&with_a_read), Some(vec!["scan_code".to_string()]));
 }
+
+/// Issue finding 10: answers were strings only (`--answer s1.n=2` failed "not of type
+/// number"); an answer now takes the type its argument's schema asks for.
+#[tokio::test]
+async fn finding_10_an_answer_is_parsed_by_its_arguments_schema_type() {
+    let h = harness().await;
+    let text = format!(
+        "{CATALOG}  - name: repeat\n    description: Repeat a word.\n    input_schema: {{type: object, properties: {{n: {{type: number}}}}, required: [n]}}\n    run: {{command: [echo, \"{{n}}\"]}}\n"
+    );
+    let catalog = load(&[Source {
+        name: "typed.yaml".into(),
+        text,
+    }])
+    .unwrap()
+    .catalog;
+    let runner = Runner {
+        catalog: &catalog,
+        ..h.runner(&NoReplan)
+    };
+    let p = plan(&[(
+        "s1",
+        "repeat",
+        json!({"n": {"$placeholder": "how many"}}),
+        1,
+        &[],
+    )]);
+    let r = runner.run(p, Settings::default()).await.unwrap();
+    assert_eq!(r.status, RunStatus::NeedsInput, "{}", r.message);
+    assert_eq!(r.questions[0].key, "s1.n");
+    let decisions = Decisions {
+        answers: [("s1.n".to_string(), "2".to_string())].into(),
+        ..Decisions::default()
+    };
+    let r = runner.resume(&r.run_id, decisions).await.unwrap();
+    assert_eq!(r.status, RunStatus::Ok, "{}", r.message);
+    assert_eq!(r.output("s1").unwrap()["stdout"], "2\n");
+}

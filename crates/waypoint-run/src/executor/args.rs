@@ -17,7 +17,8 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             if value.get("$placeholder").is_some()
                 && let Some(a) = st.decisions.answers.get(&format!("{}.{name}", step.id))
             {
-                *value = Value::String(a.clone());
+                let schema = tool.properties().find(|(n, _)| n == name).map(|(_, s)| s);
+                *value = refs::typed_answer(a, schema);
             }
         }
         let resolved = {
