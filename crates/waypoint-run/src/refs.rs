@@ -300,17 +300,23 @@ mod tests {
 
     #[test]
     fn answers_take_the_type_their_schema_asks_for() {
-        let n = serde_json::json!({"type": "number"});
-        assert_eq!(typed_answer("2", Some(&n)), serde_json::json!(2));
-        assert_eq!(typed_answer("two", Some(&n)), serde_json::json!("two"));
-        let i = serde_json::json!({"type": "integer"});
-        assert_eq!(typed_answer("2.5", Some(&i)), serde_json::json!("2.5"));
-        let b = serde_json::json!({"type": ["boolean", "null"]});
-        assert_eq!(typed_answer(" true ", Some(&b)), serde_json::json!(true));
-        let a = serde_json::json!({"type": "array"});
-        assert_eq!(typed_answer("[1, 2]", Some(&a)), serde_json::json!([1, 2]));
-        let s = serde_json::json!({"type": "string"});
-        assert_eq!(typed_answer("2", Some(&s)), serde_json::json!("2"));
+        let number = serde_json::json!({"type": "number"});
+        assert_eq!(typed_answer("2", Some(&number)), serde_json::json!(2));
+        assert_eq!(typed_answer("two", Some(&number)), serde_json::json!("two"));
+        let integer = serde_json::json!({"type": "integer"});
+        assert_eq!(
+            typed_answer("2.5", Some(&integer)),
+            serde_json::json!("2.5")
+        );
+        let flag = serde_json::json!({"type": ["boolean", "null"]});
+        assert_eq!(typed_answer(" true ", Some(&flag)), serde_json::json!(true));
+        let list = serde_json::json!({"type": "array"});
+        assert_eq!(
+            typed_answer("[1, 2]", Some(&list)),
+            serde_json::json!([1, 2])
+        );
+        let text = serde_json::json!({"type": "string"});
+        assert_eq!(typed_answer("2", Some(&text)), serde_json::json!("2"));
         assert_eq!(typed_answer("2", None), serde_json::json!("2"));
     }
 }
