@@ -820,13 +820,10 @@ impl App {
             options: snap.engine.options().clone(),
         };
         let runner = Runner {
-            catalog,
-            store: store.clone(),
-            toolbox: &toolbox,
             replanner: &recovery,
-            caller: caller.to_string(),
             events: options.events.clone(),
-            approved: options.approved.clone(),
+            ..Runner::new(catalog, store.clone(), &toolbox, caller)
+                .approving(options.approved.clone())
         };
         let out = work(&runner).await;
         toolbox.close().await;

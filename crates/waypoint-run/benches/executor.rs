@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use waypoint_catalog::{Catalog, Source, load};
 use waypoint_protocol::{Plan, RunStatus};
-use waypoint_run::{Limits, NoReplan, Runner, Settings, Toolbox};
+use waypoint_run::{Limits, Runner, Settings, Toolbox};
 use waypoint_store_sqlite::SqliteStore;
 
 fn main() {
@@ -74,15 +74,8 @@ fn plan(tool: &str, n: u32, parallel: bool) -> Plan {
 }
 
 fn run(b: &Bench, p: Plan, concurrency: usize) {
-    let runner = Runner {
-        catalog: &b.catalog,
-        store: b.store.clone(),
-        toolbox: &b.toolbox,
-        replanner: &NoReplan,
-        caller: "bench".into(),
-        events: None,
-        approved: waypoint_run::Approvals::all(),
-    };
+    let runner = Runner::new(&b.catalog, b.store.clone(), &b.toolbox, "bench")
+        .approving(waypoint_run::Approvals::all());
     let settings = Settings {
         limits: Limits {
             concurrency,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use waypoint_catalog::{CatalogError, Source, load};
 use waypoint_protocol::{Plan, RunReport};
-use waypoint_run::{Limits, NoReplan, Runner, Settings, Toolbox};
+use waypoint_run::{Limits, Runner, Settings, Toolbox};
 use waypoint_store_sqlite::SqliteStore;
 
 const CATALOG: &str = r#"tools:
@@ -54,15 +54,8 @@ async fn run_each(tool: &str, args: &[Value]) -> (tempfile::TempDir, Vec<RunRepo
             .unwrap(),
     );
     let toolbox = Toolbox::new(&work, &[], store.clone(), 1 << 20).unwrap();
-    let runner = Runner {
-        catalog: &catalog,
-        store,
-        toolbox: &toolbox,
-        replanner: &NoReplan,
-        caller: "t".into(),
-        events: None,
-        approved: waypoint_run::Approvals::all(),
-    };
+    let runner =
+        Runner::new(&catalog, store, &toolbox, "t").approving(waypoint_run::Approvals::all());
     let mut reports = Vec::new();
     for a in args {
         let steps =
@@ -199,15 +192,8 @@ async fn timeouts_kill_the_tools_whole_process_group() {
     .catalog;
     let store = Arc::new(SqliteStore::open(&work.join("wp.db"), 60).await.unwrap());
     let toolbox = Toolbox::new(&work, &[], store.clone(), 1 << 20).unwrap();
-    let runner = Runner {
-        catalog: &catalog,
-        store,
-        toolbox: &toolbox,
-        replanner: &NoReplan,
-        caller: "t".into(),
-        events: None,
-        approved: waypoint_run::Approvals::all(),
-    };
+    let runner =
+        Runner::new(&catalog, store, &toolbox, "t").approving(waypoint_run::Approvals::all());
     let steps =
         json!([{"id": "s1", "order": 1, "kind": "tool", "tool": "late", "group": 1, "args": {}}]);
     let plan: Plan = serde_json::from_value(json!({"plan_id": "pl_late", "steps": steps})).unwrap();

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::json;
 use waypoint_catalog::{Catalog, Source, load};
 use waypoint_protocol::{Plan, RunReport, RunStatus};
-use waypoint_run::{Decisions, Limits, NoReplan, Runner, Settings, Toolbox};
+use waypoint_run::{Decisions, Limits, Runner, Settings, Toolbox};
 use waypoint_store::RunStore as _;
 use waypoint_store_sqlite::SqliteStore;
 
@@ -160,15 +160,8 @@ async fn h() -> H {
 
 impl H {
     fn runner(&self) -> Runner<'_, SqliteStore> {
-        Runner {
-            catalog: &self.catalog,
-            store: self.store.clone(),
-            toolbox: &self.toolbox,
-            replanner: &NoReplan,
-            caller: "t".into(),
-            events: None,
-            approved: waypoint_run::Approvals::all(),
-        }
+        Runner::new(&self.catalog, self.store.clone(), &self.toolbox, "t")
+            .approving(waypoint_run::Approvals::all())
     }
 
     async fn run(&self, plan: Plan) -> RunReport {

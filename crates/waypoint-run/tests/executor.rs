@@ -91,13 +91,9 @@ async fn harness() -> Harness {
 impl Harness {
     fn runner<'a>(&'a self, replanner: &'a dyn Replanner) -> Runner<'a, SqliteStore> {
         Runner {
-            catalog: &self.catalog,
-            store: self.store.clone(),
-            toolbox: &self.toolbox,
             replanner,
-            caller: "tester".into(),
-            events: None,
-            approved: waypoint_run::Approvals::all(),
+            ..Runner::new(&self.catalog, self.store.clone(), &self.toolbox, "tester")
+                .approving(waypoint_run::Approvals::all())
         }
     }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use waypoint_catalog::{Source, load};
 use waypoint_protocol::{Plan, RunStatus};
-use waypoint_run::{Destinations, Limits, NoReplan, Runner, Settings, Toolbox};
+use waypoint_run::{Destinations, Limits, Runner, Settings, Toolbox};
 use waypoint_store_sqlite::SqliteStore;
 
 /// Answers each request with JSON describing it; `/big` answers 64 KiB of text.
@@ -97,15 +97,8 @@ async fn http_tools_send_templates_bodies_and_keys_and_respect_the_size_cap() {
     let toolbox = Toolbox::new(dir.path(), &[], store.clone(), 16 * 1024)
         .unwrap()
         .with_destinations(Destinations::allowing(["127.0.0.1"]).unwrap());
-    let runner = Runner {
-        catalog: &catalog,
-        store,
-        toolbox: &toolbox,
-        replanner: &NoReplan,
-        caller: "t".into(),
-        events: None,
-        approved: waypoint_run::Approvals::all(),
-    };
+    let runner =
+        Runner::new(&catalog, store, &toolbox, "t").approving(waypoint_run::Approvals::all());
     let steps = json!([
         {"id": "s1", "order": 1, "kind": "tool", "tool": "fetch", "group": 1,
          "args": {"url": format!("{base}/hello")}},
@@ -209,15 +202,8 @@ async fn fetch_all(urls: &[String], destinations: Destinations) -> Vec<(String, 
     let toolbox = Toolbox::new(dir.path(), &[], store.clone(), 1 << 20)
         .unwrap()
         .with_destinations(destinations);
-    let runner = Runner {
-        catalog: &catalog,
-        store,
-        toolbox: &toolbox,
-        replanner: &NoReplan,
-        caller: "t".into(),
-        events: None,
-        approved: waypoint_run::Approvals::all(),
-    };
+    let runner =
+        Runner::new(&catalog, store, &toolbox, "t").approving(waypoint_run::Approvals::all());
     let mut steps = Vec::new();
     for (i, url) in urls.iter().enumerate() {
         steps.push(
@@ -319,15 +305,8 @@ async fn ssrf_http_tools_are_refused_too() {
             .unwrap(),
     );
     let toolbox = Toolbox::new(dir.path(), &[], store.clone(), 1 << 20).unwrap();
-    let runner = Runner {
-        catalog: &catalog,
-        store,
-        toolbox: &toolbox,
-        replanner: &NoReplan,
-        caller: "t".into(),
-        events: None,
-        approved: waypoint_run::Approvals::all(),
-    };
+    let runner =
+        Runner::new(&catalog, store, &toolbox, "t").approving(waypoint_run::Approvals::all());
     let steps = json!([
         {"id": "s1", "order": 1, "kind": "tool", "tool": "get", "group": 1, "args": {"host": "127.0.0.1"}},
         {"id": "s2", "order": 2, "kind": "tool", "tool": "get", "group": 1, "args": {"host": "localhost"}},

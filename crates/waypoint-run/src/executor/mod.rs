@@ -27,7 +27,7 @@ use crate::adapters::{Asking, Call, Output, ToolError, Toolbox};
 use crate::approval::{self, Approvals, Bar};
 use crate::limits::{Limit, Limits, Meter, Used};
 use crate::refs::{self, RefError};
-use crate::replan::{ReplanAsk, Replanner};
+use crate::replan::{NoReplan, ReplanAsk, Replanner};
 use crate::verify;
 
 mod args;
@@ -215,6 +215,34 @@ impl Ending {
 
     fn verified(mut self, v: Option<Verification>) -> Self {
         self.verification = v;
+        self
+    }
+}
+
+impl<'a, S> Runner<'a, S> {
+    /// A runner for `caller` that does not replan, tells no watcher and holds every
+    /// call that needs approval; set what differs on the result.
+    pub fn new(
+        catalog: &'a Catalog,
+        store: Arc<S>,
+        toolbox: &'a Toolbox<S>,
+        caller: impl Into<String>,
+    ) -> Self {
+        Self {
+            catalog,
+            store,
+            toolbox,
+            replanner: &NoReplan,
+            caller: caller.into(),
+            events: None,
+            approved: Approvals::default(),
+        }
+    }
+
+    /// The same runner with these calls approved ahead.
+    #[must_use]
+    pub fn approving(mut self, approved: Approvals) -> Self {
+        self.approved = approved;
         self
     }
 }
