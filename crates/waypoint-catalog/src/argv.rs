@@ -7,13 +7,41 @@
 //! is marked `shell_quoted: true` in the input schema, the interpreter is a POSIX shell
 //! (whose single quotes we can write) and the placeholder stands outside quotes.
 
+use std::sync::OnceLock;
+
+use serde::Deserialize;
 use serde_json::Value;
 
-const POSIX_SHELLS: [&str; 9] = [
-    "sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "posh",
-];
-/// Programs that only start the next argv element as the real program.
-const LAUNCHERS: [&str; 7] = ["env", "busybox", "command", "exec", "nice", "nohup", "sudo"];
+/// Which programs run an argv element as code, and how they are told to; the table is
+/// data (`data/interpreters.json`) so a new interpreter is a line, not a code change.
+#[derive(Debug, Deserialize)]
+struct Interpreters {
+    posix_shells: Vec<String>,
+    /// Programs that only start the next argv element as the real program.
+    launchers: Vec<String>,
+    /// Programs whose first operand is their program text.
+    awks: Vec<String>,
+    /// Interpreters that take code after one of `flags`.
+    script_flags: Vec<ScriptFlags>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ScriptFlags {
+    #[serde(default)]
+    names: Vec<String>,
+    #[serde(default)]
+    prefixes: Vec<String>,
+    flags: Vec<String>,
+}
+
+fn interpreters() -> &'static Interpreters {
+    static TABLE: OnceLock<Interpreters> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        serde_json::from_str(include_str!("../data/interpreters.json")).unwrap_or_else(|e| {
+            unreachable!("data/interpreters.json is checked by a unit test: {e}")
+        })
+    })
+}
 
 /// Where an interpreter reads code from a template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,10 +54,11 @@ pub struct Script {
 
 /// The element of `argv` an interpreter runs as code, if any.
 pub fn script(argv: &[String]) -> Option<Script> {
+    let table = interpreters();
     let mut at = 0;
     while let Some(word) = argv.get(at) {
         let name = program_name(word);
-        if LAUNCHERS.contains(&name.as_str()) || word.contains('=') || word.starts_with('-') {
+        if table.launchers.contains(&name) || word.contains('=') || word.starts_with('-') {
             at += 1;
             continue;
         }
@@ -37,7 +66,7 @@ pub fn script(argv: &[String]) -> Option<Script> {
     }
     let name = program_name(argv.get(at)?);
     let rest = argv.get(at + 1..)?;
-    let posix = POSIX_SHELLS.contains(&name.as_str());
+    let posix = table.posix_shells.contains(&name);
     if posix {
         // `sh -c SCRIPT`, `bash -ec SCRIPT`: the first operand after a flag holding `c`.
         let flag = rest
@@ -49,29 +78,21 @@ pub fn script(argv: &[String]) -> Option<Script> {
             posix: true,
         });
     }
-    if matches!(
-        name.as_str(),
-        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk"
-    ) {
+    if table.awks.contains(&name) {
         let program = rest.iter().position(|a| !a.starts_with('-'))?;
         return Some(Script {
             index: at + 1 + program,
             posix: false,
         });
     }
-    let flags: &[&str] = match name.as_str() {
-        n if n.starts_with("python") || n.starts_with("pypy") => &["-c"],
-        n if n.starts_with("perl") => &["-e", "-E"],
-        "ruby" | "lua" | "luajit" | "rscript" | "osascript" | "tclsh" => &["-e"],
-        "node" | "nodejs" | "bun" | "deno" => &["-e", "--eval", "-p", "--print", "eval"],
-        n if n.starts_with("php") => &["-r"],
-        "pwsh" | "powershell" => &["-c", "-command", "-e", "-encodedcommand"],
-        "cmd" | "cmd.exe" => &["/c", "/k"],
-        _ => return None,
-    };
+    let flags = &table
+        .script_flags
+        .iter()
+        .find(|f| f.names.contains(&name) || f.prefixes.iter().any(|p| name.starts_with(p)))?
+        .flags;
     let flag = rest
         .iter()
-        .position(|a| flags.contains(&a.to_ascii_lowercase().as_str()))?;
+        .position(|a| flags.contains(&a.to_ascii_lowercase()))?;
     (flag + 1 < rest.len()).then_some(Script {
         index: at + 1 + flag + 1,
         posix: false,
@@ -170,6 +191,19 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_interpreter_table_parses_and_names_the_common_ones() {
+        let t: Interpreters =
+            serde_json::from_str(include_str!("../data/interpreters.json")).unwrap();
+        assert!(t.posix_shells.iter().any(|s| s == "sh"));
+        assert!(t.launchers.iter().any(|s| s == "env"));
+        assert!(
+            t.script_flags
+                .iter()
+                .any(|f| f.prefixes.iter().any(|p| p == "python"))
+        );
+    }
 
     fn argv(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| (*w).to_string()).collect()
