@@ -324,6 +324,28 @@ async fn callers_cannot_read_or_forget_each_others_history() {
     assert_eq!(s, 401, "MCP needs a token too");
 }
 
+/// Submits Alice's `request` as a run and waits until it stands at `status`; answers
+/// its id and `GET /v1/runs/{id}` then.
+async fn submit_until(server: &Server, request: &str, status: &str) -> (String, Value) {
+    let b = &server.base;
+    let (s, sub) = call(
+        "POST",
+        &format!("{b}/v1/runs"),
+        Some(ALICE),
+        Some(json!({ "request": request })),
+    )
+    .await;
+    assert_eq!(s, 202, "{sub}");
+    let id = sub["run_id"].as_str().unwrap().to_string();
+    let reached = wait_for(Duration::from_secs(30), async || {
+        let (_, r) = call("GET", &format!("{b}/v1/runs/{id}"), Some(ALICE), None).await;
+        (r["status"] == status).then_some(r)
+    })
+    .await
+    .unwrap_or_else(|| panic!("the run did not reach {status}:\n{}", server.log()));
+    (id, reached)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_callers_runs_are_invisible_to_other_callers() {
     let dir = tempfile::tempdir().unwrap();
@@ -333,21 +355,7 @@ async fn a_callers_runs_are_invisible_to_other_callers() {
     let server = Server::http(dir.path(), &[("--store", &store), ("--config", &cfg)], &[]);
     let b = &server.base;
     // Runs: Alice's run is hers alone.
-    let (s, sub) = call(
-        "POST",
-        &format!("{b}/v1/runs"),
-        Some(ALICE),
-        Some(json!({"request": "read the file notes.txt"})),
-    )
-    .await;
-    assert_eq!(s, 202, "{sub}");
-    let id = sub["run_id"].as_str().unwrap().to_string();
-    let done = wait_for(Duration::from_secs(30), async || {
-        let (_, r) = call("GET", &format!("{b}/v1/runs/{id}"), Some(ALICE), None).await;
-        (r["status"] == "ok").then_some(r)
-    })
-    .await
-    .unwrap_or_else(|| panic!("the run did not finish:\n{}", server.log()));
+    let (id, done) = submit_until(&server, "read the file notes.txt", "ok").await;
     assert_eq!(
         done["report"]["steps"][0]["output"]["content"], "hello",
         "{done}"
@@ -371,21 +379,12 @@ async fn finding_1_a_server_run_that_writes_waits_until_its_caller_approves_it()
     let store = format!("sqlite:{}", dir.path().join("h.db").display());
     let server = Server::http(dir.path(), &[("--store", &store), ("--config", &cfg)], &[]);
     let b = &server.base;
-    let (s, sub) = call(
-        "POST",
-        &format!("{b}/v1/runs"),
-        Some(ALICE),
-        Some(json!({"request": "remember that the launch is on Friday"})),
+    let (id, held) = submit_until(
+        &server,
+        "remember that the launch is on Friday",
+        "needs_approval",
     )
     .await;
-    assert_eq!(s, 202, "{sub}");
-    let id = sub["run_id"].as_str().unwrap().to_string();
-    let held = wait_for(Duration::from_secs(30), async || {
-        let (_, r) = call("GET", &format!("{b}/v1/runs/{id}"), Some(ALICE), None).await;
-        (r["status"] == "needs_approval").then_some(r)
-    })
-    .await
-    .unwrap_or_else(|| panic!("the run did not stop for approval:\n{}", server.log()));
     let q = &held["report"]["questions"][0];
     assert_eq!(q["expects"], "approve", "{held}");
     assert_eq!(q["call"]["tool"], "memory_store", "{held}");
