@@ -58,6 +58,27 @@ fn log_lines(log: &str) -> Vec<String> {
         .collect()
 }
 
+/// Starts `run --plan PLAN --events jsonl --yes` in its own process group (so a kill
+/// reaches only it) and answers the child with its event stream.
+fn start_chain(
+    base: &[&str],
+    plan: &str,
+    work: &str,
+) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
+    let mut args = base.to_vec();
+    args.extend(["run", "--plan", plan, "--events", "jsonl"]);
+    args.extend(["--yes", "--workdir", work]);
+    let mut child = command(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    (child, out)
+}
+
 #[test]
 fn a_run_killed_at_random_points_resumes_with_each_step_run_exactly_once() {
     const STEPS: usize = 6;
@@ -73,17 +94,7 @@ fn a_run_killed_at_random_points_resumes_with_each_step_run_exactly_once() {
         // The log is a path arg, which must be inside the working directory.
         let work = dir.path().display().to_string();
 
-        let mut args: Vec<&str> = base.to_vec();
-        args.extend(["run", "--plan", &plan, "--events", "jsonl"]);
-        args.extend(["--yes", "--workdir", &work]);
-        let mut child = command(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let (mut child, mut out) = start_chain(&base, &plan, &work);
         let mut first = String::new();
         out.read_line(&mut first).unwrap();
         let started: Value = serde_json::from_str(&first).unwrap();
@@ -554,17 +565,7 @@ fn finding_8_runs_show_of_a_killed_run_shows_its_journal_so_far() {
     let store = format!("sqlite:{}", dir.path().join("wp.db").display());
     let work = dir.path().display().to_string();
     let base = ["--catalog", catalog.as_str(), "--store", store.as_str()];
-    let mut args = base.to_vec();
-    args.extend(["run", "--plan", &plan, "--events", "jsonl"]);
-    args.extend(["--yes", "--workdir", &work]);
-    let mut child = command(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let out = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, out) = start_chain(&base, &plan, &work);
     let mut run_id = String::new();
     for line in out.lines().map_while(Result::ok) {
         let e: Value = serde_json::from_str(&line).unwrap();
