@@ -19,22 +19,26 @@ use waypoint_catalog::argv::{problems, script, sh_quote, shell_quoted};
 use super::paths::confine;
 use crate::adapters::{ToolError, fill_template};
 
-const PATH_NAMES: [&str; 9] = [
-    "path",
-    "file",
-    "dir",
-    "directory",
-    "filename",
-    "filepath",
-    "folder",
-    "root",
-    "dest",
-];
-const PATH_SUFFIXES: [&str; 5] = ["_path", "_file", "_dir", "_directory", "_folder"];
+/// Argument names that name a file or directory (`data/path_args.json`).
+#[derive(Debug, serde::Deserialize)]
+struct PathArgs {
+    names: Vec<String>,
+    suffixes: Vec<String>,
+}
+
+fn path_args() -> &'static PathArgs {
+    static TABLE: std::sync::OnceLock<PathArgs> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        serde_json::from_str(include_str!("../../data/path_args.json"))
+            .unwrap_or_else(|e| unreachable!("data/path_args.json is checked by a unit test: {e}"))
+    })
+}
 
 /// Whether the tool's schema says `arg` names a file or directory.
 fn is_path(tool: &Tool, arg: &str) -> bool {
-    let named = PATH_NAMES.contains(&arg) || PATH_SUFFIXES.iter().any(|s| arg.ends_with(s));
+    let table = path_args();
+    let named = table.names.iter().any(|n| n == arg)
+        || table.suffixes.iter().any(|s| arg.ends_with(s.as_str()));
     let format = tool
         .properties()
         .find(|(name, _)| *name == arg)
@@ -101,4 +105,16 @@ pub(crate) fn fill(
         filled.push(element);
     }
     Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_argument_table_parses() {
+        let t: PathArgs = serde_json::from_str(include_str!("../../data/path_args.json")).unwrap();
+        assert!(t.names.iter().any(|n| n == "path"));
+        assert!(t.suffixes.iter().any(|s| s == "_dir"));
+    }
 }
