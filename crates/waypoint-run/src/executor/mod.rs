@@ -627,23 +627,11 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         waves
     }
 
-    /// The strongest effects a step may have: its tool's, or any tool of its pipeline.
+    /// The strongest effects a step may have: its tool's, or any tool of its pipeline
+    /// (a plan document's steps run in order inside its one step, so it counts as a
+    /// write and other steps of the group wait for it).
     fn effects(&self, step: &Step) -> Effects {
-        match self.catalog.entry(&step.tool) {
-            Some(Entry::Tool(t)) => t.effects,
-            Some(Entry::Pipeline(p)) => {
-                let tools = self.flatten(&p.steps, 0);
-                if tools.iter().all(|t| t.effects == Effects::Read) {
-                    Effects::Read
-                } else {
-                    Effects::Write
-                }
-            }
-            // A plan document's steps run in order inside its one step; other steps of
-            // the group wait for it.
-            Some(Entry::Plan(_)) => Effects::Write,
-            None => Effects::Read,
-        }
+        approval::strongest(self.catalog, &step.tool)
     }
 }
 
