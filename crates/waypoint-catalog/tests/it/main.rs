@@ -7,6 +7,7 @@
     reason = "test helpers fail loudly on purpose"
 )]
 
+mod fuzz_replay;
 mod hostile;
 mod load;
 mod plans;
