@@ -11,9 +11,12 @@
 
 mod eval;
 mod plan;
+mod plan_json;
+mod request;
 mod route;
 mod run;
 mod specialists;
+pub mod time;
 mod understanding;
 
 pub use eval::{
@@ -24,6 +27,8 @@ pub use plan::{
     Compaction, Complexity, Plan, PlanParts, PlannerKind, SCHEMA_VERSION, Step, StepKind,
     UNKNOWN_TOOL, Usage,
 };
+pub use plan_json::{PlanJsonError, PlanShapeError, parse_plan};
+pub use request::RequestInput;
 pub use route::{Candidate, CandidateKind, RouteReport};
 pub use run::{
     Attempt, Criterion, LimitHit, PendingCall, Question, RunEvent, RunReport, RunStatus, RunTotals,

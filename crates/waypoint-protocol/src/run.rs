@@ -27,6 +27,8 @@ pub enum RunStatus {
     NeedsApproval,
     /// Replans are used up; `attempts` says what was tried.
     NeedsHuman,
+    /// Its caller cancelled it while it was queued or stopped; it cannot go on.
+    Cancelled,
 }
 
 impl RunStatus {
@@ -40,6 +42,7 @@ impl RunStatus {
             Self::NeedsInput => "needs_input",
             Self::NeedsApproval => "needs_approval",
             Self::NeedsHuman => "needs_human",
+            Self::Cancelled => "cancelled",
         }
     }
 
@@ -53,6 +56,7 @@ impl RunStatus {
             Self::NeedsInput,
             Self::NeedsApproval,
             Self::NeedsHuman,
+            Self::Cancelled,
         ]
         .into_iter()
         .find(|st| st.as_str() == s)
@@ -219,7 +223,8 @@ pub struct Question {
     /// The step that asks (`ask_user`) or whose outcome is unknown.
     pub step_id: String,
     pub text: String,
-    /// What answers it: `answer` (text for `ask_user`), `retry_or_done` (unknown
+    /// What answers it: `answer` (text for `ask_user` or a placeholder), `clarify` (a
+    /// question of an unclear plan document's clarity gate), `retry_or_done` (unknown
     /// outcome), `approve` (a call waiting for approval).
     pub expects: String,
     /// The key an answer is given under on resume: the step (`s2`), a placeholder of a
