@@ -9,7 +9,7 @@ mod runs;
 use std::time::Duration;
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
-use waypoint_store::{Forget, HistoryFilter, HistoryRow, HistoryStore, StoreError};
+use waypoint_store::{Cursor, Forget, HistoryFilter, HistoryRow, HistoryStore, Page, StoreError};
 
 /// A PostgreSQL-backed history store.
 #[derive(Debug, Clone)]
@@ -102,37 +102,46 @@ impl HistoryStore for PostgresStore {
         Ok(())
     }
 
-    /// A caller's unexpired rows matching the filter, newest first.
-    async fn history(
+    /// A caller's unexpired rows matching the filter, newest first, after the cursor.
+    async fn history_page(
         &self,
         caller: &str,
         filter: &HistoryFilter,
         now: i64,
-    ) -> Result<Vec<HistoryRow>, StoreError> {
+    ) -> Result<Page<HistoryRow>, StoreError> {
         let outcome = filter.outcome.map(waypoint_store::Outcome::as_str);
         let limit = i64::from(filter.limit.unwrap_or(u32::MAX));
+        let (after_at, after_id) = match &filter.after {
+            Some(c) => (Some(c.at), Some(c.id().unwrap_or(i64::MAX))),
+            None => (None, None),
+        };
         let rows = sqlx::query!(
-            r#"SELECT caller, intent_sha, complexity, steps, outcome, at_unix, duration_ms, model, planner
+            r#"SELECT id, caller, intent_sha, complexity, steps, outcome, at_unix, duration_ms, model, planner
                FROM plan_history
                WHERE caller = $1 AND expires_at > $2
                  AND ($3::text IS NULL OR intent_sha = $3)
                  AND ($4::text IS NULL OR tools LIKE '%,' || $4 || ',%')
                  AND ($5::text IS NULL OR outcome = $5)
                  AND ($6::bigint IS NULL OR at_unix >= $6)
+                 AND ($7::bigint IS NULL OR at_unix < $7 OR (at_unix = $7 AND id < $8::bigint))
                ORDER BY at_unix DESC, id DESC
-               LIMIT $7"#,
+               LIMIT $9"#,
             caller,
             now,
             filter.intent_sha,
             filter.tool,
             outcome,
             filter.since,
+            after_at,
+            after_id,
             limit,
         )
         .fetch_all(&self.pool)
         .await
         .map_err(|e| query_err(&e))?;
-        rows.into_iter()
+        let last = rows.last().map(|r| r.id);
+        let items = rows
+            .into_iter()
             .map(|r| {
                 HistoryRow::from_columns(
                     r.caller,
@@ -146,7 +155,11 @@ impl HistoryStore for PostgresStore {
                     r.planner,
                 )
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::of(items, filter.limit, |r| Cursor {
+            at: r.at_unix,
+            key: last.unwrap_or_default().to_string(),
+        }))
     }
 
     /// Removes a caller's rows; returns how many went.

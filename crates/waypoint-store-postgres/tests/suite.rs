@@ -91,6 +91,13 @@ async fn queued_runs_are_claimed_once() {
 }
 
 #[tokio::test]
+async fn pages_follow_their_cursors() {
+    if let Some(s) = store().await {
+        suite::pages_follow_their_cursors(s).await;
+    }
+}
+
+#[tokio::test]
 async fn batches_round_trip() {
     if let Some(s) = store().await {
         suite::batches_round_trip(s).await;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use waypoint_store::{Forget, HistoryFilter, HistoryRow, HistoryStore, StoreError};
+use waypoint_store::{Cursor, Forget, HistoryFilter, HistoryRow, HistoryStore, Page, StoreError};
 
 /// How often opening retries while another process is setting up the same new file.
 const OPEN_RETRIES: u32 = 10;
@@ -103,17 +103,21 @@ impl HistoryStore for SqliteStore {
         tx.commit().await.map_err(|e| query_err(&e))
     }
 
-    /// A caller's unexpired rows matching the filter, newest first.
-    async fn history(
+    /// A caller's unexpired rows matching the filter, newest first, after the cursor.
+    async fn history_page(
         &self,
         caller: &str,
         filter: &HistoryFilter,
         now: i64,
-    ) -> Result<Vec<HistoryRow>, StoreError> {
+    ) -> Result<Page<HistoryRow>, StoreError> {
         let outcome = filter.outcome.map(waypoint_store::Outcome::as_str);
         let limit = i64::from(filter.limit.unwrap_or(u32::MAX));
+        let (after_at, after_id) = match &filter.after {
+            Some(c) => (Some(c.at), Some(c.id().unwrap_or(i64::MAX))),
+            None => (None, None),
+        };
         let rows = sqlx::query!(
-            r#"SELECT caller AS "caller!", intent_sha AS "intent_sha!", complexity AS "complexity!", steps AS "steps!",
+            r#"SELECT id AS "id!", caller AS "caller!", intent_sha AS "intent_sha!", complexity AS "complexity!", steps AS "steps!",
                       outcome AS "outcome!", at_unix AS "at_unix!", duration_ms AS "duration_ms!", model, planner AS "planner!"
                FROM plan_history
                WHERE caller = ?1 AND expires_at > ?2
@@ -121,21 +125,27 @@ impl HistoryStore for SqliteStore {
                  AND (?4 IS NULL OR tools LIKE '%,' || ?4 || ',%')
                  AND (?5 IS NULL OR outcome = ?5)
                  AND (?6 IS NULL OR at_unix >= ?6)
+                 AND (?7 IS NULL OR at_unix < ?7 OR (at_unix = ?7 AND id < ?8))
                ORDER BY at_unix DESC, id DESC
-               LIMIT ?7"#,
+               LIMIT ?9"#,
             caller,
             now,
             filter.intent_sha,
             filter.tool,
             outcome,
             filter.since,
+            after_at,
+            after_id,
             limit,
         )
         .fetch_all(&self.pool)
         .await
         .map_err(|e| query_err(&e))?;
-        rows.into_iter()
+        let mut ids = Vec::with_capacity(rows.len());
+        let items = rows
+            .into_iter()
             .map(|r| {
+                ids.push(r.id);
                 HistoryRow::from_columns(
                     r.caller,
                     r.intent_sha,
@@ -148,7 +158,12 @@ impl HistoryStore for SqliteStore {
                     r.planner,
                 )
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        let last = ids.last().copied();
+        Ok(Page::of(items, filter.limit, |r| Cursor {
+            at: r.at_unix,
+            key: last.unwrap_or_default().to_string(),
+        }))
     }
 
     /// Removes a caller's rows; returns how many went.

@@ -1,7 +1,7 @@
 //! The run journal and memories in SQLite.
 
 use waypoint_store::{
-    Memory, MemoryStore, RunRecord, RunRow, RunStore, StepEnd, StepRow, StoreError,
+    Cursor, Memory, MemoryStore, Page, RunRecord, RunRow, RunStore, StepEnd, StepRow, StoreError,
 };
 
 use crate::{SqliteStore, query_err};
@@ -31,7 +31,8 @@ impl RunStore for SqliteStore {
     async fn update_run(&self, row: &RunRow) -> Result<(), StoreError> {
         let generation = i64::from(row.generation);
         sqlx::query!(
-            "UPDATE runs SET status = ?3, plan = ?4, generation = ?5, report = ?6, updated_at = ?7
+            "UPDATE runs SET status = ?3, plan = ?4, generation = ?5, report = ?6, updated_at = ?7,
+                             settings = ?8
              WHERE run_id = ?1 AND caller = ?2",
             row.run_id,
             row.caller,
@@ -40,6 +41,7 @@ impl RunStore for SqliteStore {
             generation,
             row.report,
             row.updated_at,
+            row.settings,
         )
         .execute(&self.pool)
         .await
@@ -63,21 +65,38 @@ impl RunStore for SqliteStore {
         row.map(RunRow::try_from).transpose()
     }
 
-    async fn runs(&self, caller: &str, limit: u32) -> Result<Vec<RunRow>, StoreError> {
-        let limit = i64::from(limit);
+    async fn runs(
+        &self,
+        caller: &str,
+        after: Option<&Cursor>,
+        limit: u32,
+    ) -> Result<Page<RunRow>, StoreError> {
+        let (after_at, after_id) = (after.map(|c| c.at), after.map(|c| c.key.as_str()));
+        let max = i64::from(limit);
         let rows = sqlx::query_as!(
             RunRecord,
             r#"SELECT run_id AS "run_id!", caller AS "caller!", status AS "status!", plan AS "plan!",
                       generation AS "generation!", report AS "report!", settings AS "settings!",
                       created_at AS "created_at!", updated_at AS "updated_at!"
-               FROM runs WHERE caller = ?1 ORDER BY created_at DESC, run_id DESC LIMIT ?2"#,
+               FROM runs WHERE caller = ?1
+                 AND (?2 IS NULL OR created_at < ?2 OR (created_at = ?2 AND run_id < ?3))
+               ORDER BY created_at DESC, run_id DESC LIMIT ?4"#,
             caller,
-            limit,
+            after_at,
+            after_id,
+            max,
         )
         .fetch_all(&self.pool)
         .await
         .map_err(|e| query_err(&e))?;
-        rows.into_iter().map(RunRow::try_from).collect()
+        let items = rows
+            .into_iter()
+            .map(RunRow::try_from)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::of(items, Some(limit), |r| Cursor {
+            at: r.created_at,
+            key: r.run_id.clone(),
+        }))
     }
 
     async fn begin_step(&self, row: &StepRow) -> Result<(), StoreError> {

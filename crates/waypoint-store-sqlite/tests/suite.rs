@@ -109,6 +109,12 @@ async fn queued_runs_are_claimed_once() {
 }
 
 #[tokio::test]
+async fn pages_follow_their_cursors() {
+    let (_d, s) = store().await;
+    suite::pages_follow_their_cursors(s).await;
+}
+
+#[tokio::test]
 async fn batches_round_trip() {
     let (_dir, s) = store().await;
     suite::batches_round_trip(s).await;

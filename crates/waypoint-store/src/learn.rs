@@ -10,7 +10,7 @@ use crate::store::HistoryStore;
 /// When a sequence becomes a learned plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LearnRule {
-    /// Successful plans with the same sequence needed.
+    /// Successful runs with the same sequence needed (one acceptance is enough).
     pub min_ok: usize,
 }
 
@@ -21,7 +21,7 @@ impl Default for LearnRule {
 }
 
 /// How often a tool sequence was seen for one intent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SequenceCount {
     pub tools: Vec<String>,
     pub count: usize,
@@ -29,7 +29,7 @@ pub struct SequenceCount {
 }
 
 /// One intent hash in a caller's history (the my-plans resource).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct MyPlan {
     pub intent_sha: String,
     pub count: usize,
@@ -37,6 +37,12 @@ pub struct MyPlan {
     pub sequences: Vec<SequenceCount>,
     /// The sequence served as a learned plan, if one is stable.
     pub stable: Option<Vec<String>>,
+    /// The newest row's time, kept in Unix seconds, written as `last_at` (RFC 3339).
+    #[serde(
+        rename = "last_at",
+        serialize_with = "waypoint_protocol::time::secs::serialize"
+    )]
+    #[schemars(rename = "last_at", schema_with = "waypoint_protocol::time::schema")]
     pub last_at_unix: i64,
 }
 
@@ -67,21 +73,32 @@ pub async fn learned_for(
     Ok(learned(&rows, rule))
 }
 
-/// The learned sequence for one intent's rows: the latest successes since the last
-/// failure, when at least `min_ok` of them share one tool sequence.
+/// The learned sequence for one intent's rows, from evidence only: of the rows since the
+/// last failed run, the newest accepted sequence, else a sequence at least `min_ok`
+/// successful runs share. Rows that only record planning count for nothing: a plan made
+/// three times is not a plan that worked three times.
+///
+/// `rows` come newest first, as [`HistoryStore::history`] returns them. Times are whole
+/// seconds, so that order is what tells a failed run from the successes recorded in the
+/// same second before it.
 pub fn learned(rows: &[HistoryRow], rule: LearnRule) -> Option<Vec<String>> {
-    let mut sorted: Vec<&HistoryRow> = rows.iter().collect();
+    // Oldest first; the sort is stable, so rows of one second keep the store's order.
+    let mut sorted: Vec<&HistoryRow> = rows.iter().rev().filter(|r| !r.steps.is_empty()).collect();
     sorted.sort_by_key(|r| r.at_unix);
-    let since_failure: Vec<&HistoryRow> =
-        match sorted.iter().rposition(|r| r.outcome != Outcome::Ok) {
-            Some(i) => sorted[i + 1..].to_vec(),
-            None => sorted,
-        };
+    let since_failure = match sorted.iter().rposition(|r| r.outcome.is_failure()) {
+        Some(i) => &sorted[i + 1..],
+        None => &sorted[..],
+    };
+    if let Some(accepted) = since_failure
+        .iter()
+        .rev()
+        .find(|r| r.outcome == Outcome::Accepted)
+    {
+        return Some(accepted.sequence());
+    }
     let mut counts: BTreeMap<Vec<String>, usize> = BTreeMap::new();
-    for r in &since_failure {
-        if !r.steps.is_empty() {
-            *counts.entry(r.sequence()).or_default() += 1;
-        }
+    for r in since_failure.iter().filter(|r| r.outcome == Outcome::Ok) {
+        *counts.entry(r.sequence()).or_default() += 1;
     }
     counts
         .into_iter()
@@ -105,7 +122,7 @@ pub fn project(rows: &[HistoryRow], rule: LearnRule) -> Vec<MyPlan> {
                 *outcomes.entry(r.outcome.as_str().to_string()).or_default() += 1;
                 let e = seqs.entry(r.sequence()).or_default();
                 e.0 += 1;
-                e.1 += usize::from(r.outcome == Outcome::Ok);
+                e.1 += usize::from(r.outcome.is_success());
             }
             let mut sequences: Vec<SequenceCount> = seqs
                 .into_iter()
@@ -168,6 +185,71 @@ mod tests {
         assert_eq!(
             learned(&rows, LearnRule::default()),
             Some(vec!["a".into(), "b".into()])
+        );
+    }
+
+    #[test]
+    fn finding_10_plans_that_never_ran_teach_nothing() {
+        let planned: Vec<HistoryRow> = (1..=10)
+            .map(|t| row(t, &["a", "b"], Outcome::Planned))
+            .collect();
+        assert_eq!(learned(&planned, LearnRule::default()), None);
+        // Planning rows between successful runs neither count nor break the streak.
+        let mixed = [
+            row(1, &["a"], Outcome::Planned),
+            row(2, &["a"], Outcome::Ok),
+            row(3, &["a"], Outcome::Planned),
+            row(4, &["a"], Outcome::Ok),
+            row(5, &["a"], Outcome::Planned),
+        ];
+        assert_eq!(learned(&mixed, LearnRule::default()), None);
+        let mut three = mixed.to_vec();
+        three.push(row(6, &["a"], Outcome::Ok));
+        assert_eq!(
+            learned(&three, LearnRule::default()),
+            Some(vec!["a".into()])
+        );
+    }
+
+    #[test]
+    fn one_acceptance_teaches_at_once_and_a_failed_run_takes_it_back() {
+        let mut rows = vec![
+            row(1, &["a"], Outcome::Ok),
+            row(2, &["a"], Outcome::Ok),
+            row(3, &["b"], Outcome::Accepted),
+        ];
+        assert_eq!(learned(&rows, LearnRule::default()), Some(vec!["b".into()]));
+        rows.push(row(4, &["b"], Outcome::Limit));
+        assert_eq!(learned(&rows, LearnRule::default()), None);
+        rows.push(row(5, &["c"], Outcome::Accepted));
+        assert_eq!(learned(&rows, LearnRule::default()), Some(vec!["c".into()]));
+    }
+
+    #[test]
+    fn every_outcome_reads_back_as_itself() {
+        for o in Outcome::ALL {
+            assert_eq!(Outcome::parse(o.as_str()), Some(o));
+        }
+        assert_eq!(Outcome::parse("ran"), None);
+    }
+
+    #[test]
+    fn a_failure_in_the_same_second_as_the_successes_still_demotes() {
+        // Newest first, as the store returns them: the failure came last.
+        let rows = [
+            row(9, &["a"], Outcome::Failed),
+            row(9, &["a"], Outcome::Ok),
+            row(9, &["a"], Outcome::Ok),
+            row(9, &["a"], Outcome::Ok),
+        ];
+        assert_eq!(learned(&rows, LearnRule::default()), None);
+        let mut healed = rows.to_vec();
+        for _ in 0..3 {
+            healed.insert(0, row(9, &["a"], Outcome::Ok));
+        }
+        assert_eq!(
+            learned(&healed, LearnRule::default()),
+            Some(vec!["a".into()])
         );
     }
 

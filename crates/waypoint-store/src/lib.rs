@@ -18,7 +18,7 @@ mod store;
 
 pub use hash::{args_sha, intent_sha, normalise};
 pub use learn::{LEARN_WINDOW, LearnRule, MyPlan, SequenceCount, learned, learned_for, project};
-pub use model::{Forget, HistoryFilter, HistoryRow, Outcome, StepRecord, StoreError};
+pub use model::{Cursor, Forget, HistoryFilter, HistoryRow, Outcome, Page, StepRecord, StoreError};
 pub use runs::{Memory, MemoryStore, RunRecord, RunRow, RunStore, StepEnd, StepRow};
 pub use store::HistoryStore;
 

@@ -2,31 +2,56 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How a plan ended.
+/// What a history row records of a plan: that it was made, how a run of it ended, or
+/// that a person accepted it. Only the last three say anything about whether the plan
+/// is right, so only they teach (see [`crate::learned`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    /// Planned and not (yet) run: evidence of nothing.
+    Planned,
+    /// A run of the plan succeeded.
     Ok,
+    /// A run of the plan failed.
     Failed,
+    /// A run of the plan hit a limit.
     Limit,
+    /// A person accepted the plan for its request (`waypoint plans accept`).
+    Accepted,
 }
 
 impl Outcome {
+    /// Every outcome, in the order the CLI lists them.
+    pub const ALL: [Self; 5] = [
+        Self::Planned,
+        Self::Ok,
+        Self::Failed,
+        Self::Limit,
+        Self::Accepted,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Planned => "planned",
             Self::Ok => "ok",
             Self::Failed => "failed",
             Self::Limit => "limit",
+            Self::Accepted => "accepted",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "ok" => Some(Self::Ok),
-            "failed" => Some(Self::Failed),
-            "limit" => Some(Self::Limit),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+
+    /// A run went wrong: the request's learned plan, if any, is demoted.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Self::Failed | Self::Limit)
+    }
+
+    /// Evidence that the plan is right: a successful run or a person's acceptance.
+    pub fn is_success(self) -> bool {
+        matches!(self, Self::Ok | Self::Accepted)
     }
 }
 
@@ -46,6 +71,10 @@ pub struct HistoryRow {
     pub complexity: String,
     pub steps: Vec<StepRecord>,
     pub outcome: Outcome,
+    /// When it was written, kept in Unix seconds; the contract writes it as `at`, an
+    /// RFC 3339 time, like every other time (docs/contracts.md).
+    #[serde(rename = "at", with = "waypoint_protocol::time::secs")]
+    #[schemars(rename = "at", schema_with = "waypoint_protocol::time::schema")]
     pub at_unix: i64,
     pub duration_ms: i64,
     pub model: Option<String>,
@@ -70,6 +99,64 @@ pub struct HistoryFilter {
     pub since: Option<i64>,
     /// Most rows returned, newest first.
     pub limit: Option<u32>,
+    /// Only rows after this one, newest first: the next page of a listing.
+    pub after: Option<Cursor>,
+}
+
+/// Where the next page of a newest-first listing starts: just after the row with this
+/// time and key (a history row's id, a run's id). Callers see it only as an opaque
+/// text ([`Cursor::encode`]), so its shape may change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub at: i64,
+    pub key: String,
+}
+
+impl Cursor {
+    /// `AT.KEY` in URL-safe characters.
+    pub fn encode(&self) -> String {
+        format!("{}.{}", self.at, self.key)
+    }
+
+    /// `None` for text [`Cursor::encode`] did not write.
+    pub fn decode(text: &str) -> Option<Self> {
+        let (at, key) = text.split_once('.')?;
+        let ok = !key.is_empty()
+            && key.len() <= 128
+            && key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        Some(Self {
+            at: at.parse().ok()?,
+            key: key.to_string(),
+        })
+        .filter(|_| ok)
+    }
+
+    /// A history row id as the key.
+    pub fn id(&self) -> Option<i64> {
+        self.key.parse().ok()
+    }
+}
+
+/// One page of a newest-first listing and the cursor of the next, `None` on the last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next: Option<Cursor>,
+}
+
+impl<T> Page<T> {
+    /// A page of `items` read with `limit`: a full page may have more after it.
+    pub fn of(items: Vec<T>, limit: Option<u32>, cursor_of: impl Fn(&T) -> Cursor) -> Self {
+        let full = limit.is_some_and(|l| l > 0 && items.len() >= l as usize);
+        let next = if full {
+            items.last().map(cursor_of)
+        } else {
+            None
+        };
+        Self { items, next }
+    }
 }
 
 /// What `forget` removes from a caller's history.

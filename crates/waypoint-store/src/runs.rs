@@ -10,7 +10,7 @@ use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::StoreError;
+use crate::model::{Cursor, Page, StoreError};
 
 /// A run as the journal keeps it. The plan and the report are JSON documents of the
 /// protocol crate; the store does not look inside them.
@@ -118,12 +118,14 @@ pub trait RunStore: Send + Sync {
         run_id: &str,
     ) -> impl Future<Output = Result<Option<RunRow>, StoreError>> + Send;
 
-    /// A caller's runs, newest first.
+    /// A caller's runs, newest first: at most `limit` after the `after` cursor, with the
+    /// cursor of the next page.
     fn runs(
         &self,
         caller: &str,
+        after: Option<&Cursor>,
         limit: u32,
-    ) -> impl Future<Output = Result<Vec<RunRow>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Page<RunRow>, StoreError>> + Send;
 
     /// Writes a step row before its call. A row already under that key is replaced
     /// (a retry of an interrupted call).

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use crate::model::{Forget, HistoryFilter, HistoryRow, StoreError};
+use crate::model::{Forget, HistoryFilter, HistoryRow, Page, StoreError};
 
 /// A place where plan history lives, shared by any number of processes.
 ///
@@ -17,13 +17,24 @@ pub trait HistoryStore: Send + Sync {
         rows: &[HistoryRow],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// A caller's unexpired rows at `now` matching the filter, newest first.
+    /// A caller's unexpired rows at `now` matching the filter, newest first, as a page
+    /// whose cursor (`filter.after`) reads the next.
+    fn history_page(
+        &self,
+        caller: &str,
+        filter: &HistoryFilter,
+        now: i64,
+    ) -> impl Future<Output = Result<Page<HistoryRow>, StoreError>> + Send;
+
+    /// The rows of [`HistoryStore::history_page`] without the cursor.
     fn history(
         &self,
         caller: &str,
         filter: &HistoryFilter,
         now: i64,
-    ) -> impl Future<Output = Result<Vec<HistoryRow>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<HistoryRow>, StoreError>> + Send {
+        async move { Ok(self.history_page(caller, filter, now).await?.items) }
+    }
 
     /// Removes a caller's rows; returns how many went.
     fn forget(

@@ -440,10 +440,67 @@ pub async fn the_journal_keeps_runs_and_steps<B: waypoint_store::RunStore>(store
         .create_run(&run_row(&me, &format!("{id}-2"), NOW + 10))
         .await
         .unwrap();
-    let listed = store.runs(&me, 10).await.unwrap();
-    assert_eq!(listed.len(), 2);
-    assert_eq!(listed[0].run_id, format!("{id}-2"), "newest first");
-    assert!(store.runs(&other, 10).await.unwrap().is_empty());
+    let listed = store.runs(&me, None, 10).await.unwrap();
+    assert_eq!(listed.items.len(), 2);
+    assert_eq!(listed.items[0].run_id, format!("{id}-2"), "newest first");
+    assert_eq!(listed.next, None, "a short page is the last");
+    assert!(store.runs(&other, None, 10).await.unwrap().items.is_empty());
+}
+
+/// Pages of runs and of history rows follow their cursors: every item once, newest
+/// first, across items written in the same instant, and the last page says so.
+pub async fn pages_follow_their_cursors<B: Backend + waypoint_store::RunStore>(store: B) {
+    let me = caller("pages");
+    // 25 runs, in pairs that share a creation time.
+    for i in 0..25_i64 {
+        store
+            .create_run(&run_row(&me, &format!("{me}-run-{i:02}"), NOW + i / 2))
+            .await
+            .unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut after = None;
+    let mut pages = 0;
+    loop {
+        let page = store.runs(&me, after.as_ref(), 10).await.unwrap();
+        pages += 1;
+        seen.extend(page.items.into_iter().map(|r| r.run_id));
+        match page.next {
+            Some(c) => {
+                let text = c.encode();
+                after = Some(waypoint_store::Cursor::decode(&text).unwrap());
+            }
+            None => break,
+        }
+    }
+    // Run ids are global keys: they carry the caller so a shared database that kept an
+    // earlier run of this suite does not collide.
+    let expected: Vec<String> = (0..25).rev().map(|i| format!("{me}-run-{i:02}")).collect();
+    assert_eq!(seen, expected, "every run once, newest first");
+    assert_eq!(pages, 3);
+
+    // 25 history rows, all in one second: the row id keeps them apart.
+    let rows: Vec<HistoryRow> = (0..25)
+        .map(|i| row(&me, &format!("i{i:02}"), &["a"], Outcome::Planned, NOW))
+        .collect();
+    store.record_many(&rows).await.unwrap();
+    let mut seen = Vec::new();
+    let mut filter = HistoryFilter {
+        limit: Some(10),
+        ..HistoryFilter::default()
+    };
+    loop {
+        let page = store.history_page(&me, &filter, NOW).await.unwrap();
+        seen.extend(page.items.into_iter().map(|r| r.intent_sha));
+        match page.next {
+            Some(c) => filter.after = Some(c),
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (0..25).rev().map(|i| format!("i{i:02}")).collect();
+    assert_eq!(seen, expected, "every row once, newest first");
+    assert!(waypoint_store::Cursor::decode("12.a b").is_none());
+    assert!(waypoint_store::Cursor::decode("x.1").is_none());
 }
 
 /// Queued runs are claimed oldest first, each by exactly one of several racing

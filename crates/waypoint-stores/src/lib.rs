@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use waypoint_protocol::Plan;
 use waypoint_store::{
-    Forget, HistoryFilter, HistoryRow, HistoryStore, Memory, MemoryStore, Outcome, RunRow,
-    RunStore, StepEnd, StepRecord, StepRow, StoreError, args_sha, intent_sha, now_unix,
+    Cursor, Forget, HistoryFilter, HistoryRow, HistoryStore, Memory, MemoryStore, Outcome, Page,
+    RunRow, RunStore, StepEnd, StepRecord, StepRow, StoreError, args_sha, intent_sha, now_unix,
 };
 use waypoint_store_postgres::PostgresStore;
 use waypoint_store_sqlite::SqliteStore;
@@ -104,15 +104,15 @@ impl HistoryStore for Store {
         }
     }
 
-    async fn history(
+    async fn history_page(
         &self,
         caller: &str,
         filter: &HistoryFilter,
         now: i64,
-    ) -> Result<Vec<HistoryRow>, StoreError> {
+    ) -> Result<Page<HistoryRow>, StoreError> {
         match self {
-            Self::Sqlite(s) => s.history(caller, filter, now).await,
-            Self::Postgres(s) => s.history(caller, filter, now).await,
+            Self::Sqlite(s) => s.history_page(caller, filter, now).await,
+            Self::Postgres(s) => s.history_page(caller, filter, now).await,
         }
     }
 
@@ -151,8 +151,13 @@ impl RunStore for Store {
     async fn run(&self, caller: &str, run_id: &str) -> Result<Option<RunRow>, StoreError> {
         either!(self, s => s.run(caller, run_id).await)
     }
-    async fn runs(&self, caller: &str, limit: u32) -> Result<Vec<RunRow>, StoreError> {
-        either!(self, s => s.runs(caller, limit).await)
+    async fn runs(
+        &self,
+        caller: &str,
+        after: Option<&Cursor>,
+        limit: u32,
+    ) -> Result<Page<RunRow>, StoreError> {
+        either!(self, s => s.runs(caller, after, limit).await)
     }
     async fn begin_step(&self, row: &StepRow) -> Result<(), StoreError> {
         either!(self, s => s.begin_step(row).await)
