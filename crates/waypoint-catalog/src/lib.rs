@@ -15,6 +15,7 @@ pub mod limited;
 mod load;
 mod load_plans;
 mod model;
+mod plan_check;
 pub mod plans;
 pub mod yaml;
 
@@ -23,7 +24,7 @@ use std::sync::{Arc, OnceLock};
 
 pub use builtin::{BUILTIN_SOURCES, builtin, builtin_sources};
 pub use diagnostic::{CatalogError, Diagnostic, Severity};
-pub use load::{Loaded, Source, load, read_paths};
+pub use load::{Loaded, Source, closest, load, read_paths};
 pub use model::{
     BUILTINS, Effects, EvidenceRule, Lexicon, Location, Pipeline, RunSpec, Server, Specialist, Tool,
 };
@@ -189,6 +190,35 @@ impl Catalog {
         }
         true
     }
+}
+
+/// What `validator` finds wrong with `value`, each with the path it is at, at most five
+/// (the first say enough); `required` complaints are left out unless `with_required`
+/// (the catalog check says those in a document's words).
+pub fn violations(
+    validator: &jsonschema::Validator,
+    value: &serde_json::Value,
+    with_required: bool,
+) -> Vec<String> {
+    validator
+        .iter_errors(value)
+        .filter(|e| {
+            with_required
+                || !matches!(
+                    e.kind(),
+                    jsonschema::error::ValidationErrorKind::Required { .. }
+                )
+        })
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -18,6 +18,23 @@ pub struct Source {
     pub text: String,
 }
 
+impl Source {
+    /// One catalog file's bytes as [`read_paths`] reads a file: at most 16 MiB of UTF-8,
+    /// else an error naming `name` (for text that arrives other than from a path, and
+    /// for the fuzz targets, which feed the loader arbitrary bytes).
+    pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Self, CatalogError> {
+        let text =
+            limited::read_stream(bytes, MAX_FILE_BYTES).map_err(|source| CatalogError::Io {
+                path: name.to_string(),
+                source,
+            })?;
+        Ok(Self {
+            name: name.to_string(),
+            text,
+        })
+    }
+}
+
 /// A loaded catalog and the warnings found on the way.
 #[derive(Debug)]
 pub struct Loaded {
@@ -163,6 +180,9 @@ pub fn load(sources: &[Source]) -> Result<Loaded, CatalogError> {
 pub(crate) struct Parts {
     pub(crate) contents: Contents,
     pub(crate) plans: Vec<crate::plans::PlanDoc>,
+    /// Steps of documents whose id is bad: left out of the catalog, still checked, so
+    /// fixing the id does not reveal a second round of errors.
+    pub(crate) orphan_steps: Vec<crate::plans::DocStepAt>,
     /// Positions of reference lists, for messages about what they name.
     refs: Vec<Reference>,
 }
@@ -850,7 +870,8 @@ fn assemble(parts: Parts, diags: &mut Vec<Diagnostic>, sources: &[Source]) -> Ca
         );
     }
     check_evidence(&mut r, &parts.contents.evidence, &tools);
-    let plans = crate::load_plans::check_plans(&mut r, parts.plans);
+    let plans = crate::load_plans::check_plans(&mut r, parts.plans, &tools);
+    crate::plan_check::steps(&mut r, &parts.orphan_steps, &tools);
     Catalog::new(Contents {
         plans,
         tools,
@@ -972,8 +993,9 @@ fn pipeline_cycles(pipelines: &[Pipeline]) -> Vec<Vec<usize>> {
     cycles
 }
 
-/// The allowed word nearest to a misspelling, if it is near enough to suggest.
-fn closest<'a>(word: &str, pool: &[&'a str]) -> Option<&'a str> {
+/// The allowed word nearest to a misspelling, if it is near enough to suggest: the one
+/// did-you-mean every strict reader of Waypoint's files uses (catalogs, configuration).
+pub fn closest<'a>(word: &str, pool: &[&'a str]) -> Option<&'a str> {
     pool.iter()
         .map(|c| (edit_distance(word, c), *c))
         .filter(|(d, c)| *d <= 2.max(c.len() / 4) && *d < c.len())

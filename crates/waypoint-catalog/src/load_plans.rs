@@ -69,17 +69,13 @@ pub(crate) fn read_plan_doc(ctx: &mut Ctx<'_>, root: &Node, parts: &mut Parts) {
     let Some(f) = ctx.fields(root, "a plan document", PLAN_KEYS) else {
         return;
     };
-    let Some(raw_id) = f.required(ctx, "id", "a plan document") else {
-        return;
-    };
     let id_pos = f.get("id").map_or(root.pos, |n| n.pos);
-    let id = match PlanId::parse(&raw_id) {
-        Ok(id) => id,
-        Err(e) => {
-            ctx.error(id_pos, e, None);
-            return;
-        }
-    };
+    // A bad id is reported and the rest is still read, so its other errors show in the
+    // same pass; the document is only left out of the catalog.
+    let id = f
+        .required(ctx, "id", "a plan document")
+        .ok_or(())
+        .and_then(|raw| PlanId::parse(&raw).map_err(|e| ctx.error(id_pos, e, None)));
     let intent = f
         .required(ctx, "intent", "a plan document")
         .unwrap_or_default();
@@ -115,6 +111,10 @@ pub(crate) fn read_plan_doc(ctx: &mut Ctx<'_>, root: &Node, parts: &mut Parts) {
             );
             Vec::new()
         }
+    };
+    let Ok(id) = id else {
+        parts.orphan_steps.extend(steps);
+        return;
     };
     let doc = PlanDoc {
         uri: id.to_string(),
@@ -292,8 +292,13 @@ fn read_inputs(ctx: &mut Ctx<'_>, node: Option<&Node>) -> BTreeMap<String, Scrip
     out
 }
 
-/// Drops repeated ids, reports references that do not resolve and cycles.
-pub(crate) fn check_plans(r: &mut Reporter<'_>, plans: Vec<PlanDoc>) -> Vec<PlanDoc> {
+/// Drops repeated ids, reports references that do not resolve and cycles, then checks
+/// each document's steps against the tools ([`crate::plan_check`]).
+pub(crate) fn check_plans(
+    r: &mut Reporter<'_>,
+    plans: Vec<PlanDoc>,
+    tools: &[crate::model::Tool],
+) -> Vec<PlanDoc> {
     let mut seen = HashMap::new();
     let plans = r.dedupe(plans, &mut seen, "plan", |p| (&p.uri, &p.at));
     for p in &plans {
@@ -318,10 +323,17 @@ pub(crate) fn check_plans(r: &mut Reporter<'_>, plans: Vec<PlanDoc>) -> Vec<Plan
             .map(|&i| plans[i].id.to_string())
             .chain([first.id.to_string()])
             .collect();
+        // The step that goes on to the next plan of the cycle, not just any `plan:`.
+        let next = &plans[cycle.get(1).copied().unwrap_or(cycle[0])];
         let at = first
             .steps
             .iter()
-            .find(|s| matches!(&s.step, DocStep::Plan { .. }))
+            .find(|s| match &s.step {
+                DocStep::Plan { target } => {
+                    resolve(&plans, target).is_ok_and(|t| std::ptr::eq(t, next))
+                }
+                _ => false,
+            })
             .map_or_else(|| first.at.clone(), |s| s.at.clone());
         r.report(
             Severity::Error,
@@ -331,6 +343,7 @@ pub(crate) fn check_plans(r: &mut Reporter<'_>, plans: Vec<PlanDoc>) -> Vec<Plan
             None,
         );
     }
+    crate::plan_check::analyse(r, &plans, tools);
     plans
 }
 

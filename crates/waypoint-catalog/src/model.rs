@@ -121,6 +121,17 @@ impl Tool {
             .map(|(k, v)| (k.as_str(), v))
     }
 
+    /// Fills the args the schema gives a `default` for and the caller left out.
+    pub fn fill_defaults(&self, args: &mut serde_json::Map<String, serde_json::Value>) {
+        for (name, schema) in self.properties() {
+            if !args.contains_key(name)
+                && let Some(d) = schema.get("default")
+            {
+                args.insert(name.to_string(), d.clone());
+            }
+        }
+    }
+
     /// Names of required args.
     pub fn required(&self) -> impl Iterator<Item = &str> {
         self.input_schema

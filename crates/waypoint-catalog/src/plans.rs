@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::model::Location;
+use crate::model::{Effects, Location};
 
 /// `plan://ns/name@1.2.0`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -166,6 +166,22 @@ impl Safety {
             "no_destructive_actions" => Some(Self::NoDestructiveActions),
             "read_only" => Some(Self::ReadOnly),
             _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoDestructiveActions => "no_destructive_actions",
+            Self::ReadOnly => "read_only",
+        }
+    }
+
+    /// Whether a tool with these effects may run under this level. The one rule both
+    /// the catalog check and the executor apply.
+    pub fn allows(self, effects: Effects) -> bool {
+        match self {
+            Self::NoDestructiveActions => effects != Effects::Destructive,
+            Self::ReadOnly => effects == Effects::Read,
         }
     }
 }

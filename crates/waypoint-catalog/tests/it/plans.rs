@@ -214,3 +214,119 @@ fn plan_documents_are_read_from_a_plans_folder() {
     assert_eq!(c.plans().len(), 1);
     assert!(c.plans()[0].at.file.ends_with("plans/base.yaml"));
 }
+
+/// Tools for the finding-5 documents: one with a schema and a default, one destructive.
+const TOOLS5: &str = r#"
+tools:
+  - name: resize
+    description: Resize an image.
+    input_schema:
+      type: object
+      properties:
+        path: {type: string}
+        width: {type: integer, minimum: 1}
+        fit: {type: string, enum: [cover, contain], default: cover}
+      required: [path, width]
+    run: {command: [echo, "{path}"]}
+  - name: wipe
+    description: Delete everything.
+    effects: destructive
+    run: {command: ["true"]}
+"#;
+
+/// Issue 20, finding 5: args that break a schema, a missing required arg, an unknown
+/// script input, a destructive tool under `no_destructive_actions` (through a nested
+/// plan too) and `{{s1}}` literals all passed as "catalog ok"; a cycle pointed at the
+/// wrong `plan:` step; a bad id hid every other error. Now each is reported at its own
+/// line, all in one pass.
+#[test]
+fn issue_20_finding_5_plans_check_reports_every_problem_at_its_line_in_one_pass() {
+    let broken = "id: plan://t/broken@1.0.0
+intent: broken
+steps:
+  - tool: resize
+    args: {path: a.png, width: wide}
+  - tool: resize
+    args: {width: 10}
+  - script: resize
+    inputs:
+      path: {description: the image}
+      widht: {value: 3}
+  - tool: resize
+    args: {path: \"{{s1}}\", width: 5}
+  - plan: plan://t/careful@^1
+  - plan: plan://t/other@^1
+";
+    let careful = "id: plan://t/careful@1.0.0
+intent: careful
+constraints: {safety: no_destructive_actions}
+steps:
+  - tool: resize
+    args: {path: a.png, width: 2}
+  - plan: plan://t/inner@^1
+";
+    let inner = "id: plan://t/inner@1.0.0\nintent: inner\nsteps:\n  - tool: wipe\n";
+    let other = "id: plan://t/other@1.0.0\nintent: other\nsteps:\n  - plan: plan://t/broken@^1\n";
+    let bad_id = "id: plan://t/BAD ID\nintent: bad\nsteps:\n  - tool: resize\n    args: {path: x, width: 0}\n";
+    let files = [
+        ("tools.yaml", TOOLS5),
+        ("plans/broken.yaml", broken),
+        ("plans/careful.yaml", careful),
+        ("plans/inner.yaml", inner),
+        ("plans/other.yaml", other),
+        ("plans/bad.yaml", bad_id),
+    ];
+    let sources: Vec<Source> = files
+        .iter()
+        .map(|(n, t)| Source {
+            name: (*n).into(),
+            text: (*t).into(),
+        })
+        .collect();
+    let Err(CatalogError::Invalid { diagnostics }) = load(&sources) else {
+        panic!("expected errors");
+    };
+    let found: Vec<(String, usize, String)> = diagnostics
+        .iter()
+        .map(|d| (d.at.file.clone(), d.at.line, d.message.clone()))
+        .collect();
+    let has = |file: &str, line: usize, words: &str| {
+        assert!(
+            found
+                .iter()
+                .any(|(f, l, m)| f == file && *l == line && m.contains(words)),
+            "no `{words}` at {file}:{line} in {found:#?}"
+        );
+    };
+    has("plans/broken.yaml", 4, "break its input_schema");
+    has("plans/broken.yaml", 6, "needs `path`");
+    has("plans/broken.yaml", 8, "has no input `widht`");
+    has("plans/broken.yaml", 8, "needs input `width`");
+    has("plans/broken.yaml", 12, "`args.path` is `{{s1}}`");
+    has("plans/inner.yaml", 4, "no_destructive_actions");
+    has("plans/inner.yaml", 4, "through plan://t/inner@1.0.0");
+    // The cycle broken → other → broken is reported at the step that goes to `other`.
+    has("plans/broken.yaml", 15, "plan cycle");
+    // The bad id is reported, and so is the bad arg below it.
+    has("plans/bad.yaml", 1, "");
+    has("plans/bad.yaml", 4, "break its input_schema");
+    let hint = diagnostics
+        .iter()
+        .find(|d| d.message.contains("widht"))
+        .and_then(|d| d.hint.clone())
+        .unwrap_or_default();
+    assert!(hint.contains("did you mean `width`?"), "{hint}");
+    // `fit` has a default, so it is neither missing nor asked for.
+    assert!(
+        !found.iter().any(|(_, _, m)| m.contains("`fit`")),
+        "{found:#?}"
+    );
+    let safety = diagnostics
+        .iter()
+        .find(|d| d.message.contains("no_destructive_actions"))
+        .unwrap();
+    assert!(
+        !safety.is_error(),
+        "a refused step is a warning; the run refuses it"
+    );
+}
