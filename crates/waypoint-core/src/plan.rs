@@ -404,7 +404,7 @@ impl Planner<'_> {
                 tool,
                 clause,
                 1.0,
-                "learned: earlier plans of this request succeeded with this sequence".into(),
+                "learned: earlier runs of this request succeeded with this sequence, or it was accepted".into(),
             );
             if let Some(prev) = i.checked_sub(1).filter(|&p| {
                 out.drafts[p].clause == clause && self.feeds(&out.drafts[p].tool, tool)

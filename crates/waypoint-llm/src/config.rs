@@ -16,7 +16,7 @@ const BUILTIN_PROVIDERS: &str = include_str!("../data/providers.toml");
 const BUILTIN_MODELS: &str = include_str!("../data/models.toml");
 
 /// Call settings from `[llm]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     /// The default `PROVIDER/MODEL` when `--model` is not given.

@@ -17,12 +17,12 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{Map, Value, json};
 use waypoint_catalog::Catalog;
+use waypoint_catalog::Tool;
 use waypoint_catalog::plans::{DocStep, PlanDoc, PlanRef, Safety, ScriptInput};
-use waypoint_catalog::{Effects, Tool};
 use waypoint_protocol::{Criterion, Plan, Question, Step, StepKind, StepStatus};
 use waypoint_store::{MemoryStore, RunStore};
 
-use crate::executor::{Outcome, RunError, Runner, State, apply_defaults, check_args, lock};
+use crate::executor::{Outcome, RunError, Runner, State, check_args, lock};
 use crate::limits::Limits;
 use crate::refs;
 
@@ -61,18 +61,18 @@ fn strictest(a: Option<Safety>, b: Option<Safety>) -> Option<Safety> {
     }
 }
 
+/// Why `safety` refuses `tool`, if it does. The catalog check already reports a
+/// document that names such a tool; this holds for whatever reaches a run anyway.
 fn refuses(safety: Option<Safety>, tool: &Tool) -> Option<String> {
-    match safety? {
-        Safety::NoDestructiveActions if tool.effects == Effects::Destructive => Some(format!(
-            "refused: `{}` is destructive and the plan says no_destructive_actions",
-            tool.name
-        )),
-        Safety::ReadOnly if tool.effects != Effects::Read => Some(format!(
-            "refused: `{}` changes the world and the plan says read_only",
-            tool.name
-        )),
-        _ => None,
-    }
+    let safety = safety?;
+    (!safety.allows(tool.effects)).then(|| {
+        format!(
+            "refused: `{}` has effects `{}` and the plan says {}",
+            tool.name,
+            tool.effects.as_str(),
+            safety.as_str()
+        )
+    })
 }
 
 fn criterion_pattern() -> &'static Regex {
@@ -116,6 +116,10 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                 self.record_local(st, step, key, StepStatus::Failed, None, Some(why.clone()));
                 Ok(Outcome::Failed(why))
             }
+            Err(Outcome::Refused(why)) => {
+                self.record_local(st, step, key, StepStatus::Failed, None, Some(why.clone()));
+                Ok(Outcome::Refused(why))
+            }
             Err(outcome) => Ok(outcome),
         }
     }
@@ -137,7 +141,15 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             ))));
         }
         if !doc.intent_clarity.ready() {
-            return Ok(Err(Outcome::Ask(gate_questions(step, doc))));
+            // The gate opens once each of its questions has an answer under its key.
+            let path = key.split_once('/').map_or(key, |(_, p)| p);
+            let questions = gate_questions(step, path, doc);
+            if !questions
+                .iter()
+                .all(|q| st.decisions.answers.contains_key(&q.key))
+            {
+                return Ok(Err(Outcome::Ask(questions)));
+            }
         }
         let safety = strictest(safety, doc.constraints.safety);
         let mut trail = Trail {
@@ -184,12 +196,18 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     }
                 }
                 DocStep::Script { tool, inputs } => {
-                    let args =
-                        match script_args(st, step, doc, i, &answer_key, inputs, previous.as_ref())
-                        {
-                            Ok(a) => a,
-                            Err(o) => return Ok(Err(o)),
-                        };
+                    let target = self.catalog.tool(tool);
+                    let args = match script_args(
+                        st,
+                        step,
+                        (doc, i, &answer_key),
+                        target,
+                        inputs,
+                        previous.as_ref(),
+                    ) {
+                        Ok(a) => a,
+                        Err(o) => return Ok(Err(o)),
+                    };
                     match self
                         .call_doc_tool(st, step, &inner, tool, args, safety)
                         .await?
@@ -296,9 +314,9 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         };
         if let Some(why) = refuses(safety, tool) {
             self.record_local(st, step, key, StepStatus::Failed, None, Some(why.clone()));
-            return Ok(Err(Outcome::Failed(why)));
+            return Ok(Err(Outcome::Refused(why)));
         }
-        apply_defaults(tool, &mut args);
+        tool.fill_defaults(&mut args);
         if let Err(why) = check_args(self.catalog, tool, &args) {
             return Ok(Err(Outcome::Failed(why)));
         }
@@ -397,9 +415,8 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
 fn script_args(
     st: &State,
     step: &Step,
-    doc: &PlanDoc,
-    i: usize,
-    answer_key: &str,
+    (doc, i, answer_key): (&PlanDoc, usize, &str),
+    tool: Option<&waypoint_catalog::Tool>,
     inputs: &std::collections::BTreeMap<String, ScriptInput>,
     previous: Option<&Value>,
 ) -> Result<Map<String, Value>, Outcome> {
@@ -407,8 +424,9 @@ fn script_args(
     for (name, input) in inputs {
         let value = match input {
             ScriptInput::Value(v) => v.clone(),
-            ScriptInput::Description(d) => from_context(st, answer_key, name, previous)
-                .ok_or_else(|| {
+            ScriptInput::Description(d) => {
+                let free_text = tool.is_some_and(|t| takes_free_text(t, name));
+                from_context(st, answer_key, name, previous, free_text).ok_or_else(|| {
                     Outcome::Ask(vec![Question {
                         call: None,
                         step_id: step.id.clone(),
@@ -416,20 +434,41 @@ fn script_args(
                         expects: "answer".into(),
                         key: format!("{answer_key}.{name}"),
                     }])
-                })?,
+                })?
+            }
         };
         args.insert(name.clone(), value);
     }
     Ok(args)
 }
 
+/// Whether `arg` of `tool` is free text — a string with no format, pattern or enum,
+/// not a path — the only kind an earlier step's text may fill unasked.
+fn takes_free_text(tool: &waypoint_catalog::Tool, arg: &str) -> bool {
+    if crate::policy::argv::is_path(tool, arg) {
+        return false;
+    }
+    let Some((_, schema)) = tool.properties().find(|(n, _)| *n == arg) else {
+        return false;
+    };
+    let string = schema.get("type").is_none_or(|t| t == "string");
+    string
+        && ["format", "pattern", "enum", "const"]
+            .iter()
+            .all(|k| schema.get(k).is_none())
+}
+
 /// A script input described rather than given: an answer, the run's context under the
-/// input's name, the previous step's same-named field, or its principal text.
+/// input's name, the previous step's same-named field, or — for a free-text input
+/// only — the previous step's principal text. A typed or path input never takes that
+/// text: a `write` step once took a note's body as its file name and the run reported
+/// `ok`. Without a source the input is a question.
 fn from_context(
     st: &State,
     answer_key: &str,
     name: &str,
     previous: Option<&Value>,
+    free_text: bool,
 ) -> Option<Value> {
     if let Some(a) = st.decisions.answers.get(&format!("{answer_key}.{name}")) {
         return Some(Value::String(a.clone()));
@@ -438,24 +477,27 @@ fn from_context(
         return Some(v.clone());
     }
     let prev = previous?;
-    Some(
-        prev.get(name)
-            .cloned()
-            .unwrap_or_else(|| Value::String(refs::text_of(prev))),
-    )
+    if let Some(v) = prev.get(name).filter(|v| !v.is_null()) {
+        return Some(v.clone());
+    }
+    free_text.then(|| Value::String(refs::text_of(prev)))
 }
 
-fn gate_questions(step: &Step, doc: &PlanDoc) -> Vec<Question> {
+/// The questions an unclear document asks before it runs, one per missing criterion,
+/// each under its own key (`s1.clarify.1`, `s1.clarify.2`, …; `s1.clarify` when the
+/// document is only too ambiguous), so that `--answer` can release the gate.
+fn gate_questions(step: &Step, key: &str, doc: &PlanDoc) -> Vec<Question> {
     let mut qs: Vec<Question> = doc
         .intent_clarity
         .missing_criteria
         .iter()
-        .map(|c| Question {
+        .enumerate()
+        .map(|(i, c)| Question {
             call: None,
             step_id: step.id.clone(),
             text: c.clone(),
             expects: "clarify".into(),
-            key: step.id.clone(),
+            key: format!("{key}.clarify.{}", i + 1),
         })
         .collect();
     if qs.is_empty() {
@@ -470,7 +512,7 @@ fn gate_questions(step: &Step, doc: &PlanDoc) -> Vec<Question> {
                 doc.intent
             ),
             expects: "clarify".into(),
-            key: step.id.clone(),
+            key: format!("{key}.clarify"),
         });
     }
     qs

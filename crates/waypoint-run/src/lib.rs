@@ -5,6 +5,8 @@
 //! - [`approval`]: the gate a call that changes the world waits at, and its bar;
 //! - [`adapters`]: how a tool's `run:` becomes a call — built-ins, commands (no shell),
 //!   HTTP, MCP servers (rmcp), the configured model;
+//! - [`origin`]: how a run was started (catalog, working directory, entry digests), so
+//!   a resume from anywhere runs the same tools in the same place;
 //! - [`policy`]: what calls may reach — the destination policy of outbound HTTP;
 //! - [`refs`]: `$ref` data flow from earlier outputs into args;
 //! - [`executor`]: groups in order, steps of a group together, resume from the journal —
@@ -21,6 +23,7 @@ pub mod approval;
 pub mod documents;
 pub mod executor;
 pub mod limits;
+pub mod origin;
 pub mod policy;
 pub mod refs;
 pub mod replan;
@@ -31,5 +34,6 @@ pub use adapters::{Asking, Model, Toolbox};
 pub use approval::{Approvals, Bar as ApproveBar};
 pub use executor::{Decisions, EventSink, RunError, Runner, Settings};
 pub use limits::{Limit, Limits};
+pub use origin::Origin;
 pub use policy::{DestinationError, Destinations};
 pub use replan::{NoReplan, Recovery, ReplanAsk, Replanner};

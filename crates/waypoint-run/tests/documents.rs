@@ -246,6 +246,75 @@ async fn the_clarity_gate_returns_the_plans_questions() {
         h.store.steps(&r.run_id).await.unwrap().is_empty(),
         "nothing ran"
     );
+    // Issue 20, finding 2: each question has its own key, and answering them all
+    // releases the gate.
+    let keys: Vec<&str> = r.questions.iter().map(|q| q.key.as_str()).collect();
+    assert_eq!(keys, ["s1.clarify.1", "s1.clarify.2"]);
+    assert!(r.questions.iter().all(|q| q.expects == "clarify"));
+    let one = Decisions {
+        answers: [("s1.clarify.1".to_string(), "staging".to_string())].into(),
+        ..Decisions::default()
+    };
+    let r2 = h.runner().resume(&r.run_id, one).await.unwrap();
+    assert_eq!(
+        r2.status,
+        RunStatus::NeedsInput,
+        "half the answers keep it shut"
+    );
+    let both = Decisions {
+        answers: [
+            ("s1.clarify.1".to_string(), "staging".to_string()),
+            ("s1.clarify.2".to_string(), "JSON".to_string()),
+        ]
+        .into(),
+        ..Decisions::default()
+    };
+    let r3 = h.runner().resume(&r.run_id, both).await.unwrap();
+    assert_eq!(r3.status, RunStatus::Ok, "{}", r3.message);
+}
+
+#[tokio::test]
+async fn issue_20_finding_4_a_path_input_never_takes_the_previous_steps_text() {
+    const NOTE: &str = "id: plan://t/note@1.0.0\nintent: Save a note\nsteps:\n  - tool: today\n  - script: save\n    inputs:\n      file: {description: Where to save it}\n      body: {description: The note}\n";
+    const SAVE: &str = "tools:\n  - name: save\n    description: Save a text to a file.\n    effects: write\n    input_schema: {type: object, properties: {file: {type: string}, body: {type: string}}, required: [file, body]}\n    run: {command: [sh, -c, 'printf %s \"$1\" > \"$0\"', \"{file}\", \"{body}\"]}\n  - name: today\n    description: Say which day it is.\n    run: {command: [echo, Friday]}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = load(&[
+        Source {
+            name: "tools.yaml".into(),
+            text: SAVE.into(),
+        },
+        Source {
+            name: "plans/note.yaml".into(),
+            text: NOTE.into(),
+        },
+    ])
+    .unwrap()
+    .catalog;
+    let store = Arc::new(
+        SqliteStore::open(&dir.path().join("wp.db"), 60)
+            .await
+            .unwrap(),
+    );
+    let toolbox = Toolbox::new(dir.path(), &[], store.clone(), 1 << 20).unwrap();
+    let runner =
+        Runner::new(&catalog, store, &toolbox, "t").approving(waypoint_run::Approvals::all());
+    let plan: Plan = serde_json::from_value(json!({"plan_id": "pl_doc", "steps": [
+        {"id": "s1", "order": 1, "kind": "plan", "tool": "plan://t/note@1.0.0", "group": 1}]}))
+    .unwrap();
+    let r = runner.run(plan, Settings::default()).await.unwrap();
+    assert_eq!(r.status, RunStatus::NeedsInput, "{}", r.message);
+    assert_eq!(r.questions.len(), 1, "{:?}", r.questions);
+    assert_eq!(r.questions[0].key, "s1.2.file", "the file name is asked");
+    let written: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().contains("Friday"))
+        .collect();
+    assert!(
+        written.is_empty(),
+        "a file was named after the text: {written:?}"
+    );
 }
 
 #[tokio::test]
@@ -270,6 +339,30 @@ async fn no_destructive_actions_refuses_a_destructive_tool() {
     assert!(
         journal.iter().all(|s| s.tool != "wipe"),
         "wipe was never called"
+    );
+}
+
+#[tokio::test]
+async fn issue_20_finding_4_a_safety_refusal_stops_the_run_instead_of_replanning() {
+    let h = h().await;
+    // Replans allowed: a refusal must still not send the run looking elsewhere.
+    let r = h
+        .runner()
+        .run(plan_of("plan://t/careful@1.0.0"), Settings::default())
+        .await
+        .unwrap();
+    assert_eq!(r.status, RunStatus::Failed, "{}", r.message);
+    assert!(
+        r.attempts.is_empty(),
+        "a replan was tried: {:?}",
+        r.attempts
+    );
+    assert_eq!(r.generation, 0);
+    assert!(r.message.contains("safety constraint"), "{}", r.message);
+    assert!(
+        r.message.contains("no_destructive_actions"),
+        "{}",
+        r.message
     );
 }
 

@@ -656,7 +656,12 @@ async fn a_plan_file_whose_shape_cannot_run_is_refused_before_anything_runs() {
         .unwrap_err();
     assert!(e.to_string().contains("`s9`"), "{e}");
     assert!(
-        h.store.runs("tester", 10).await.unwrap().is_empty(),
+        h.store
+            .runs("tester", None, 10)
+            .await
+            .unwrap()
+            .items
+            .is_empty(),
         "no run was journaled"
     );
 }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use waypoint_store::{Memory, MemoryStore};
 
 use super::{Asking, Call, Output, ToolError, Toolbox, check_size, texts};
-use crate::policy::paths::confine;
+use crate::policy::paths::{confine, read_regular};
 
 /// Most files a search looks at, and most matches it reports.
 const MAX_FILES: usize = 5_000;
@@ -39,7 +39,8 @@ pub(super) async fn call<M: MemoryStore + 'static>(
             let text = blocking(move || {
                 let meta = std::fs::metadata(&path).map_err(|e| io_err(&path, &e))?;
                 check_size(usize::try_from(meta.len()).unwrap_or(usize::MAX), limit)?;
-                std::fs::read_to_string(&path).map_err(|e| io_err(&path, &e))
+                read_regular(&path, u64::try_from(limit).unwrap_or(u64::MAX))
+                    .map_err(|e| io_err(&path, &e))
             })
             .await?;
             Ok(Output::of(json!({ "content": text })))
@@ -182,7 +183,7 @@ fn search(base: &Path, root: &Path, re: &regex::Regex) -> Vec<Value> {
             continue;
         }
         files += 1;
-        let Ok(text) = std::fs::read_to_string(&p) else {
+        let Ok(text) = read_regular(&p, waypoint_catalog::limited::MAX_INPUT_BYTES) else {
             continue;
         };
         let rel = p.strip_prefix(base).unwrap_or(&p).display().to_string();

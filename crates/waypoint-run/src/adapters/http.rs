@@ -29,6 +29,7 @@ pub(super) async fn call<M: MemoryStore + 'static>(
         );
     }
     let url = super::fill_template(template, &encoded)?;
+    crate::policy::url::check_path(template, &url)?;
     let method = reqwest::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
         .map_err(|_| ToolError::Failed(format!("`{method}` is not an HTTP method")))?;
     let body = (method != reqwest::Method::GET).then(|| Value::Object(call.args.clone()));

@@ -1,5 +1,5 @@
-//! Arguments and plan shape: a step's args made concrete (answers, `$ref`s, defaults)
-//! and checked against its tool's schema; a plan file checked before it runs.
+//! Arguments: a step's args made concrete (answers, `$ref`s, defaults)
+//! and checked against its tool's schema.
 
 use super::*;
 
@@ -41,7 +41,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             }
             Err(e) => return Err(Prep::Fail(e.to_string())),
         };
-        apply_defaults(tool, &mut args);
+        tool.fill_defaults(&mut args);
         check_args(self.catalog, tool, &args).map_err(Prep::Fail)?;
         Ok(args)
     }
@@ -50,73 +50,6 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
 pub(super) enum Prep {
     Ask(Box<Question>),
     Fail(String),
-}
-
-/// A plan's shape must let it run: unique step ids, and every step after the steps it
-/// consumes (in a later group). Plans from the planner always pass; plan files may not.
-pub(super) fn check_plan(plan: &Plan) -> Result<(), String> {
-    let mut groups: HashMap<&str, u32> = HashMap::new();
-    for step in plan.steps() {
-        if groups.insert(step.id.as_str(), step.group).is_some() {
-            return Err(format!("step id `{}` is used twice", step.id));
-        }
-    }
-    for step in plan.steps() {
-        for dep in dependencies(step) {
-            match groups.get(dep.as_str()) {
-                None => {
-                    return Err(format!(
-                        "step `{}` needs `{dep}`, which is not a step of this plan",
-                        step.id
-                    ));
-                }
-                Some(g) if *g >= step.group => {
-                    return Err(format!(
-                        "step `{}` (group {}) needs `{dep}` (group {g}); a step must be in a later group than what it consumes or follows",
-                        step.id, step.group
-                    ));
-                }
-                Some(_) => {}
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Steps that must succeed before this one: those whose output it consumes (its
-/// `input_refs` and every `$ref` in its args) and those the request ordered it after
-/// (`after`: "run the tests, then deploy" does not deploy when the tests fail).
-pub(super) fn dependencies(step: &Step) -> BTreeSet<String> {
-    pub(super) fn walk(v: &Value, out: &mut BTreeSet<String>) {
-        match v {
-            Value::Object(o) => {
-                if let Some(Value::String(r)) = o.get("$ref")
-                    && let Some((id, _)) = r.split_once('/')
-                {
-                    out.insert(id.to_string());
-                }
-                o.values().for_each(|v| walk(v, out));
-            }
-            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
-            _ => {}
-        }
-    }
-    let mut out: BTreeSet<String> = step.input_refs.iter().chain(&step.after).cloned().collect();
-    for v in step.args.values() {
-        walk(v, &mut out);
-    }
-    out
-}
-
-/// Fills args the schema gives a `default` for.
-pub(crate) fn apply_defaults(tool: &Tool, args: &mut Map<String, Value>) {
-    for (name, schema) in tool.properties() {
-        if !args.contains_key(name)
-            && let Some(d) = schema.get("default")
-        {
-            args.insert(name.to_string(), d.clone());
-        }
-    }
 }
 
 /// Checks args against the tool's input schema, naming each violation. A catalog
@@ -147,18 +80,7 @@ pub(crate) fn check_args(
         }
     };
     let instance = Value::Object(args.clone());
-    let errors: Vec<String> = validator
-        .iter_errors(&instance)
-        .take(5)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() {
-                e.to_string()
-            } else {
-                format!("{at}: {e}")
-            }
-        })
-        .collect();
+    let errors = waypoint_catalog::violations(validator, &instance, true);
     if errors.is_empty() {
         Ok(())
     } else {

@@ -34,8 +34,8 @@ mod args;
 mod journal;
 mod step;
 
-use args::{Prep, check_plan, dependencies};
-pub(crate) use args::{apply_defaults, check_args};
+use args::Prep;
+pub(crate) use args::check_args;
 use journal::idempotency_key;
 pub use journal::{new_run_id, report_from_journal};
 
@@ -74,6 +74,14 @@ pub struct Settings {
     /// before the gate existed reads as the default, `write`.
     #[serde(default)]
     pub approve: Bar,
+    /// The catalog and working directory the run started with (a journal written
+    /// before they were kept reads as unknown).
+    #[serde(default)]
+    pub origin: crate::Origin,
+    /// Every answer given on a resume so far, so a later resume (an approval after an
+    /// answer) still has them: a run stops once per question, not once per resume.
+    #[serde(default)]
+    pub answers: std::collections::BTreeMap<String, String>,
 }
 
 /// A person's answers to a stopped run's questions, given on resume.
@@ -109,6 +117,9 @@ pub struct Runner<'a, S> {
 pub(crate) enum Outcome {
     Ok,
     Failed(String),
+    /// A plan document's safety constraint refused the call: the run stops, since a
+    /// replan would only look for another way around the constraint.
+    Refused(String),
     Skipped,
     Limit(LimitHit),
     Ask(Vec<Question>),
@@ -118,6 +129,7 @@ pub(crate) enum Outcome {
 enum PlanEnd {
     Done,
     Failed { digest: String, tools: Vec<String> },
+    Refused(String),
     Limit(LimitHit),
     Ask(Vec<Question>),
 }
@@ -285,7 +297,8 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         status: RunStatus,
     ) -> Result<(RunRow, Settings), RunError> {
         settings.limits.check().map_err(RunError::Limits)?;
-        check_plan(plan).map_err(RunError::InvalidPlan)?;
+        plan.check_shape()
+            .map_err(|e| RunError::InvalidPlan(e.to_string()))?;
         crate::documents::tighten(plan, self.catalog, &mut settings.limits);
         let now = now_millis();
         let row = RunRow {
@@ -329,7 +342,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             run_id: run_id.to_string(),
             message,
         };
-        if row.status == RunStatus::Ok.as_str() {
+        if row.status == RunStatus::Ok.as_str() || row.status == RunStatus::Cancelled.as_str() {
             return Err(RunError::NotResumable {
                 run_id: run_id.to_string(),
                 status: row.status,
@@ -343,6 +356,14 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
             limits.check().map_err(RunError::Limits)?;
             settings.limits = limits.clone();
         }
+        let mut decisions = decisions;
+        for (key, value) in &settings.answers {
+            decisions
+                .answers
+                .entry(key.clone())
+                .or_insert_with(|| value.clone());
+        }
+        settings.answers.extend(decisions.answers.clone());
         let earlier: Option<RunReport> = serde_json::from_str(&row.report).ok();
         let rows = self.store.steps(run_id).await?;
         let mut used = Used {
@@ -496,6 +517,12 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     (digest, Vec::new(), Some(v))
                 }
                 PlanEnd::Failed { digest, tools } => (digest, tools, None),
+                PlanEnd::Refused(why) => {
+                    let message = format!(
+                        "stopped: {why}; a safety constraint refused the call, so no replan looks for another way around it"
+                    );
+                    return Ok(Ending::new(RunStatus::Failed, message));
+                }
             };
             // Replan, within the budget.
             let tried_tools: Vec<String> = st.plan.steps().iter().map(|s| s.tool.clone()).collect();
@@ -566,6 +593,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
         let gate = Semaphore::new(lock(&st.meter).limits().concurrency);
         let mut failures = Vec::new();
         let mut failed_tools = Vec::new();
+        let mut refusals = Vec::new();
         for g in groups {
             let group: Vec<&Step> = st.plan.steps().iter().filter(|s| s.group == g).collect();
             for wave in self.waves(&group) {
@@ -583,9 +611,13 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                             failures.push(format!("{} ({}) failed: {e}", step.id, step.tool));
                             failed_tools.push(step.tool.clone());
                         }
+                        Outcome::Refused(why) => refusals.push(format!("{}: {why}", step.id)),
                         Outcome::Limit(hit) => limit = limit.or(Some(hit)),
                         Outcome::Ask(q) => questions.extend(q),
                     }
+                }
+                if !refusals.is_empty() {
+                    return Ok(PlanEnd::Refused(refusals.join("; ")));
                 }
                 if let Some(hit) = limit {
                     return Ok(PlanEnd::Limit(hit));

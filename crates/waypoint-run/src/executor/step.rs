@@ -10,7 +10,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
     pub(crate) async fn run_step(&self, st: &State, step: &Step) -> Result<Outcome, RunError> {
         let key = format!("g{}/{}", st.generation, step.id);
         // A step that depends on one that did not succeed is not called.
-        let deps = dependencies(step);
+        let deps = step.dependencies();
         {
             let inner = lock(&st.inner);
             if let Some(dep) = deps.iter().find(|d| !inner.outputs.contains_key(*d)) {
@@ -113,7 +113,7 @@ impl<S: RunStore + MemoryStore + 'static> Runner<'_, S> {
                     }
                 }
             }
-            apply_defaults(tool, &mut args);
+            tool.fill_defaults(&mut args);
             if let Err(why) = check_args(self.catalog, tool, &args) {
                 let why = format!("{} in pipeline {}: {why}", tool.name, step.tool);
                 self.record_local(

@@ -4,9 +4,9 @@
 //! - A value that would start an argument with `-` is refused, unless a literal `--`
 //!   earlier in the template ends option parsing: `git log {text}` with
 //!   `--output=FILE` would otherwise write a file.
-//! - A placeholder inside an interpreter's script is refused (the catalog loader says so
-//!   too, with file and line); one marked `shell_quoted: true` in a POSIX shell script is
-//!   single-quoted first.
+//! - A placeholder that chooses the program, names an option or stands inside an
+//!   interpreter's code is refused (the catalog loader says so too, with file and line);
+//!   one marked `shell_quoted: true` in a POSIX shell script is single-quoted first.
 //! - An arg the schema calls a path (`path`, `file`, `dir`…, or `format: path`) is
 //!   resolved inside the working directory and passed as that resolved path.
 
@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 use waypoint_catalog::Tool;
-use waypoint_catalog::argv::{problems, script, sh_quote, shell_quoted};
+use waypoint_catalog::argv::{problems, scripts, sh_quote, shell_quoted};
 
 use super::paths::confine;
 use crate::adapters::{ToolError, fill_template};
@@ -35,7 +35,7 @@ fn path_args() -> &'static PathArgs {
 }
 
 /// Whether the tool's schema says `arg` names a file or directory.
-fn is_path(tool: &Tool, arg: &str) -> bool {
+pub(crate) fn is_path(tool: &Tool, arg: &str) -> bool {
     let table = path_args();
     let named = table.names.iter().any(|n| n == arg)
         || table.suffixes.iter().any(|s| arg.ends_with(s.as_str()));
@@ -72,7 +72,11 @@ pub(crate) fn fill(
         };
         values.insert(name.clone(), Value::String(text));
     }
-    let script = script(argv);
+    let quoted_scripts: Vec<usize> = scripts(argv)
+        .into_iter()
+        .filter(|s| s.posix)
+        .map(|s| s.index)
+        .collect();
     let mut options_end = false;
     let mut filled = Vec::with_capacity(argv.len());
     for (i, template) in argv.iter().enumerate() {
@@ -82,7 +86,7 @@ pub(crate) fn fill(
             filled.push(fill_template(template, &values)?);
             continue;
         }
-        let element = if script.is_some_and(|s| s.index == i) {
+        let element = if quoted_scripts.contains(&i) {
             let mut quoted = values.clone();
             for (name, _) in &names {
                 if shell_quoted(schema, name)

@@ -1,8 +1,10 @@
-//! The working directory as the one place file paths from args may point.
+//! The working directory as the one place file paths from args may point, and what a
+//! file tool may read there.
 //!
 //! Paths come from request text, so a refusal must not tell whether something outside
 //! exists: every path that leaves the directory gets the same answer, decided before
-//! anything outside is read.
+//! anything outside is read. Inside, only regular files are read, and at most a bounded
+//! number of bytes of each (see [`read_regular`]).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -42,6 +44,20 @@ pub(crate) fn confine(base: &Path, rel: &str) -> Result<PathBuf, ToolError> {
     }
 }
 
+/// The text of the regular file at `path`, reading at most `limit` bytes and failing
+/// past them (`waypoint_catalog::limited`, so a file that grows or lies about its size
+/// stops there too). Anything else is refused before it is opened: a FIFO would block
+/// the read until some writer came, a device may never end.
+pub(crate) fn read_regular(path: &Path, limit: u64) -> std::io::Result<String> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    waypoint_catalog::limited::read_file(path, limit)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +89,31 @@ mod tests {
                 matches!(confine(&base, r), Err(ToolError::Denied(_))),
                 "{r}"
             );
+        }
+    }
+
+    #[test]
+    fn unbounded_reads_stop_at_the_limit_and_fifos_are_not_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small.txt");
+        std::fs::write(&small, "abc").unwrap();
+        assert_eq!(read_regular(&small, 3).unwrap(), "abc");
+        let big = dir.path().join("big.bin");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
+        let err = read_regular(&big, 1024).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge, "{err}");
+        assert!(read_regular(dir.path(), 1024).is_err(), "a directory");
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            // Opening a FIFO with no writer would block forever: it must be refused first.
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || tx.send(read_regular(&fifo, 1024).is_err()));
+            let refused = rx.recv_timeout(std::time::Duration::from_secs(5));
+            assert_eq!(refused, Ok(true), "reading a FIFO blocked or succeeded");
         }
     }
 }
