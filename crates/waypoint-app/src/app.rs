@@ -15,17 +15,18 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use waypoint_catalog::plans::PlanRef;
 use waypoint_core::Engine;
-use waypoint_protocol::{Plan, RouteReport, RunReport, Understanding};
+use waypoint_protocol::{Plan, RouteReport, RunReport, RunStatus, StepKind, Understanding};
 use waypoint_run::{
-    Approvals, Asking, Decisions, Destinations, EventSink, Limits, Recovery, Runner, Settings,
-    Toolbox,
+    Approvals, Asking, Decisions, Destinations, EventSink, Limits, Origin, Recovery, Runner,
+    Settings, Toolbox,
 };
 use waypoint_store::{
-    Forget, HistoryFilter, HistoryRow, HistoryStore as _, MyPlan, Outcome, RunStore as _, now_unix,
-    project,
+    Cursor, Forget, HistoryFilter, HistoryRow, HistoryStore as _, MyPlan, Outcome, RunStore as _,
+    now_unix, project,
 };
 use waypoint_stores::Store;
 
+use crate::contract::{History, HistoryPage, MyPlans, RunSummary, RunsPage};
 use crate::error::AppError;
 use crate::history::{Counts, LearnedCache, Recorder, WriteBehind};
 use crate::limits::{LimitOverrides, layered};
@@ -95,33 +96,6 @@ pub struct SubmitInput {
     pub context: Option<serde_json::Value>,
 }
 
-/// A run as the run lists show it.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct RunSummary {
-    pub run_id: String,
-    /// `queued`, `running`, `ok`, `failed`, `limit`, `needs_input`, `needs_human`.
-    pub status: String,
-    /// The instance that claimed it, once one did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub claimed_by: Option<String>,
-    /// Unix milliseconds.
-    pub created_at: i64,
-    pub updated_at: i64,
-    /// How many plans the run has tried.
-    pub generation: u32,
-    /// The run report, once the run has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub report: Option<RunReport>,
-}
-
-/// The caller's history, as rows or grouped by request.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum History {
-    Rows(Vec<HistoryRow>),
-    Plans(Vec<MyPlan>),
-}
-
 /// The application: one configuration, one store, the planner and the engine, shared by
 /// every call of every face.
 pub struct App {
@@ -137,6 +111,11 @@ pub struct App {
     purged_at: AtomicI64,
     /// Where this application's own server listens: runs never call it.
     own_addresses: std::sync::RwLock<Vec<std::net::SocketAddr>>,
+    /// What the application was opened with, to build a stopped run's own catalog
+    /// again when it resumes elsewhere; `None` for parts built by hand.
+    setup: Option<Setup>,
+    /// The catalog files in service, absolute, as runs record them.
+    catalog_paths: Vec<PathBuf>,
 }
 
 struct Behind {
@@ -223,6 +202,12 @@ impl App {
             };
         let app = Self {
             store_error,
+            setup: Some(setup.clone()),
+            catalog_paths: setup
+                .catalogs
+                .iter()
+                .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                .collect(),
             ..Self::with(live, store, runs)
         };
         Ok((app, notices))
@@ -239,6 +224,8 @@ impl App {
             behind: None,
             purged_at: AtomicI64::new(0),
             own_addresses: std::sync::RwLock::default(),
+            setup: None,
+            catalog_paths: Vec::new(),
         }
     }
 
@@ -377,23 +364,112 @@ impl App {
         }
         if let Some(store) = store {
             let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-            let row = waypoint_stores::history_row(&plan, request, caller, Outcome::Ok, ms);
-            let span = tracing::info_span!("record", waypoint.behind = self.behind.is_some());
-            async {
-                match &self.behind {
-                    Some(b) => {
-                        b.learned.note(&row);
-                        b.recorder.record(row).await;
-                    }
-                    None => {
-                        if let Err(e) = store.record(&row).await {
-                            tracing::warn!(error = %e, "cannot record plan history");
-                        }
+            let row = waypoint_stores::history_row(&plan, request, caller, Outcome::Planned, ms);
+            self.record(store, row).await;
+        }
+        Ok(plan)
+    }
+
+    /// Leaves one history row, behind the request when this application writes behind.
+    /// History is best effort: a store that fails is logged.
+    async fn record(&self, store: &Store, row: HistoryRow) {
+        let span = tracing::info_span!("record", waypoint.behind = self.behind.is_some());
+        async {
+            match &self.behind {
+                Some(b) => {
+                    b.learned.note(&row);
+                    b.recorder.record(row).await;
+                }
+                None => {
+                    if let Err(e) = store.record(&row).await {
+                        tracing::warn!(error = %e, "cannot record plan history");
                     }
                 }
             }
-            .instrument(span)
-            .await;
+        }
+        .instrument(span)
+        .await;
+    }
+
+    /// A run that ended is evidence about its plan, so its outcome joins the request's
+    /// history; that, and not planning, is what learned plans come from (docs/store.md).
+    /// Runs without a request (`--plan FILE`) and runs that stopped to ask teach nothing.
+    async fn learn_from(&self, caller: &str, report: &RunReport) {
+        let outcome = match report.status {
+            RunStatus::Ok => Outcome::Ok,
+            RunStatus::Failed | RunStatus::NeedsHuman => Outcome::Failed,
+            RunStatus::Limit => Outcome::Limit,
+            RunStatus::Queued
+            | RunStatus::Cancelled
+            | RunStatus::Running
+            | RunStatus::NeedsInput
+            | RunStatus::NeedsApproval => return,
+        };
+        let Some(store) = self.store.as_deref() else {
+            return;
+        };
+        let run = match store.run(caller, &report.run_id).await {
+            Ok(Some(run)) => run,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the run to record its outcome");
+                return;
+            }
+        };
+        let request = serde_json::from_str::<Settings>(&run.settings)
+            .ok()
+            .and_then(|s| s.request);
+        let (Some(request), Ok(plan)) = (request, serde_json::from_str::<Plan>(&run.plan)) else {
+            return;
+        };
+        let ms = run.updated_at.saturating_sub(run.created_at);
+        let row = waypoint_stores::history_row(&plan, &request, caller, outcome, ms);
+        self.record(store, row).await;
+    }
+
+    /// Takes `plan` — without one, the plan `request` gets now — as right for `request`:
+    /// it is the request's learned plan from now on, until a run of it fails. The
+    /// explicit way to teach, beside successful runs (docs/store.md).
+    pub async fn accept(
+        &self,
+        caller: &str,
+        request: &str,
+        plan: Option<Plan>,
+    ) -> Result<Plan, AppError> {
+        let store = self.need_store()?;
+        if request.trim().is_empty() {
+            return Err(AppError::BadInput(
+                "the request to accept a plan for is empty".into(),
+            ));
+        }
+        let plan = match plan {
+            Some(plan) => plan,
+            None => self.plan(caller, request, None).await?,
+        };
+        if plan.steps().is_empty() {
+            return Err(AppError::BadInput(
+                "the plan has no steps; there is nothing to accept".into(),
+            ));
+        }
+        let snap = self.live.get();
+        let catalog = snap.engine.catalog();
+        for step in plan.steps() {
+            let known = match step.kind {
+                StepKind::Unknown => false,
+                StepKind::Tool | StepKind::Pipeline => catalog.entry(&step.tool).is_some(),
+                StepKind::Plan | StepKind::LlmSubtask | StepKind::AskUser => true,
+            };
+            if !known {
+                return Err(AppError::BadInput(format!(
+                    "step {} (`{}`) is not in the catalog; a plan with a gap cannot be accepted",
+                    step.id, step.tool
+                )));
+            }
+        }
+        let row = waypoint_stores::history_row(&plan, request, caller, Outcome::Accepted, 0);
+        store.record(&row).await?;
+        if let Some(b) = &self.behind {
+            b.learned.note(&row);
         }
         Ok(plan)
     }
@@ -456,8 +532,9 @@ impl App {
         Ok(self.engine().understand(request, context)?)
     }
 
-    /// The caller's history rows, or (with `grouped`) per request: counts, outcomes,
-    /// tool sequences and the learned one.
+    /// The caller's history: a page of rows (`filter.limit` of them after
+    /// `filter.after`), or with `grouped` every row grouped per request: counts,
+    /// outcomes, tool sequences and the learned one.
     pub async fn history(
         &self,
         caller: &str,
@@ -466,15 +543,22 @@ impl App {
     ) -> Result<History, AppError> {
         // The caller sees every plan they made, committed or still queued.
         self.flush_history().await;
-        let rows = self
-            .need_store()?
-            .history(caller, filter, now_unix())
-            .await?;
-        Ok(if grouped {
-            History::Plans(project(&rows, self.live.get().planner.learn_rule()))
-        } else {
-            History::Rows(rows)
-        })
+        let store = self.need_store()?;
+        if grouped {
+            let all = HistoryFilter {
+                limit: None,
+                after: None,
+                ..filter.clone()
+            };
+            let rows = store.history(caller, &all, now_unix()).await?;
+            let plans = project(&rows, self.live.get().planner.learn_rule());
+            return Ok(History::Plans(MyPlans { plans }));
+        }
+        let page = store.history_page(caller, filter, now_unix()).await?;
+        Ok(History::Rows(HistoryPage {
+            rows: page.items,
+            next_cursor: page.next.map(|c| c.encode()),
+        }))
     }
 
     /// Removes history rows of the caller; answers how many.
@@ -535,16 +619,39 @@ impl App {
     ) -> Result<RunReport, AppError> {
         let snap = self.live.get();
         let settings = Settings {
-            limits: layered(&snap.config.run, &options.limits)?,
             request: request.filter(|r| !r.trim().is_empty()),
             context,
-            approve: snap.config.run.approve.unwrap_or_default(),
-            ..Settings::default()
+            ..self.settings(&snap, &plan, &options.limits, options.workdir.as_ref())?
         };
-        self.with_runner(&snap, caller, options, async |runner| {
+        self.drive(&snap, caller, options, async |runner| {
             runner.run(plan, settings).await
         })
         .await
+    }
+
+    /// What a run starts from: the configuration's limits under the face's overrides,
+    /// its approval bar, and where the run started, so that a resume from anywhere
+    /// finds the same catalog and working directory (docs/run.md).
+    fn settings(
+        &self,
+        snap: &Snapshot,
+        plan: &Plan,
+        overrides: &LimitOverrides,
+        workdir: Option<&PathBuf>,
+    ) -> Result<Settings, AppError> {
+        let workdir = workdir
+            .or(self.runs.as_ref().map(|p| &p.workdir))
+            .map(|w| std::path::absolute(w).unwrap_or_else(|_| w.clone()));
+        Ok(Settings {
+            limits: layered(&snap.config.run, overrides)?,
+            approve: snap.config.run.approve.unwrap_or_default(),
+            origin: Origin {
+                catalog: self.catalog_paths.clone(),
+                workdir,
+                entries: waypoint_run::origin::entries(snap.engine.catalog(), plan),
+            },
+            ..Settings::default()
+        })
     }
 
     /// Plans `request` and runs it the planner-first specialist way: the specialists'
@@ -566,13 +673,12 @@ impl App {
             let (scheduled, briefs) =
                 waypoint_run::specialists::schedule(&view, &plan, snap.engine.catalog());
             let settings = Settings {
-                limits: layered(&snap.config.run, &options.limits)?,
                 request: Some(request.to_string()),
                 context,
                 briefs,
-                approve: snap.config.run.approve.unwrap_or_default(),
+                ..self.settings(&snap, &scheduled, &options.limits, options.workdir.as_ref())?
             };
-            self.with_runner(&snap, caller, options, async |runner| {
+            self.drive(&snap, caller, options, async |runner| {
                 runner.run(scheduled, settings).await
             })
             .await
@@ -596,7 +702,12 @@ impl App {
             .plan_doc(&plan_ref(id)?)
             .map_err(|e| AppError::BadInput(e.clone()))?;
         let plan: Plan = serde_json::from_value(serde_json::json!({
-            "plan_id": format!("pl_{}", doc.id.key().replace('/', "_")),
+            // `pl_` and 16 hex digits like every plan id (docs/contracts.md): the
+            // document's full id and the context, so the same run gets the same id.
+            "plan_id": format!("pl_{}", waypoint_store::args_sha(&serde_json::Map::from_iter([
+                ("plan".to_string(), serde_json::Value::String(doc.uri.clone())),
+                ("context".to_string(), context.clone().unwrap_or_default()),
+            ]))),
             "steps": [{"id": "s1", "order": 1, "kind": "plan", "tool": doc.uri, "group": 1,
                        "rationale": doc.intent}],
         }))
@@ -623,11 +734,9 @@ impl App {
             }
         };
         let settings = Settings {
-            limits: layered(&snap.config.run, &LimitOverrides::default())?,
             request: input.request,
             context: input.context,
-            approve: snap.config.run.approve.unwrap_or_default(),
-            ..Settings::default()
+            ..self.settings(&snap, &plan, &LimitOverrides::default(), None)?
         };
         self.with_runner(&snap, caller, &RunOptions::default(), async |runner| {
             runner.submit(plan, settings).await
@@ -649,20 +758,58 @@ impl App {
         let row = store.run(caller, run_id).await?;
         if let Some(row) = &row {
             approvals_name_steps_of(row, &options.approved)?;
+            answers_answer_questions_of(row, &answers)?;
         }
-        let stored = row
+        let started = row
             .and_then(|row| serde_json::from_str::<Settings>(&row.settings).ok())
-            .map(|s| s.limits)
             .unwrap_or_default();
         if !raise.is_empty() {
-            answers.limits = Some(raise.over(&stored)?);
+            answers.limits = Some(raise.over(&started.limits)?);
         }
-        let snap = self.live.get();
-        self.with_runner(&snap, caller, options, async |runner| {
+        let snap = self.snapshot_of(run_id, &started.origin)?;
+        let mut options = options.clone();
+        if options.workdir.is_none() {
+            options.workdir = started.origin.workdir.filter(|w| w.is_dir());
+        }
+        self.drive(&snap, caller, &options, async |runner| {
             runner.resume(run_id, answers).await
         })
         .instrument(run_span(caller))
         .await
+    }
+
+    /// The snapshot a stopped run goes on with: the one in service when its catalog
+    /// calls the run's entries the way they were when it started, else one built from
+    /// the catalog files the run started with; refused, naming what changed, when
+    /// neither does — going on would call tools other than the ones planned and
+    /// approved.
+    fn snapshot_of(&self, run_id: &str, origin: &Origin) -> Result<Arc<Snapshot>, AppError> {
+        let current = self.live.get();
+        let mut changes = waypoint_run::origin::changes(current.engine.catalog(), &origin.entries);
+        if changes.is_empty() {
+            return Ok(current);
+        }
+        if let Some(setup) = self
+            .setup
+            .as_ref()
+            .filter(|_| origin.catalog != self.catalog_paths)
+        {
+            let theirs = Setup {
+                catalogs: origin.catalog.clone(),
+                ..setup.clone()
+            };
+            if let Ok((snap, _)) = snapshot(&theirs) {
+                changes = waypoint_run::origin::changes(snap.engine.catalog(), &origin.entries);
+                if changes.is_empty() {
+                    return Ok(Arc::new(snap));
+                }
+            }
+        }
+        Err(AppError::CatalogChanged {
+            run_id: run_id.to_string(),
+            catalog: origin.catalog.clone(),
+            changes,
+        })
     }
 
     /// Claims the next queued run, if any, and drives it here (a server's worker).
@@ -677,7 +824,7 @@ impl App {
         };
         let snap = self.live.get();
         let caller = row.caller.clone();
-        self.with_runner(&snap, &caller, &RunOptions::default(), async |runner| {
+        self.drive(&snap, &caller, &RunOptions::default(), async |runner| {
             runner.run_claimed(row).await
         })
         .instrument(run_span(&caller))
@@ -686,14 +833,39 @@ impl App {
     }
 
     /// The caller's runs, newest first.
-    pub async fn runs(&self, caller: &str, limit: u32) -> Result<Vec<RunSummary>, AppError> {
-        let rows = self.need_store()?.runs(caller, limit).await?;
-        Ok(rows.into_iter().map(|r| summary(r, None)).collect())
+    pub async fn runs(
+        &self,
+        caller: &str,
+        after: Option<&Cursor>,
+        limit: u32,
+    ) -> Result<RunsPage, AppError> {
+        let page = self.need_store()?.runs(caller, after, limit).await?;
+        Ok(RunsPage {
+            runs: page.items.into_iter().map(|r| summary(r, None)).collect(),
+            next_cursor: page.next.map(|c| c.encode()),
+        })
     }
 
     /// One of the caller's runs; another caller's is "not found", never "forbidden", so
     /// run ids do not leak across callers.
     pub async fn run_status(&self, caller: &str, run_id: &str) -> Result<RunSummary, AppError> {
+        let (store, row) = self.own_run(caller, run_id).await?;
+        let claimed = store.claimed_by(run_id).await?;
+        let mut status = summary(row.clone(), claimed);
+        // A run killed before it wrote a report still has its journal: report that.
+        if status.report.is_none() && row.status != "queued" {
+            let steps = store.steps(run_id).await?;
+            status.report = Some(waypoint_run::executor::report_from_journal(&row, &steps));
+        }
+        Ok(status)
+    }
+
+    /// The store and one of the caller's run rows; another caller's is not found.
+    async fn own_run(
+        &self,
+        caller: &str,
+        run_id: &str,
+    ) -> Result<(&Arc<Store>, waypoint_store::RunRow), AppError> {
         let store = self.need_store()?;
         let row = store
             .run(caller, run_id)
@@ -702,6 +874,44 @@ impl App {
                 run_id: run_id.to_string(),
                 caller: caller.to_string(),
             })?;
+        Ok((store, row))
+    }
+
+    /// Cancels one of the caller's runs that is queued or stopped (waiting for input,
+    /// approval or a person, or over a limit): it will not be claimed or resumed. A run
+    /// that is running or has ended is refused, saying which.
+    pub async fn cancel(&self, caller: &str, run_id: &str) -> Result<RunSummary, AppError> {
+        let (store, mut row) = self.own_run(caller, run_id).await?;
+        let status = RunStatus::parse(&row.status);
+        match status {
+            Some(
+                RunStatus::Queued
+                | RunStatus::NeedsInput
+                | RunStatus::NeedsApproval
+                | RunStatus::NeedsHuman
+                | RunStatus::Limit,
+            ) => {}
+            Some(RunStatus::Running) => {
+                return Err(AppError::Conflict(format!(
+                    "run `{run_id}` is running; it can be cancelled once it stops (a limit, a question or its end)"
+                )));
+            }
+            _ => {
+                return Err(AppError::Conflict(format!(
+                    "run `{run_id}` is {}; only a queued or stopped run can be cancelled",
+                    row.status
+                )));
+            }
+        }
+        row.status = RunStatus::Cancelled.as_str().to_string();
+        if let Ok(mut report) = serde_json::from_str::<RunReport>(&row.report) {
+            report.status = RunStatus::Cancelled;
+            report.message = "cancelled by its caller".into();
+            report.questions.clear();
+            row.report = serde_json::to_string(&report).unwrap_or_default();
+        }
+        row.updated_at = waypoint_store::now_millis();
+        store.update_run(&row).await?;
         let claimed = store.claimed_by(run_id).await?;
         Ok(summary(row, claimed))
     }
@@ -711,18 +921,10 @@ impl App {
     /// so far.
     pub async fn run_report(&self, caller: &str, run_id: &str) -> Result<RunReport, AppError> {
         let s = self.run_status(caller, run_id).await?;
-        if let Some(report) = s.report {
-            return Ok(report);
-        }
-        let store = self.need_store()?;
-        let (Some(row), steps) = (store.run(caller, run_id).await?, store.steps(run_id).await?)
-        else {
-            return Err(AppError::NoReport {
-                run_id: s.run_id,
-                status: s.status,
-            });
-        };
-        Ok(waypoint_run::executor::report_from_journal(&row, &steps))
+        s.report.ok_or(AppError::NoReport {
+            run_id: s.run_id,
+            status: s.status,
+        })
     }
 
     /// The caller's plans grouped by request (the MCP `my-plans` resource).
@@ -731,7 +933,7 @@ impl App {
             .history(caller, &HistoryFilter::default(), true)
             .await?
         {
-            History::Plans(p) => Ok(p),
+            History::Plans(p) => Ok(p.plans),
             History::Rows(_) => Ok(Vec::new()),
         }
     }
@@ -791,6 +993,20 @@ impl App {
 
     /// Builds a runner for `caller` over `snap`, hands it to `work`, and closes the
     /// tool connections after. Model-backed steps call the configured model.
+    /// [`Self::with_runner`] for work that ends a run, whose outcome then joins the
+    /// request's history.
+    async fn drive(
+        &self,
+        snap: &Snapshot,
+        caller: &str,
+        options: &RunOptions,
+        work: impl AsyncFnOnce(&Runner<'_, Store>) -> Result<RunReport, waypoint_run::RunError>,
+    ) -> Result<RunReport, AppError> {
+        let report = self.with_runner(snap, caller, options, work).await?;
+        self.learn_from(caller, &report).await;
+        Ok(report)
+    }
+
     async fn with_runner<T>(
         &self,
         snap: &Snapshot,
@@ -889,6 +1105,62 @@ fn approvals_name_steps_of(
         unknown.join(", "),
         ids.join(", ")
     )))
+}
+
+/// Every answer, retry and done must answer a question the stopped run asks, under the
+/// key it gives: a misspelt key or a step the run does not have would otherwise be
+/// ignored and the run would stop again with the same question. A run that recorded no
+/// questions (killed before its report) is not checked here; resuming it asks them.
+fn answers_answer_questions_of(
+    row: &waypoint_store::RunRow,
+    decisions: &Decisions,
+) -> Result<(), AppError> {
+    let Ok(report) = serde_json::from_str::<RunReport>(&row.report) else {
+        return Ok(());
+    };
+    if report.questions.is_empty() {
+        return Ok(());
+    }
+    let asked = |expects: &[&str]| -> Vec<&str> {
+        report
+            .questions
+            .iter()
+            .filter(|q| expects.contains(&q.expects.as_str()))
+            .map(|q| q.key.as_str())
+            .collect()
+    };
+    let (answers, outcomes) = (asked(&["answer", "clarify"]), asked(&["retry_or_done"]));
+    let given = decisions
+        .answers
+        .keys()
+        .map(|k| (k.as_str(), &answers, "--answer"))
+        .chain(
+            decisions
+                .retry
+                .iter()
+                .map(|k| (k.as_str(), &outcomes, "--retry")),
+        )
+        .chain(
+            decisions
+                .done
+                .iter()
+                .map(|k| (k.as_str(), &outcomes, "--done")),
+        );
+    for (key, keys, flag) in given {
+        if !keys.contains(&key) {
+            let open: Vec<String> = report
+                .questions
+                .iter()
+                .map(|q| format!("{} ({}: {})", q.key, q.expects, q.text))
+                .collect();
+            return Err(AppError::BadInput(format!(
+                "run `{}` does not ask `{key}` ({flag}); it waits for: {}",
+                row.run_id,
+                open.join("; ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The span every run operation runs in; planning and each tool call are its children.

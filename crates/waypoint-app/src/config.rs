@@ -7,11 +7,12 @@
 //! section or key is an error with its line, so a typo is never silently ignored.
 //! docs/configuration.md lists every key.
 
+pub mod inspect;
 pub mod serve;
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 pub use serve::ServeConfig;
 
@@ -30,7 +31,7 @@ pub struct Config {
 }
 
 /// The `[planner]` section: which planner answers and when the cascade asks the model.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlannerSection {
     /// `deterministic`, `llm` or `cascade`.
@@ -42,7 +43,7 @@ pub struct PlannerSection {
 }
 
 /// The `[run]` section: executor limits (a face's own overrides go over them).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
     pub max_steps: Option<u32>,
@@ -66,7 +67,7 @@ pub struct RunSection {
 }
 
 /// The `[embed]` section: the sentence encoder that routes by meaning (docs/routing.md).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmbedSection {
     /// A sentence-transformers folder; relative paths are from the config file's folder.
@@ -132,12 +133,13 @@ pub fn default_path() -> Option<PathBuf> {
         .map(|d| d.join("waypoint/waypoint.toml"))
 }
 
-/// The file in effect: `explicit` (which must exist), else the default one if it exists.
+/// The file in effect: `explicit` (which must exist), else `./waypoint.toml`, else the
+/// user's file, whichever exists first ([`inspect::places`]).
 pub fn path_in_effect(explicit: Option<&Path>) -> Option<PathBuf> {
-    match explicit {
-        Some(p) => Some(p.to_path_buf()),
-        None => default_path().filter(|p| p.is_file()),
-    }
+    inspect::places(explicit)
+        .into_iter()
+        .find(|p| p.in_effect)
+        .map(|p| p.path)
 }
 
 /// Waypoint's cache folder: `$XDG_CACHE_HOME/waypoint`, else `~/.cache/waypoint`.
@@ -168,11 +170,20 @@ impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
         let invalid = |e: toml::de::Error| ConfigError::Invalid {
             path: path.to_path_buf(),
-            message: e.to_string().trim_end().to_string(),
+            message: inspect::with_suggestion(e.to_string().trim_end().to_string()),
         };
         let shape: FileShape = toml::from_str(text).map_err(invalid)?;
         let table: toml::Table = text.parse().map_err(invalid)?;
-        let llm = waypoint_llm::Config::with_table(&table, &path.display().to_string())?;
+        let llm =
+            waypoint_llm::Config::with_table(&table, &path.display().to_string()).map_err(|e| {
+                match e {
+                    waypoint_llm::LlmError::Config { path, message } => ConfigError::Invalid {
+                        path: path.into(),
+                        message: inspect::with_suggestion(message),
+                    },
+                    other => other.into(),
+                }
+            })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut embed = shape.embed;
         embed.model = embed.model.map(|m| base.join(m));

@@ -41,6 +41,22 @@ pub enum AppError {
     /// This application does not run tools (a server without `allow_run`).
     #[error("running tools is off here")]
     RunsOff,
+    /// A stopped run's catalog entries call differently now, in the catalog in service
+    /// and in the files the run started with: going on would run other tools than the
+    /// ones planned and approved.
+    #[error(
+        "run `{run_id}` cannot go on: since it started on {}, {}; restore those files (or resume with a --catalog that has the run's tools as they were), or start the request again",
+        if catalog.is_empty() { "the built-in catalog".to_string() } else { catalog.iter().map(|p| format!("`{}`", p.display())).collect::<Vec<_>>().join(", ") },
+        changes.join(", ")
+    )]
+    CatalogChanged {
+        run_id: String,
+        catalog: Vec<std::path::PathBuf>,
+        changes: Vec<String>,
+    },
+    /// The run (or other state) is not in a state the operation can act on.
+    #[error("{0}")]
+    Conflict(String),
     /// No such run for this caller (another caller's runs are not found either).
     #[error("no run `{run_id}` for caller `{caller}`")]
     NoSuchRun { run_id: String, caller: String },
@@ -90,6 +106,8 @@ pub enum ErrorKind {
     /// This application's configuration does not allow it.
     Forbidden,
     NotFound,
+    /// The request is sound but the state it meets is not the one it needs.
+    Conflict,
     /// A part it needs (the store, a model) is not there or not answering.
     Unavailable,
     Internal,
@@ -111,6 +129,7 @@ impl AppError {
                 | waypoint_run::RunError::NotResumable { .. },
             ) => ErrorKind::BadInput,
             Self::RunsOff => ErrorKind::Forbidden,
+            Self::CatalogChanged { .. } | Self::Conflict(_) => ErrorKind::Conflict,
             Self::NoSuchRun { .. }
             | Self::NoReport { .. }
             | Self::Run(waypoint_run::RunError::NoSuchRun(_)) => ErrorKind::NotFound,

@@ -23,6 +23,7 @@
 
 pub mod app;
 pub mod config;
+pub mod contract;
 pub mod error;
 pub mod evaluate;
 pub mod history;
@@ -34,8 +35,9 @@ pub mod setup;
 pub mod telemetry;
 pub mod train;
 
-pub use app::{App, DryRun, DryStep, History, RunOptions, RunPolicy, RunSummary, SubmitInput};
+pub use app::{App, DryRun, DryStep, RunOptions, RunPolicy, SubmitInput};
 pub use config::{Config, ConfigError, ServeConfig};
+pub use contract::{History, HistoryPage, MyPlans, Routes, RunSummary, RunsPage};
 pub use error::{AppError, ErrorKind};
 pub use limits::{LimitError, LimitOverrides};
 pub use live::{Live, Snapshot};

@@ -12,14 +12,14 @@
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// The `[telemetry]` section of `waypoint.toml`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TelemetrySection {
     /// An OTLP/HTTP collector, e.g. `http://127.0.0.1:4318` (traces go to

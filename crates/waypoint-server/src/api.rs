@@ -13,10 +13,12 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use waypoint_app::{RunSummary, SubmitInput};
+use waypoint_app::SubmitInput;
 
 use crate::auth::Caller;
-use crate::ops::{ApproveInput, ForgetInput, HistoryInput, OpError, RequestInput, Server};
+use crate::ops::{
+    ApproveInput, ForgetInput, HistoryInput, OpError, RequestInput, ResumeInput, Server,
+};
 
 /// An error as every endpoint answers it: `{"error": {"code", "message"}}`.
 pub struct ApiError {
@@ -76,6 +78,7 @@ impl From<OpError> for ApiError {
             ErrorKind::BadInput => (StatusCode::BAD_REQUEST, "bad_input"),
             ErrorKind::Forbidden => (StatusCode::FORBIDDEN, "forbidden"),
             ErrorKind::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            ErrorKind::Conflict => (StatusCode::CONFLICT, "conflict"),
             ErrorKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ErrorKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
@@ -180,22 +183,35 @@ pub async fn forget(
     Ok(axum::Json(app.forget(&caller.0, &input).await?))
 }
 
+/// Queues a run: 202 with the run's id, and `Location` where its status is read.
 pub async fn submit(
     State(app): State<Arc<Server>>,
     Extension(caller): Extension<Caller>,
     JsonBody(input): JsonBody<SubmitInput>,
-) -> Result<(StatusCode, axum::Json<Value>), ApiError> {
-    Ok((
-        StatusCode::ACCEPTED,
-        axum::Json(app.submit(&caller.0, input).await?),
-    ))
+) -> Result<axum::response::Response, ApiError> {
+    let queued = app.submit(&caller.0, input).await?;
+    let mut response = (StatusCode::ACCEPTED, axum::Json(&queued)).into_response();
+    if let Some(location) = queued["run_id"]
+        .as_str()
+        .and_then(|id| axum::http::HeaderValue::from_str(&format!("/v1/runs/{id}")).ok())
+    {
+        response
+            .headers_mut()
+            .insert(axum::http::header::LOCATION, location);
+    }
+    Ok(response)
 }
 
+/// `GET /v1/runs`'s query; an unknown parameter (`offset`, a typo) is 400, not ignored.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ListRuns {
-    /// Most runs (default 50).
+    /// Most runs (default 50, at most 1000).
     #[serde(default)]
     pub limit: Option<u32>,
+    /// The `next_cursor` of the page before: the runs after it.
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 
 pub async fn runs(
@@ -203,8 +219,9 @@ pub async fn runs(
     Extension(caller): Extension<Caller>,
     Checked(Query(q)): Checked<Query<ListRuns>>,
 ) -> Answer {
+    let limit = q.limit.unwrap_or(50).clamp(1, 1000);
     Ok(axum::Json(
-        app.runs(&caller.0, q.limit.unwrap_or(50).min(1000)).await?,
+        app.runs(&caller.0, q.cursor.as_deref(), limit).await?,
     ))
 }
 
@@ -223,6 +240,23 @@ pub async fn approve(
     JsonBody(input): JsonBody<ApproveInput>,
 ) -> Answer {
     Ok(axum::Json(app.approve(&caller.0, &run_id, &input).await?))
+}
+
+pub async fn resume(
+    State(app): State<Arc<Server>>,
+    Extension(caller): Extension<Caller>,
+    Checked(Path(run_id)): Checked<Path<String>>,
+    JsonBody(input): JsonBody<ResumeInput>,
+) -> Answer {
+    Ok(axum::Json(app.resume(&caller.0, &run_id, &input).await?))
+}
+
+pub async fn cancel(
+    State(app): State<Arc<Server>>,
+    Extension(caller): Extension<Caller>,
+    Checked(Path(run_id)): Checked<Path<String>>,
+) -> Answer {
+    Ok(axum::Json(app.cancel(&caller.0, &run_id).await?))
 }
 
 pub async fn healthz(State(app): State<Arc<Server>>) -> (StatusCode, axum::Json<Value>) {
@@ -323,24 +357,22 @@ pub fn document() -> Value {
     settings.definitions_path = "#/components/schemas/".into();
     let mut g = SchemaGenerator::new(settings);
     let request = g.subschema_for::<RequestInput>().to_value();
-    let plan = g.subschema_for::<waypoint_protocol::Plan>().to_value();
-    let route = g
-        .subschema_for::<Vec<waypoint_protocol::RouteReport>>()
-        .to_value();
-    let understanding = g
-        .subschema_for::<waypoint_protocol::Understanding>()
-        .to_value();
+    // Every answer's schema comes from the one table the CLI answers from too.
+    let mut out = |id: &str| {
+        waypoint_app::contract::operation(id)
+            .map(|o| (o.output)(&mut g).to_value())
+            .unwrap_or_default()
+    };
+    let (plan, route, understanding) = (out("plan"), out("route"), out("understand"));
+    let (history, forgotten, runs) = (out("history"), out("forget"), out("listRuns"));
+    let (summary, report) = (out("getRun"), out("resumeRun"));
     let submit = g.subschema_for::<SubmitInput>().to_value();
-    let summary = g.subschema_for::<RunSummary>().to_value();
     let approve = g.subschema_for::<ApproveInput>().to_value();
-    let report = g.subschema_for::<waypoint_protocol::RunReport>().to_value();
-    let history_rows = g
-        .subschema_for::<Vec<waypoint_store::HistoryRow>>()
-        .to_value();
+    let resume = g.subschema_for::<ResumeInput>().to_value();
     let error = json!({"type": "object", "required": ["error"], "properties": {"error": {
         "type": "object", "required": ["code", "message"],
         "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}}});
-    let ok = |description: &str, schema: Value| json!({"description": description, "content": {"application/json": {"schema": schema}}});
+    let ok = json_response;
     let errors = json!({
         "400": ok("The input is wrong; the message says how.", error.clone()),
         "401": ok("No bearer token, or an unknown one.", error.clone()),
@@ -354,7 +386,7 @@ pub fn document() -> Value {
         }
         responses
     };
-    let body = |schema: Value| json!({"required": true, "content": {"application/json": {"schema": schema}}});
+    let body = json_body;
     let query = |name: &str, ty: &str, what: &str| json!({"name": name, "in": "query", "required": false, "schema": {"type": ty}, "description": what});
     let post = |id: &str, summary: &str, req: Value, res: Value| {
         json!({"post": {
@@ -362,46 +394,42 @@ pub fn document() -> Value {
             "responses": with_errors(json!({"200": ok("OK", res)})),
         }})
     };
-    json!({
+    let actions = run_actions(&approve, &resume, &report, &summary, &error, &with_errors);
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {"title": "Waypoint", "version": env!("CARGO_PKG_VERSION"),
                  "description": "Plans what a person asks an agent into validated, ordered steps over a catalog of tools, and runs them under guardrails."},
         "security": [{"bearer": []}],
         "paths": {
             "/v1/plan": post("plan", "Plan a request: ordered steps, groups, gaps and questions.", request.clone(), plan),
-            "/v1/route": post("route", "Rank catalog entries for each clause of a request.", request.clone(),
-                json!({"type": "object", "properties": {"clauses": route}})),
+            "/v1/route": post("route", "Rank catalog entries for each clause of a request.", request.clone(), route),
             "/v1/understand": post("understand", "Clauses, goals and concrete values of a request.", request, understanding),
             "/v1/runs": {
                 "post": {"operationId": "submitRun", "summary": "Queue a run of a request or a plan; one instance claims and executes it.",
                          "requestBody": body(submit),
                          "responses": with_errors(json!({
-                             "202": ok("Queued.", json!({"type": "object", "properties": {"run_id": {"type": "string"}, "status": {"const": "queued"}}})),
+                             "202": {"description": "Queued; `Location` is the run's status URL.", "headers": {"Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": json!({"type": "object", "properties": {"run_id": {"type": "string"}, "status": {"const": "queued"}}})}}},
                              "403": ok("Runs are off on this server.", error.clone())}))},
                 "get": {"operationId": "listRuns", "summary": "The caller's runs, newest first.",
-                        "parameters": [query("limit", "integer", "Most runs (default 50).")],
-                        "responses": with_errors(json!({"200": ok("OK", json!({"type": "object", "properties": {"runs": {"type": "array", "items": summary.clone()}}}))}))}
+                        "parameters": [query("limit", "integer", "Most runs (default 50, at most 1000)."),
+                                       query("cursor", "string", "The `next_cursor` of the page before.")],
+                        "responses": with_errors(json!({"200": ok("OK", runs)}))}
             },
             "/v1/runs/{run_id}": {"get": {"operationId": "getRun", "summary": "One of the caller's runs with its report.",
                 "parameters": [{"name": "run_id", "in": "path", "required": true, "schema": {"type": "string"}}],
-                "responses": with_errors(json!({"200": ok("OK", summary), "404": ok("No such run of this caller.", error.clone())}))}},
-            "/v1/runs/{run_id}/approve": {"post": {"operationId": "approveRun",
-                "summary": "Let held calls of a run that waits for approval (needs_approval) run, and drive it on; answers its report.",
-                "parameters": [{"name": "run_id", "in": "path", "required": true, "schema": {"type": "string"}}],
-                "requestBody": body(approve),
-                "responses": with_errors(json!({"200": ok("The run's report after it went on.", report),
-                                                "404": ok("No such run of this caller.", error.clone())}))}},
+                "responses": with_errors(json!({"200": ok("OK", summary.clone()), "404": ok("No such run of this caller.", error.clone())}))}},
             "/v1/history": {
                 "get": {"operationId": "history", "summary": "The caller's plan history (hashes and tool names only).",
                         "parameters": [query("tool", "string", "Only plans using this tool."),
                                        query("plans", "boolean", "Group by request."),
-                                       query("limit", "integer", "Most rows (default 50).")],
-                        "responses": with_errors(json!({"200": ok("OK", json!({"type": "object", "properties": {"rows": history_rows, "plans": {"type": "array"}}}))}))},
+                                       query("limit", "integer", "Most rows (default 50, at most 1000)."),
+                                       query("cursor", "string", "The `next_cursor` of the page before.")],
+                        "responses": with_errors(json!({"200": ok("OK", history)}))},
                 "delete": {"operationId": "forget", "summary": "Delete the caller's history: all, older than N days, or one intent.",
                            "parameters": [query("all", "boolean", "Everything."),
                                           query("older_than_days", "integer", "Rows older than this."),
                                           query("intent", "string", "One request's rows by intent hash.")],
-                           "responses": with_errors(json!({"200": ok("OK", json!({"type": "object", "properties": {"forgotten": {"type": "integer"}}}))}))}
+                           "responses": with_errors(json!({"200": ok("OK", forgotten)}))}
             },
             "/healthz": {"get": {"operationId": "health", "summary": "Liveness and the catalog in service (no token needed).", "security": [],
                                  "responses": {"200": {"description": "OK"}}}},
@@ -414,5 +442,61 @@ pub fn document() -> Value {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": g.take_definitions(true),
         }
-    })
+    });
+    if let Some(paths) = doc["paths"].as_object_mut() {
+        paths.extend(actions);
+    }
+    doc
+}
+
+fn json_response(description: &str, schema: Value) -> Value {
+    let mut r = json!({"description": description, "content": {"application/json": {}}});
+    r["content"]["application/json"]["schema"] = schema;
+    r
+}
+
+fn json_body(schema: Value) -> Value {
+    let mut r = json!({"required": true, "content": {"application/json": {}}});
+    r["content"]["application/json"]["schema"] = schema;
+    r
+}
+
+/// The operations on one run: approve, resume, cancel.
+fn run_actions(
+    approve: &Value,
+    resume: &Value,
+    report: &Value,
+    summary: &Value,
+    error: &Value,
+    with_errors: &dyn Fn(Value) -> Value,
+) -> serde_json::Map<String, Value> {
+    let (ok, body) = (json_response, json_body);
+    let (approve, resume, report, summary) = (
+        approve.clone(),
+        resume.clone(),
+        report.clone(),
+        summary.clone(),
+    );
+    let actions = json!({
+            "/v1/runs/{run_id}/approve": {"post": {"operationId": "approveRun",
+                "summary": "Let held calls of a run that waits for approval (needs_approval) run, and drive it on; answers its report.",
+                "parameters": [{"name": "run_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "requestBody": body(approve),
+                "responses": with_errors(json!({"200": ok("The run's report after it went on.", report.clone()),
+                                                "404": ok("No such run of this caller.", error.clone())}))}},
+            "/v1/runs/{run_id}/resume": {"post": {"operationId": "resumeRun",
+                "summary": "Answer a stopped run's questions (answers by key, retry, done, approve) and drive it on; a key the run does not ask is 400 and the run waits as it was.",
+                "parameters": [{"name": "run_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "requestBody": body(resume),
+                "responses": with_errors(json!({"200": ok("The run's report after it went on.", report),
+                                                "404": ok("No such run of this caller.", error.clone()),
+                                                "409": ok("The run cannot go on: its catalog changed.", error.clone())}))}},
+            "/v1/runs/{run_id}/cancel": {"post": {"operationId": "cancelRun",
+                "summary": "Cancel a queued or stopped run; it is never claimed or resumed.",
+                "parameters": [{"name": "run_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "responses": with_errors(json!({"200": ok("The cancelled run.", summary),
+                                                "404": ok("No such run of this caller.", error.clone()),
+                                                "409": ok("The run is running or has ended.", error.clone())}))}}
+    });
+    actions.as_object().cloned().unwrap_or_default()
 }

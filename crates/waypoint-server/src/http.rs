@@ -6,8 +6,9 @@
 //! answer while the server is saturated), refuse with 503 when `max_concurrent`
 //! requests are already in flight, instead of queueing without bound, and answer 503
 //! after `request_timeout_ms`; then, on `/v1/*` and `/mcp`, find the caller from the
-//! bearer token, refuse with 429 a caller already at `max_concurrent_per_caller`, read
-//! the body within `body_timeout_ms` (408 after), refuse browser requests from
+//! bearer token, refuse with 429 a caller over `max_rate_per_caller` requests a second
+//! or already at `max_concurrent_per_caller`, read the body within `body_timeout_ms`
+//! (408 after), refuse browser requests from
 //! other sites (CSRF: a `--no-auth` server would otherwise run tools for any web page
 //! its user opens) and JSON API bodies not declared `application/json` (the one type a
 //! page cannot send cross-site without a preflight). Bodies are capped at
@@ -35,6 +36,7 @@ use crate::auth::Auth;
 use crate::mcp::{ServeError, WaypointMcp};
 use crate::metrics::Refusal;
 use crate::ops::Server;
+use crate::rate::Buckets;
 use waypoint_app::ServeConfig;
 
 /// What the guards need, shared by every request.
@@ -49,6 +51,8 @@ struct Guards {
     /// ones, or the one local caller, so the map stays small).
     per_caller: Mutex<HashMap<String, Arc<Semaphore>>>,
     per_caller_max: usize,
+    /// Each caller's request rate, when `max_rate_per_caller` is set.
+    rates: Option<Buckets>,
     body_timeout: Duration,
     max_body_bytes: usize,
 }
@@ -80,6 +84,7 @@ pub fn router(
         timeout: Duration::from_millis(config.request_timeout_ms),
         per_caller: Mutex::new(HashMap::new()),
         per_caller_max: config.per_caller(),
+        rates: config.max_rate_per_caller.map(Buckets::new),
         body_timeout: Duration::from_millis(config.body_timeout_ms),
         max_body_bytes: config.max_body_bytes,
     });
@@ -106,6 +111,8 @@ pub fn router(
         .route("/v1/runs", post(api::submit).get(api::runs))
         .route("/v1/runs/{run_id}", get(api::run_status))
         .route("/v1/runs/{run_id}/approve", post(api::approve))
+        .route("/v1/runs/{run_id}/resume", post(api::resume))
+        .route("/v1/runs/{run_id}/cancel", post(api::cancel))
         .route("/v1/history", get(api::history).delete(api::forget))
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(guards.clone(), same_origin))
@@ -364,6 +371,27 @@ async fn authenticate(State(g): State<Arc<Guards>>, mut req: Request, next: Next
         .and_then(|h| h.to_str().ok());
     match g.auth.caller(header) {
         Ok(caller) => {
+            if let Some(rates) = &g.rates
+                && let Err(wait) = rates.take(&caller.0, Instant::now())
+            {
+                g.app.metrics.refuse(Refusal::RateLimited);
+                let mut r = ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    format!(
+                        "caller `{}` sent more than {} requests a second (max_rate_per_caller); retry after {} ms",
+                        caller.0,
+                        g.rates.as_ref().map_or(0.0, Buckets::per_second),
+                        wait.as_millis().max(1)
+                    ),
+                )
+                .into_response();
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                if let Ok(v) = HeaderValue::from_str(&secs.max(1).to_string()) {
+                    r.headers_mut().insert(header::RETRY_AFTER, v);
+                }
+                return r;
+            }
             let Ok(_slot) = g.caller_slots(&caller.0).try_acquire_owned() else {
                 g.app.metrics.refuse(Refusal::CallerBusy);
                 let mut r = ApiError::new(
@@ -446,6 +474,7 @@ mod tests {
             timeout: Duration::from_millis(timeout_ms),
             per_caller: Mutex::new(HashMap::new()),
             per_caller_max: max_concurrent,
+            rates: None,
             body_timeout: Duration::from_millis(timeout_ms),
             max_body_bytes: 1 << 20,
         });

@@ -7,6 +7,7 @@
 //! - [`http`]: one listener for `/mcp`, the JSON API (`/v1/*`, [`api`]), `/openapi.json`,
 //!   `/healthz` and `/metrics`, behind host, concurrency, time, body and token guards.
 //! - [`auth`]: bearer tokens → caller namespaces.
+//! - [`rate`]: per-caller token buckets behind `max_rate_per_caller`.
 //! - [`worker`]: instances claim queued runs from the shared store, each run once.
 //! - [`metrics`]: the counters `/metrics` shows.
 
@@ -16,6 +17,7 @@ pub mod http;
 pub mod mcp;
 pub mod metrics;
 pub mod ops;
+pub mod rate;
 pub mod worker;
 
 pub use http::serve_http;

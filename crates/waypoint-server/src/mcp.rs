@@ -22,7 +22,10 @@ use rmcp::{
 };
 
 use crate::auth::Caller;
-use crate::ops::{ApproveInput, ForgetInput, HistoryInput, OpError, RequestInput, Server};
+use crate::ops::{
+    ApproveInput, CancelInput, ForgetInput, HistoryInput, OpError, RequestInput, ResumeInput,
+    Server,
+};
 
 /// The MCP server over the shared [`Server`].
 #[derive(Clone)]
@@ -155,6 +158,42 @@ impl WaypointMcp {
             }));
         };
         answer(self.app.approve(&self.caller(&ctx), &run_id, &input).await)
+    }
+
+    #[tool(
+        description = "Answer a stopped run's questions and drive it on (status needs_input or needs_approval): `answers` by the key each question gives (e.g. {\"s1\": \"main\"}), `retry`/`done` for steps whose outcome is unknown, `approve` for held calls. A key the run does not ask is an error and the run waits as it was. Answers the run's report.",
+        annotations(destructive_hint = true, open_world_hint = true)
+    )]
+    async fn resume_run(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(input): Parameters<ResumeInput>,
+    ) -> CallToolResult {
+        let Some(run_id) = input.run_id.clone() else {
+            return answer(Err(OpError {
+                kind: waypoint_app::ErrorKind::BadInput,
+                message: "give `run_id`: the run to resume, as `run` answered it".into(),
+            }));
+        };
+        answer(self.app.resume(&self.caller(&ctx), &run_id, &input).await)
+    }
+
+    #[tool(
+        description = "Cancel one of the caller's queued or stopped runs: it is never claimed or resumed. A running or ended run is refused.",
+        annotations(destructive_hint = false, idempotent_hint = true)
+    )]
+    async fn cancel_run(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(input): Parameters<CancelInput>,
+    ) -> CallToolResult {
+        let Some(run_id) = input.run_id.clone() else {
+            return answer(Err(OpError {
+                kind: waypoint_app::ErrorKind::BadInput,
+                message: "give `run_id`: the run to cancel".into(),
+            }));
+        };
+        answer(self.app.cancel(&self.caller(&ctx), &run_id).await)
     }
 
     #[tool(

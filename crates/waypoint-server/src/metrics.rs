@@ -36,6 +36,8 @@ pub enum Refusal {
     MediaType,
     /// One caller already has its share of the server in flight.
     CallerBusy,
+    /// One caller sent more than `max_rate_per_caller` requests a second.
+    RateLimited,
 }
 
 impl Refusal {
@@ -48,6 +50,7 @@ impl Refusal {
             Self::Origin => "origin",
             Self::MediaType => "media_type",
             Self::CallerBusy => "caller_busy",
+            Self::RateLimited => "rate_limited",
         }
     }
 }

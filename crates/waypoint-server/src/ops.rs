@@ -5,22 +5,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use waypoint_app::{App, AppError, ErrorKind, History, RunOptions, SubmitInput};
+use waypoint_app::contract::{self, Forgotten};
+use waypoint_app::{App, AppError, ErrorKind, Routes, RunOptions, SubmitInput};
 use waypoint_protocol::Plan;
+pub use waypoint_protocol::RequestInput;
 use waypoint_store::{Forget, HistoryFilter, now_unix};
 
 use crate::metrics::Metrics;
-
-/// What every planning call takes.
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RequestInput {
-    /// The request in the user's words; several asks in one message are fine.
-    pub request: String,
-    /// Extra context: pasted material, values the request refers to.
-    #[serde(default)]
-    pub context: Option<Value>,
-}
 
 /// What `history` takes.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
@@ -35,6 +26,9 @@ pub struct HistoryInput {
     /// Most rows (default 50).
     #[serde(default)]
     pub limit: Option<u32>,
+    /// The `next_cursor` of the page before: the rows after it.
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 
 /// What `forget` removes; give exactly one.
@@ -65,6 +59,37 @@ pub struct ApproveInput {
     /// Every call of the run from here on.
     #[serde(default)]
     pub all: bool,
+}
+
+/// What `resume` takes: answers to a stopped run's questions, under the keys they give,
+/// and what to do about steps whose outcome is unknown — the API's `waypoint resume`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeInput {
+    /// The run, as `POST /v1/runs` answered it (MCP only; HTTP takes it in the path).
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// Answers by question key (`{"s1": "main", "s1.2.1.topic": "pricing"}`).
+    #[serde(default)]
+    pub answers: std::collections::BTreeMap<String, String>,
+    /// Steps whose outcome is unknown that did not happen: call them again.
+    #[serde(default)]
+    pub retry: Vec<String>,
+    /// Steps whose outcome is unknown that did happen: go on without calling them.
+    #[serde(default)]
+    pub done: Vec<String>,
+    /// Held steps whose calls may run, as `approve` takes them.
+    #[serde(default)]
+    pub approve: Vec<String>,
+}
+
+/// What `cancel` takes.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelInput {
+    /// The run (MCP only; HTTP takes it in the path).
+    #[serde(default)]
+    pub run_id: Option<String>,
 }
 
 /// How an operation failed, as a remote caller is told.
@@ -136,8 +161,8 @@ impl Server {
     }
 
     pub fn route(&self, input: &RequestInput) -> Result<Value, OpError> {
-        let r = self.app.route(&input.request, input.context.as_ref())?;
-        Ok(json!({ "clauses": json(&r)? }))
+        let clauses = self.app.route(&input.request, input.context.as_ref())?;
+        json(&Routes { clauses })
     }
 
     pub fn understand(&self, input: &RequestInput) -> Result<Value, OpError> {
@@ -148,20 +173,15 @@ impl Server {
         )
     }
 
-    /// The caller's history; structured content must be an object, so lists come
-    /// under a key (`rows` or `plans`).
+    /// The caller's history: a page of rows, or grouped by request.
     pub async fn history(&self, caller: &str, input: &HistoryInput) -> Result<Value, OpError> {
         let filter = HistoryFilter {
             tool: input.tool.clone(),
-            limit: Some(input.limit.unwrap_or(50)),
+            limit: Some(input.limit.unwrap_or(50).clamp(1, 1000)),
+            after: contract::cursor(input.cursor.as_deref())?,
             ..HistoryFilter::default()
         };
-        Ok(
-            match self.app.history(caller, &filter, input.plans).await? {
-                History::Plans(p) => json!({ "plans": json(&p)? }),
-                History::Rows(r) => json!({ "rows": json(&r)? }),
-            },
-        )
+        json(&self.app.history(caller, &filter, input.plans).await?)
     }
 
     pub async fn forget(&self, caller: &str, input: &ForgetInput) -> Result<Value, OpError> {
@@ -177,7 +197,9 @@ impl Server {
                 ));
             }
         };
-        Ok(json!({ "forgotten": self.app.forget(caller, &what).await? }))
+        json(&Forgotten {
+            forgotten: self.app.forget(caller, &what).await?,
+        })
     }
 
     /// Plans a request and runs it here, now (the MCP `run` tool).
@@ -248,9 +270,72 @@ impl Server {
         json(&report)
     }
 
-    /// The caller's runs, newest first.
-    pub async fn runs(&self, caller: &str, limit: u32) -> Result<Value, OpError> {
-        Ok(json!({ "runs": json(&self.app.runs(caller, limit).await?)? }))
+    /// Answers a stopped run's questions and drives it on, with the checks `waypoint
+    /// resume` makes: a key the run does not ask is an error that leaves it waiting.
+    pub async fn resume(
+        &self,
+        caller: &str,
+        run_id: &str,
+        input: &ResumeInput,
+    ) -> Result<Value, OpError> {
+        if input.answers.is_empty()
+            && input.retry.is_empty()
+            && input.done.is_empty()
+            && input.approve.is_empty()
+        {
+            return Err(OpError {
+                kind: ErrorKind::BadInput,
+                message: "give `answers`, `retry`, `done` or `approve`: the run's questions say which, under which keys".into(),
+            });
+        }
+        if let Some(both) = input.retry.iter().find(|s| input.done.contains(s)) {
+            return Err(OpError {
+                kind: ErrorKind::BadInput,
+                message: format!(
+                    "`{both}` is in both `retry` and `done`; it either happened or it did not"
+                ),
+            });
+        }
+        let decisions = waypoint_run::Decisions {
+            answers: input.answers.clone().into_iter().collect(),
+            retry: input.retry.iter().cloned().collect(),
+            done: input.done.iter().cloned().collect(),
+            limits: None,
+        };
+        let options = RunOptions {
+            approved: waypoint_run::Approvals {
+                all: false,
+                steps: input.approve.iter().cloned().collect(),
+            },
+            ..RunOptions::default()
+        };
+        let report = self
+            .app
+            .resume(
+                caller,
+                run_id,
+                decisions,
+                &waypoint_app::LimitOverrides::default(),
+                &options,
+            )
+            .await?;
+        json(&report)
+    }
+
+    /// Cancels one of the caller's queued or stopped runs.
+    pub async fn cancel(&self, caller: &str, run_id: &str) -> Result<Value, OpError> {
+        json(&self.app.cancel(caller, run_id).await?)
+    }
+
+    /// A page of the caller's runs, newest first, after `cursor`.
+    pub async fn runs(
+        &self,
+        caller: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Value, OpError> {
+        let after = contract::cursor(cursor)?;
+        json(&self.app.runs(caller, after.as_ref(), limit).await?)
     }
 
     /// One of the caller's runs.

@@ -283,6 +283,32 @@ async fn the_openapi_document_describes_the_routes_the_server_has() {
     }
     operations.sort();
     insta::assert_snapshot!(operations.join("\n"));
+
+    // Each operation's answer is the schema the CLI's `--json` answers with
+    // (docs/operations.schema.json), definitions and all.
+    let contract = waypoint_app::contract::document();
+    let as_contract = |v: &Value| v.to_string().replace("#/components/schemas/", "#/$defs/");
+    for op in waypoint_app::contract::OPERATIONS {
+        let (method, path) = op.http.split_once(' ').unwrap();
+        let item = &doc["paths"][path][method.to_lowercase()];
+        assert_eq!(item["operationId"], op.id, "{}", op.http);
+        let answer = item["responses"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(code, _)| code.starts_with('2'))
+            .map(|(_, r)| &r["content"]["application/json"]["schema"])
+            .unwrap();
+        let expected = &contract["operations"][op.id]["output"];
+        assert_eq!(as_contract(answer), expected.to_string(), "{}", op.id);
+        if let Some(name) = expected["$ref"].as_str().and_then(|r| r.rsplit('/').next()) {
+            assert_eq!(
+                as_contract(&schemas[name]),
+                contract["$defs"][name].to_string(),
+                "{name}"
+            );
+        }
+    }
 }
 
 #[tokio::test]

@@ -427,3 +427,53 @@ async fn starvation_a_body_that_trickles_is_cut_off() {
         started.elapsed()
     );
 }
+
+#[tokio::test]
+async fn starvation_a_caller_over_its_rate_is_refused_and_the_others_are_not() {
+    let config = ServeConfig {
+        max_rate_per_caller: Some(5),
+        ..ServeConfig::default()
+    };
+    let auth = Auth::tokens([
+        ("alice".to_string(), ALICE.to_string()),
+        ("bob".to_string(), BOB.to_string()),
+    ]);
+    let server = serve(config, auth).await;
+    let plan = async |token: &str| {
+        let bearer = format!("Bearer {token}");
+        send(
+            server.addr,
+            "POST",
+            "/v1/plan",
+            &[
+                ("Content-Type", "application/json"),
+                ("Authorization", &bearer),
+            ],
+            br#"{"request": "find CommandRouter"}"#,
+        )
+        .await
+    };
+    // Twenty at once: one second's worth passes, the rest are told when to come back.
+    let mut answers = Vec::new();
+    for _ in 0..20 {
+        answers.push(plan(ALICE).await);
+    }
+    let ok = answers.iter().filter(|a| a.status == 200).count();
+    assert!((5..=6).contains(&ok), "{ok} of 20 passed at 5 a second");
+    let refused = answers.iter().find(|a| a.status == 429).unwrap();
+    assert_eq!(
+        refused.body["error"]["code"], "rate_limited",
+        "{}",
+        refused.body
+    );
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    // Bob's bucket is his own; /healthz is not limited at all.
+    assert_eq!(plan(BOB).await.status, 200);
+    for _ in 0..20 {
+        let h = send(server.addr, "GET", "/healthz", &[], b"").await;
+        assert_eq!(h.status, 200);
+    }
+    // Refills: after a second Alice is served again.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    assert_eq!(plan(ALICE).await.status, 200);
+}

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// What a server may do and how it is guarded.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServeConfig {
     /// Whether `run` (MCP) and `POST /v1/runs` execute plans here. Off by default: a
@@ -45,6 +45,10 @@ pub struct ServeConfig {
     /// more are refused with 429 and `Retry-After`, so one caller's slow or many
     /// requests cannot take every slot from the others.
     pub max_concurrent_per_caller: Option<usize>,
+    /// Requests a second one caller may send, sustained (bursts up to one second's
+    /// worth); more are refused with 429 and `Retry-After`. Unset: no rate limit, only
+    /// the concurrency limits.
+    pub max_rate_per_caller: Option<u32>,
     /// How long a request's body may take to arrive, in milliseconds; a body still
     /// trickling in after that is answered 408 and its slot freed.
     pub body_timeout_ms: u64,
@@ -74,6 +78,7 @@ impl Default for ServeConfig {
             request_timeout_ms: 30_000,
             max_concurrent: 256,
             max_concurrent_per_caller: None,
+            max_rate_per_caller: None,
             body_timeout_ms: 10_000,
             workers: 2,
             instance: None,
@@ -83,7 +88,7 @@ impl Default for ServeConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AuthMode {
     Tokens,
@@ -92,9 +97,11 @@ pub enum AuthMode {
 
 /// A caller's bearer token: written inline, or read from an environment variable so the
 /// config file can be committed.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallerToken {
+    /// Never shown back (`waypoint config show` lists the caller without it).
+    #[serde(skip_serializing)]
     pub token: Option<String>,
     pub token_env: Option<String>,
 }
@@ -133,6 +140,9 @@ impl ServeConfig {
         }
         if self.max_concurrent_per_caller == Some(0) {
             return Err(ServeConfigError::Zero("max_concurrent_per_caller"));
+        }
+        if self.max_rate_per_caller == Some(0) {
+            return Err(ServeConfigError::Zero("max_rate_per_caller"));
         }
         if self.body_timeout_ms == 0 {
             return Err(ServeConfigError::Zero("body_timeout_ms"));
