@@ -51,7 +51,8 @@ pub struct Global {
     /// How long history rows are kept, e.g. `30d`.
     #[arg(long, global = true, value_name = "DURATION", default_value = "30d")]
     pub history_ttl: String,
-    /// Successful plans with the same tools after which a request's plan is learned.
+    /// Successful runs with the same tools after which a request's plan is learned
+    /// (planning alone teaches nothing; `waypoint plans accept` teaches at once).
     #[arg(long, global = true, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub learn_after: u32,
     /// Labelled requests (JSONL, one `{"request", "expect": {"tools"}}` per line) that teach
@@ -88,7 +89,8 @@ pub struct PlannerArgs {
         env = "WAYPOINT_MODEL"
     )]
     pub model: Option<String>,
-    /// Config file. Default: waypoint.toml in your config directory, if it exists.
+    /// Config file. Default: ./waypoint.toml, else ~/.config/waypoint/waypoint.toml, the
+    /// first that exists (`waypoint config path`; docs/configuration.md).
     #[arg(long, global = true, value_name = "FILE", env = "WAYPOINT_CONFIG")]
     pub config: Option<PathBuf>,
     /// The model server's OpenAI-compatible base URL, e.g. `http://127.0.0.1:8080/v1`.
@@ -189,7 +191,7 @@ pub enum Command {
     History(HistoryArgs),
     /// Plan a request (or load a plan) and run it under limits, journaling every call.
     #[command(
-        after_help = "Exit status: 0 ok, 1 error or failed, 3 a limit was hit, 4 needs input, 5 needs a human, 6 needs approval.\n\nCalls that are not reads (effects write, destructive, external) wait for approval: on a terminal you are asked; otherwise the run stops with needs_approval and `waypoint resume RUN --approve s2` goes on. --yes approves all ahead; [run] approve in waypoint.toml sets the bar (docs/security.md).\n\nExamples:\n  waypoint run \"what changed\" --workdir ~/src/app\n  waypoint run \"delete notes.txt\" --dry-run\n  waypoint run \"remember that the launch is on Friday\" --yes\n  waypoint run --plan plan.json --max-tool-calls 10 --max-wall 30s --json\n  waypoint run \"remember that the launch is on Friday\" --events jsonl\n  waypoint run \"create an agent that watches https://example.com/search\" --specialists\n  waypoint run \"…\" --catalog ./catalog --model llamacpp/gemma3-270m   # llm_subtask steps call the model"
+        after_help = "Exit status: 0 ok, 1 error, failed or cancelled, 3 a limit was hit, 4 needs input, 5 needs a human, 6 needs approval.\n\nCalls that are not reads (effects write, destructive, external) wait for approval: on a terminal you are asked; otherwise the run stops with needs_approval and `waypoint resume RUN --approve s2` goes on. --yes approves all ahead; [run] approve in waypoint.toml sets the bar (docs/security.md).\n\nExamples:\n  waypoint run \"what changed\" --workdir ~/src/app\n  waypoint run \"delete notes.txt\" --dry-run\n  waypoint run \"remember that the launch is on Friday\" --yes\n  waypoint run --plan plan.json --max-tool-calls 10 --max-wall 30s --json\n  waypoint run \"remember that the launch is on Friday\" --events jsonl\n  waypoint run \"create an agent that watches https://example.com/search\" --specialists\n  waypoint run \"…\" --catalog ./catalog --model llamacpp/gemma3-270m   # llm_subtask steps call the model"
     )]
     Run(RunArgs),
     /// Resume a run that stopped: completed steps are not called again.
@@ -202,13 +204,13 @@ pub enum Command {
     Plans(PlansCommand),
     /// Serve the planner over MCP (stdio or HTTP) and, on HTTP, a JSON API.
     #[command(
-        long_about = "Serve the planner to agents and services.\n\n--stdio speaks MCP on standard input and output: the tools plan, route, understand, history, forget and run, and the resources waypoint://routing-guide, my-plans, context-budgets and models.\n\n--http ADDR listens for the same MCP tools at /mcp (streamable HTTP) and a JSON API at /v1/plan, /v1/route, /v1/understand, /v1/runs and /v1/history, with /openapi.json, /healthz and /metrics. Every /v1 and /mcp request needs `Authorization: Bearer TOKEN` of a caller under [serve.callers] in waypoint.toml; history and runs belong to that caller. On a loopback address, --no-auth (or auth = \"off\") serves everyone as one local caller.\n\nThe server plans as `waypoint plan` does: a caller's learned plan, the deterministic planner, and the model named by --model (or [llm] in waypoint.toml) when --planner asks for it.\n\nTools run on the server only with `allow_run = true` under [serve]; then POST /v1/runs queues a run and any instance on the same store claims it, once. The catalog reloads on SIGHUP and when its files change; a catalog with errors is reported and the old one kept.",
+        long_about = "Serve the planner to agents and services.\n\n--stdio speaks MCP on standard input and output: the tools plan, route, understand, history, forget, run, approve_run, resume_run and cancel_run, and the resources waypoint://routing-guide, my-plans, context-budgets and models.\n\n--http ADDR listens for the same MCP tools at /mcp (streamable HTTP) and a JSON API at /v1/plan, /v1/route, /v1/understand, /v1/runs and /v1/history, with /openapi.json, /healthz and /metrics. Every /v1 and /mcp request needs `Authorization: Bearer TOKEN` of a caller under [serve.callers] in waypoint.toml; history and runs belong to that caller. On a loopback address, --no-auth (or auth = \"off\") serves everyone as one local caller.\n\nThe server plans as `waypoint plan` does: a caller's learned plan, the deterministic planner, and the model named by --model (or [llm] in waypoint.toml) when --planner asks for it.\n\nTools run on the server only with `allow_run = true` under [serve]; then POST /v1/runs queues a run and any instance on the same store claims it, once. The catalog reloads on SIGHUP and when its files change; a catalog with errors is reported and the old one kept.",
         after_help = "Examples:\n  waypoint serve --stdio\n  waypoint serve --http 127.0.0.1:8080 --no-auth\n  WAYPOINT_TOKEN_ALICE=... waypoint serve --http 0.0.0.0:8080 --config waypoint.toml --store postgres://db/waypoint\n  curl -s localhost:8080/v1/plan -H 'content-type: application/json' -d '{\"request\": \"find CommandRouter\"}'\n  npx @modelcontextprotocol/inspector@0.17.2 --cli http://127.0.0.1:8080/mcp --transport http --header \"Authorization: Bearer $TOKEN\" --method tools/list\n\nSee docs/server.md for [serve] settings."
     )]
     Serve(ServeArgs),
     /// List your runs, or show one with its steps.
     #[command(
-        after_help = "Examples:\n  waypoint runs\n  waypoint runs --json\n  waypoint runs show run_3f2a9c01d4e5b6a7 --json"
+        after_help = "Examples:\n  waypoint runs\n  waypoint runs --json\n  waypoint runs show run_3f2a9c01d4e5b6a7 --json\n  waypoint runs cancel run_3f2a9c01d4e5b6a7"
     )]
     Runs(RunsArgs),
     /// Delete your plan history: all of it, what is older than a duration, or one request's.
@@ -216,6 +218,44 @@ pub enum Command {
         after_help = "Examples:\n  waypoint forget --all\n  waypoint forget --older-than 7d\n  waypoint forget --intent 3f2a9c01d4e5b6a7"
     )]
     Forget(ForgetArgs),
+    /// Where waypoint.toml is looked for, what it sets, whether it is valid, a starter.
+    #[command(
+        subcommand,
+        long_about = "Where the configuration file is looked for, what it sets, whether it is valid, and a starter file.\n\nWaypoint reads the first of: --config FILE (or WAYPOINT_CONFIG), ./waypoint.toml in the current directory, and ~/.config/waypoint/waypoint.toml ($XDG_CONFIG_HOME/waypoint/waypoint.toml). Only that one file is read. An unknown section or key is an error with its line and a did-you-mean. docs/configuration.md lists every key.",
+        after_help = "Examples:\n  waypoint config path\n  waypoint config init            # writes ~/.config/waypoint/waypoint.toml\n  waypoint config init ./waypoint.toml\n  waypoint config check\n  waypoint config show --json | jq '.[] | select(.source != \"default\")'"
+    )]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// The places the file is looked for, in order, and which one is in effect.
+    Path {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every key with its effective value and where it comes from (the file and line, or
+    /// `default`).
+    /// Tokens are never shown.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate the file in effect, or FILE: unknown sections and keys, types, callers.
+    Check {
+        /// The file to check (default: the one in effect).
+        file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a commented starter file (default: the user file); never overwrites
+    /// without --force.
+    Init {
+        /// Where to write it (default: ~/.config/waypoint/waypoint.toml).
+        file: Option<PathBuf>,
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// Limits and where tools run; flags override `[run]` in waypoint.toml.
@@ -350,8 +390,27 @@ pub enum PlansCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Validate the catalog and its plan documents (versions, references, cycles).
+    /// Check the catalog and its plan documents as a run would meet them: versions,
+    /// references, cycles, args against schemas, required args, script inputs,
+    /// template syntax, safety levels against every tool reached. Every problem in one
+    /// pass, each at its line; warnings fail it too.
     Check {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accept a plan as right for a request: from now on the request gets it as its
+    /// learned plan, until a run of it fails.
+    #[command(
+        long_about = "Accept a plan as right for a request: from now on the request gets it as its learned plan (`planner: \"learned\"`), until a run of it fails.\n\nLearned plans come from evidence only: a request's plan is learned after --learn-after successful runs of the same tools, or at once when you accept it here. Planning alone teaches nothing. Without --plan, the plan the request gets now is accepted; with --plan FILE, that plan (the JSON `waypoint plan --json` prints, perhaps edited). See docs/store.md.",
+        after_help = "Examples:\n  waypoint plans accept \"find CommandRouter and then run the tests\"\n  waypoint plan \"release the app\" --json > release.json   # edit it, then:\n  waypoint plans accept \"release the app\" --plan release.json --json"
+    )]
+    Accept {
+        /// The request, in the words it will be asked in (matched after normalising case
+        /// and punctuation).
+        request: String,
+        /// The plan to accept (JSON as `waypoint plan --json` prints it).
+        #[arg(long, value_name = "FILE")]
+        plan: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -395,8 +454,11 @@ pub struct RunsArgs {
     #[command(subcommand)]
     pub show: Option<RunsCommand>,
     /// Most runs to list.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub limit: u32,
+    /// The next page: the `next_cursor` the page before printed.
+    #[arg(long, value_name = "CURSOR")]
+    pub cursor: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -405,6 +467,12 @@ pub struct RunsArgs {
 pub enum RunsCommand {
     /// One run's report: status, steps, outputs, attempts.
     Show {
+        run_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a queued or stopped run: it is never claimed or resumed.
+    Cancel {
         run_id: String,
         #[arg(long)]
         json: bool,
@@ -418,7 +486,8 @@ pub struct HistoryArgs {
     /// Only plans with a step using this tool.
     #[arg(long)]
     pub tool: Option<String>,
-    /// Only plans with this outcome: ok, failed or limit.
+    /// Only rows with this outcome: planned, ok, failed, limit (those three from runs) or
+    /// accepted.
     #[arg(long)]
     pub outcome: Option<String>,
     /// Only plans from the last DURATION, e.g. `7d`, `12h`.
@@ -428,8 +497,11 @@ pub struct HistoryArgs {
     #[arg(long)]
     pub plans: bool,
     /// Most rows to list.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
     pub limit: u32,
+    /// The next page: the `next_cursor` the page before printed.
+    #[arg(long, value_name = "CURSOR")]
+    pub cursor: Option<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -445,7 +517,7 @@ pub enum HistoryCommand {
 }
 
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["all", "older_than", "intent"])))]
 pub struct ForgetArgs {
     /// Delete all of your history.
     #[arg(long)]
@@ -456,6 +528,9 @@ pub struct ForgetArgs {
     /// Delete the rows of one request.
     #[arg(long, value_name = "INTENT_SHA")]
     pub intent: Option<String>,
+    /// Print `{"forgotten": N}` instead of a sentence.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -527,6 +602,10 @@ pub enum CatalogCommand {
         after_help = "Examples:\n  waypoint catalog check --catalog ./catalog\n  waypoint catalog check --catalog a.yaml --catalog b.yaml --json"
     )]
     Check {
+        /// Fail on warnings too (a step a plan's safety level always refuses, evidence
+        /// nothing produces); `waypoint plans check` always does.
+        #[arg(long)]
+        strict: bool,
         #[arg(long)]
         json: bool,
     },

@@ -25,8 +25,10 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval(&cli.global, args),
         Command::Train(args) => crate::training::train(&cli.global, args),
         Command::Calibrate(args) => crate::training::calibrate(&cli.global, args),
-        Command::Catalog(CatalogCommand::Check { json })
-        | Command::Plans(crate::cli::PlansCommand::Check { json }) => check(&cli.global, *json),
+        Command::Catalog(CatalogCommand::Check { strict, json }) => {
+            check(&cli.global, *strict, *json)
+        }
+        Command::Plans(crate::cli::PlansCommand::Check { json }) => check(&cli.global, true, *json),
         Command::Catalog(CatalogCommand::Show { json }) => show(&cli.global, *json),
         Command::History(args) => list_history(&cli.global, args),
         Command::Forget(args) => forget(&cli.global, args),
@@ -38,6 +40,7 @@ pub fn run(cli: &Cli) -> Result<ExitCode> {
         Command::Catalog(CatalogCommand::Import { mcp, out }) => {
             running::import(&cli.global, mcp, out.as_ref())
         }
+        Command::Config(cmd) => crate::configuring::config(&cli.global, cmd),
     }
 }
 
@@ -143,13 +146,12 @@ fn list_history(global: &Global, args: &HistoryArgs) -> Result<ExitCode> {
             *json,
         ),
         None => {
-            let outcome =
-                match &args.outcome {
-                    Some(o) => Some(waypoint_store::Outcome::parse(o).with_context(|| {
-                        format!("unknown outcome `{o}`; use ok, failed or limit")
-                    })?),
-                    None => None,
-                };
+            let outcome = match &args.outcome {
+                Some(o) => Some(waypoint_store::Outcome::parse(o).with_context(|| {
+                    format!("unknown outcome `{o}`; use planned, ok, failed, limit or accepted")
+                })?),
+                None => None,
+            };
             let since = match &args.since {
                 Some(d) => Some(now - waypoint_app::limits::parse_age(d)?),
                 None => None,
@@ -162,6 +164,7 @@ fn list_history(global: &Global, args: &HistoryArgs) -> Result<ExitCode> {
                     outcome,
                     since,
                     limit,
+                    after: waypoint_app::contract::cursor(args.cursor.as_deref())?,
                 },
                 args.json,
             )
@@ -174,10 +177,14 @@ fn list_history(global: &Global, args: &HistoryArgs) -> Result<ExitCode> {
         h
     })?;
     match history {
-        History::Plans(plans) if json => print_json(&plans)?,
-        History::Plans(plans) => print_plans(&plans, &global.caller)?,
-        History::Rows(rows) if json => print_json(&rows)?,
-        History::Rows(rows) => print_rows(&rows, &global.caller)?,
+        h if json => print_json(&h)?,
+        History::Plans(p) => print_plans(&p.plans, &global.caller)?,
+        History::Rows(page) => {
+            print_rows(&page.rows, &global.caller)?;
+            if let Some(next) = page.next_cursor {
+                eprintln!("more: waypoint history --cursor {next}");
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -254,6 +261,10 @@ fn forget(global: &Global, args: &ForgetArgs) -> Result<ExitCode> {
         app.close().await;
         n
     })?;
+    if args.json {
+        print_json(&waypoint_app::contract::Forgotten { forgotten: n })?;
+        return Ok(ExitCode::SUCCESS);
+    }
     eprintln!(
         "forgot {n} plan{} of caller `{}`",
         if n == 1 { "" } else { "s" },
@@ -294,7 +305,7 @@ fn route(global: &Global, args: &RequestArgs) -> Result<ExitCode> {
     let ctx = context(args.context.as_deref())?;
     let reports = engine.route(&request, ctx.as_ref())?;
     if args.json {
-        print_json(&reports)?;
+        print_json(&waypoint_app::Routes { clauses: reports })?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = anstream::stdout();
@@ -556,8 +567,18 @@ fn print_table(r: &EvalReport) -> Result<()> {
     Ok(())
 }
 
-fn check(global: &Global, json: bool) -> Result<ExitCode> {
+/// `catalog check` and, `strict`, `plans check`: a plan document with a warning (a step
+/// its safety level always refuses) loads, but cannot run as written.
+fn check(global: &Global, strict: bool, json: bool) -> Result<ExitCode> {
     let (diagnostics, ok, summary) = match Catalog::from_paths(&global.catalog) {
+        Ok(Loaded { warnings, .. }) if strict && !warnings.is_empty() => {
+            let n = warnings.len();
+            (
+                warnings,
+                false,
+                format!("{n} warning{} found", if n == 1 { "" } else { "s" }),
+            )
+        }
         Ok(Loaded { catalog, warnings }) => {
             let mut summary = format!(
                 "catalog ok: {} tools, {} pipelines, {} specialists, {} servers, {} evidence rules",
@@ -594,7 +615,12 @@ fn check(global: &Global, json: bool) -> Result<ExitCode> {
         } else {
             writeln!(
                 err,
-                "\x1b[31m{summary}\x1b[0m; fix them and run `waypoint catalog check` again"
+                "\x1b[31m{summary}\x1b[0m; fix them and run `waypoint {}` again",
+                if strict {
+                    "plans check"
+                } else {
+                    "catalog check"
+                }
             )?;
         }
     }

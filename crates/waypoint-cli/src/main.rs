@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod configuring;
 mod report;
 mod running;
 mod serving;

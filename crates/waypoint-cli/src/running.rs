@@ -25,7 +25,7 @@ const DIM: Style = Style::new().dimmed();
 pub fn exit_code(status: RunStatus) -> ExitCode {
     ExitCode::from(match status {
         RunStatus::Ok => 0,
-        RunStatus::Failed | RunStatus::Running | RunStatus::Queued => 1,
+        RunStatus::Failed | RunStatus::Running | RunStatus::Queued | RunStatus::Cancelled => 1,
         RunStatus::Limit => 3,
         RunStatus::NeedsInput => 4,
         RunStatus::NeedsHuman => 5,
@@ -135,7 +135,7 @@ fn print_report(r: &RunReport, json: bool) -> Result<()> {
         | RunStatus::NeedsHuman
         | RunStatus::Running
         | RunStatus::Queued => WAIT,
-        RunStatus::Failed | RunStatus::Limit => BAD,
+        RunStatus::Failed | RunStatus::Limit | RunStatus::Cancelled => BAD,
     };
     let mut out = anstream::stdout();
     writeln!(
@@ -210,12 +210,10 @@ fn read_plan(path: &PathBuf) -> Result<Plan> {
     let text =
         waypoint_catalog::limited::read_file(path, waypoint_catalog::limited::MAX_INPUT_BYTES)
             .with_context(|| format!("cannot read plan `{}`", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| {
+    waypoint_protocol::parse_plan(&text).map_err(|e| {
         anyhow::anyhow!(
-            "plan `{}` line {} column {}: {e}; a plan is the JSON `waypoint plan --json` prints (docs/contracts.md, Plan JSON)",
+            "plan `{}` {e}; a plan is the JSON `waypoint plan --json` prints (docs/contracts.md, Plan JSON)",
             path.display(),
-            e.line(),
-            e.column()
         )
     })
 }
@@ -368,19 +366,39 @@ pub fn runs(global: &Global, args: &RunsArgs) -> Result<ExitCode> {
     let rt = runtime()?;
     let app = open(global, &rt, false)?;
     if let Some(crate::cli::RunsCommand::Show { run_id, json }) = &args.show {
-        let report = rt.block_on(app.run_report(&global.caller, run_id))?;
-        print_report(&report, *json)?;
+        if *json {
+            // The same answer as GET /v1/runs/{run_id}: the run and its report.
+            let summary = rt.block_on(app.run_status(&global.caller, run_id))?;
+            crate::commands::print_json(&summary)?;
+        } else {
+            let report = rt.block_on(app.run_report(&global.caller, run_id))?;
+            print_report(&report, false)?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    let runs = rt.block_on(async {
-        let r = app.runs(&global.caller, args.limit).await;
+    if let Some(crate::cli::RunsCommand::Cancel { run_id, json }) = &args.show {
+        let summary = rt.block_on(app.cancel(&global.caller, run_id))?;
+        if *json {
+            crate::commands::print_json(&summary)?;
+        } else {
+            println!("cancelled {run_id}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let after = waypoint_app::contract::cursor(args.cursor.as_deref())?;
+    let page = rt.block_on(async {
+        let r = app.runs(&global.caller, after.as_ref(), args.limit).await;
         app.close().await;
         r
     })?;
     if args.json {
-        crate::commands::print_json(&runs)?;
+        crate::commands::print_json(&page)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(next) = &page.next_cursor {
+        eprintln!("more: waypoint runs --cursor {next}");
+    }
+    let runs = page.runs;
     let mut out = anstream::stdout();
     if runs.is_empty() {
         writeln!(out, "no runs yet for caller `{}`", global.caller)?;
@@ -433,6 +451,14 @@ pub fn plans(global: &Global, cmd: &PlansCommand) -> Result<ExitCode> {
         )?;
         return finish(&report, output);
     }
+    if let PlansCommand::Accept {
+        request,
+        plan,
+        json,
+    } = cmd
+    {
+        return accept(global, request, plan.as_ref(), *json);
+    }
     let engine = crate::setup::engine(global)?;
     let catalog = engine.catalog();
     match cmd {
@@ -475,37 +501,62 @@ pub fn plans(global: &Global, cmd: &PlansCommand) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        PlansCommand::Show { id, json } => {
-            let doc = catalog
-                .plan_doc(&waypoint_app::app::plan_ref(id)?)
-                .map_err(|e| anyhow::anyhow!("{e}; `waypoint plans list` shows what is loaded"))?;
-            if *json {
-                crate::commands::print_json(doc)?;
-            } else {
-                let mut out = anstream::stdout();
-                writeln!(out, "{}  {DIM}{}{DIM:#}", doc.uri, doc.at)?;
-                writeln!(out, "intent    {}", doc.intent)?;
-                let c = &doc.intent_clarity;
-                writeln!(
-                    out,
-                    "clarity   ambiguity {:.2}{}",
-                    c.ambiguity_score,
-                    if c.ready() { ", ready" } else { ", NOT ready" }
-                )?;
-                for q in &c.missing_criteria {
-                    writeln!(out, "          ? {q}")?;
-                }
-                writeln!(out, "steps")?;
-                for (i, s) in doc.steps.iter().enumerate() {
-                    let line = serde_json::to_string(&s.step).unwrap_or_default();
-                    writeln!(out, "  {:>2}. {line}", i + 1)?;
-                }
-                for sc in &doc.success_criteria {
-                    writeln!(out, "success   {sc}")?;
-                }
-            }
+        PlansCommand::Show { id, json } => show_document(catalog, id, *json),
+        PlansCommand::Check { .. } | PlansCommand::Run { .. } | PlansCommand::Accept { .. } => {
             Ok(ExitCode::SUCCESS)
         }
-        PlansCommand::Check { .. } | PlansCommand::Run { .. } => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// `waypoint plans show`: one plan document, as JSON or for a person.
+fn show_document(catalog: &waypoint_catalog::Catalog, id: &str, json: bool) -> Result<ExitCode> {
+    let doc = catalog
+        .plan_doc(&waypoint_app::app::plan_ref(id)?)
+        .map_err(|e| anyhow::anyhow!("{e}; `waypoint plans list` shows what is loaded"))?;
+    if json {
+        crate::commands::print_json(doc)?;
+    } else {
+        let mut out = anstream::stdout();
+        writeln!(out, "{}  {DIM}{}{DIM:#}", doc.uri, doc.at)?;
+        writeln!(out, "intent    {}", doc.intent)?;
+        let c = &doc.intent_clarity;
+        writeln!(
+            out,
+            "clarity   ambiguity {:.2}{}",
+            c.ambiguity_score,
+            if c.ready() { ", ready" } else { ", NOT ready" }
+        )?;
+        for q in &c.missing_criteria {
+            writeln!(out, "          ? {q}")?;
+        }
+        writeln!(out, "steps")?;
+        for (i, s) in doc.steps.iter().enumerate() {
+            let line = serde_json::to_string(&s.step).unwrap_or_default();
+            writeln!(out, "  {:>2}. {line}", i + 1)?;
+        }
+        for sc in &doc.success_criteria {
+            writeln!(out, "success   {sc}")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `waypoint plans accept`: the request's learned plan from now on.
+fn accept(global: &Global, request: &str, plan: Option<&PathBuf>, json: bool) -> Result<ExitCode> {
+    let plan = plan.map(read_plan).transpose()?;
+    let rt = runtime()?;
+    let app = open(global, &rt, false)?;
+    let plan = rt.block_on(app.accept(&global.caller, request, plan))?;
+    if json {
+        crate::commands::print_json(&plan)?;
+    } else {
+        let tools: Vec<&str> = plan.steps().iter().map(|s| s.tool.as_str()).collect();
+        let mut out = anstream::stdout();
+        writeln!(
+            out,
+            "accepted {} for this request; `waypoint plan` serves it as learned until a run of it fails",
+            tools.join(" → ")
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

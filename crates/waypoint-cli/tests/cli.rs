@@ -98,6 +98,7 @@ fn context_comes_inline_or_from_a_file() {
 fn route_and_understand_answer_in_json() {
     let r = waypoint(&["route", "order me a pizza", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let v = &v["clauses"];
     assert!(v[0]["recommendation"].is_null());
     assert!(
         v[0]["gap_warning"]
@@ -227,30 +228,57 @@ fn sqlite_store(dir: &tempfile::TempDir) -> String {
 }
 
 #[test]
-fn three_identical_successes_make_the_fourth_plan_learned() {
+fn plans_teach_nothing_and_an_accepted_plan_is_served_with_args_derived_anew() {
     let dir = tempfile::tempdir().unwrap();
     let store = sqlite_store(&dir);
     let request = "fetch https://blog.rust-lang.org/ and translate it into Spanish";
-    let planners: Vec<String> = (0..4)
-        .map(|_| {
-            let o = waypoint(&["plan", request, "--json", "--store", &store]);
-            assert!(o.status.success(), "{}", stderr(&o));
-            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-            assert_eq!(
-                v["steps"][1]["args"]["target_language"], "Spanish",
-                "args are derived anew"
-            );
-            v["planner"].as_str().unwrap().to_string()
-        })
-        .collect();
+    let plan = || {
+        let o = waypoint(&["plan", request, "--json", "--store", &store]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            v["steps"][1]["args"]["target_language"], "Spanish",
+            "args are derived anew"
+        );
+        v["planner"].as_str().unwrap().to_string()
+    };
+    let planners: Vec<String> = (0..4).map(|_| plan()).collect();
     assert_eq!(
-        planners,
-        ["deterministic", "deterministic", "deterministic", "learned"]
+        planners, ["deterministic"; 4],
+        "plans that never ran teach nothing"
     );
+    let o = waypoint(&["plans", "accept", request, "--json", "--store", &store]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(plan(), "learned");
     let o = waypoint(&["history", "--plans", "--json", "--store", &store]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v[0]["count"], 4);
-    assert_eq!(v[0]["stable"][0], "web_fetch");
+    assert_eq!(v["plans"][0]["outcomes"]["accepted"], 1, "{v}");
+    assert_eq!(v["plans"][0]["stable"][0], "web_fetch");
+}
+
+#[test]
+fn accepting_a_plan_with_a_gap_or_an_unknown_tool_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = sqlite_store(&dir);
+    let plan = dir.path().join("plan.json");
+    std::fs::write(
+        &plan,
+        r#"{"plan_id": "pl_x", "steps": [{"id": "s1", "order": 1, "kind": "tool", "tool": "no_such_tool", "group": 1}]}"#,
+    )
+    .unwrap();
+    let plan = plan.display().to_string();
+    let o = waypoint(&[
+        "plans", "accept", "do it", "--plan", &plan, "--store", &store,
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no_such_tool"), "{}", stderr(&o));
+    let o = waypoint(&["history", "--json", "--store", &store]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"rows": [], "next_cursor": null}),
+        "a refused acceptance leaves no row"
+    );
 }
 
 #[test]
@@ -273,8 +301,7 @@ fn forget_all_empties_one_callers_history_and_no_one_elses() {
     assert!(stderr(&o).contains("forgot 1 plan of caller `ana`"));
     let rows = |caller: &str| -> usize {
         let o = waypoint(&["history", "--json", "--store", &store, "--caller", caller]);
-        serde_json::from_slice::<serde_json::Value>(&o.stdout)
-            .unwrap()
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()["rows"]
             .as_array()
             .unwrap()
             .len()
@@ -352,29 +379,34 @@ fn concurrent_processes_lose_no_history_rows() {
     }
     let o = waypoint(&["history", "--json", "--store", &store, "--caller", "many"]);
     let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(rows.as_array().unwrap().len(), 8);
+    assert_eq!(rows["rows"].as_array().unwrap().len(), 8);
 }
 
 #[test]
-fn learn_after_sets_how_many_successes_make_a_plan_learned() {
+fn learn_after_sets_how_many_successful_runs_make_a_plan_learned() {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hi\n").unwrap();
     let store = sqlite_store(&dir);
+    let work = dir.path().display().to_string();
+    let request = "read the file notes.txt";
+    let globals = ["--store", &store, "--learn-after", "1"];
     let planner = || {
-        let o = waypoint(&[
-            "plan",
-            "review my changes",
-            "--json",
-            "--store",
-            &store,
-            "--learn-after",
-            "1",
-        ]);
+        let o = waypoint(&[&globals[..], &["plan", request, "--json"]].concat());
         serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()["planner"]
             .as_str()
             .unwrap()
             .to_string()
     };
     assert_eq!(planner(), "deterministic");
+    assert_eq!(planner(), "deterministic", "a plan is not a run");
+    let o = waypoint(
+        &[
+            &globals[..],
+            &["run", request, "--workdir", &work, "--json"],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(planner(), "learned");
 }
 
@@ -398,4 +430,25 @@ fn endless_inputs_dev_zero_are_refused_at_the_limit() {
         assert!(!o.status.success(), "{what}: {err}");
         assert!(err.contains(path) && err.contains(&limit), "{what}: {err}");
     }
+}
+
+/// Issue 20, finding 5: a document whose step its own safety level always refuses
+/// passed as "catalog ok". `plans check` now fails on it, naming the file and line;
+/// `catalog check` still loads it (the run refuses the step) unless `--strict`.
+#[test]
+fn issue_20_finding_5_plans_check_fails_on_a_step_the_safety_level_refuses() {
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/catalog");
+    let o = waypoint(&["--catalog", examples, "plans", "check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("cleanup.yaml:8"), "{err}");
+    assert!(err.contains("no_destructive_actions"), "{err}");
+    assert!(err.contains("waypoint plans check"), "{err}");
+    let o = waypoint(&["--catalog", examples, "catalog", "check", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["diagnostics"][0]["severity"], "warning", "{v}");
+    let o = waypoint(&["--catalog", examples, "catalog", "check", "--strict"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }

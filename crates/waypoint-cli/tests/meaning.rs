@@ -79,7 +79,9 @@ fn with_a_model_a_request_finds_its_tool_by_meaning() {
             String::from_utf8_lossy(&out.stderr)
         );
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v[0]["recommendation"]["id"].as_str().map(str::to_string)
+        v["clauses"][0]["recommendation"]["id"]
+            .as_str()
+            .map(str::to_string)
     };
     // "folder" is a synonym of "directory" in the vocabulary, so the words find it too;
     // meaning must not lose what the words find.

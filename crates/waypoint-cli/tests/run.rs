@@ -245,6 +245,7 @@ fn runs_lists_and_shows_what_ran_and_exit_codes_say_how_it_ended() {
 
     let listed = run(&["runs", "--json"]);
     let rows: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    let rows = &rows["runs"];
     assert_eq!(rows.as_array().unwrap().len(), 2);
     assert_eq!(rows[0]["run_id"], stopped_id, "newest first");
     assert_eq!(rows[0]["status"], "ok", "the resumed run is done");
@@ -263,9 +264,10 @@ fn runs_lists_and_shows_what_ran_and_exit_codes_say_how_it_ended() {
     );
 
     let other_caller = run(&["--caller", "someone-else", "runs", "--json"]);
+    let other: Value = serde_json::from_str(&stdout(&other_caller)).unwrap();
     assert_eq!(
-        stdout(&other_caller).trim(),
-        "[]",
+        other,
+        json!({"runs": [], "next_cursor": null}),
         "runs belong to their caller"
     );
 
@@ -307,17 +309,22 @@ fn a_request_is_planned_and_run_on_the_built_in_catalog() {
     );
 }
 
-#[test]
-fn ask_user_prompts_on_a_terminal_and_stops_with_a_question_off_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let plan = dir.path().join("ask.json");
+/// A one-step plan that asks "Which branch?"; answers its path.
+fn ask_plan(dir: &std::path::Path) -> String {
+    let plan = dir.join("ask.json");
     std::fs::write(
         &plan,
         r#"{"plan_id": "pl_ask", "steps": [{"id": "s1", "order": 1, "kind": "ask_user", "tool": "clarify",
             "group": 1, "args": {"question": "Which branch?"}}]}"#,
     )
     .unwrap();
-    let plan = plan.display().to_string();
+    plan.display().to_string()
+}
+
+#[test]
+fn ask_user_prompts_on_a_terminal_and_stops_with_a_question_off_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = ask_plan(dir.path());
     let store = format!("sqlite:{}", dir.path().join("wp.db").display());
 
     // Off a terminal: the run waits for an answer and says how to give it.
@@ -461,6 +468,12 @@ fn the_example_catalog_checks_and_its_plans_run() {
         r["steps"].as_array().unwrap().last().unwrap()["output"]["stdout"],
         "*** ADA ***"
     );
+    // Issue 20, finding 6: a document's run has a plan id like every other.
+    let id = r["plan_id"].as_str().unwrap();
+    assert!(
+        id.len() == 19 && id.starts_with("pl_") && id[3..].bytes().all(|b| b.is_ascii_hexdigit()),
+        "{id}"
+    );
     let held: Vec<Value> = r["verification"]["criteria"]
         .as_array()
         .unwrap()
@@ -582,10 +595,238 @@ fn finding_8_runs_show_of_a_killed_run_shows_its_journal_so_far() {
     show.extend(["runs", "show", &run_id, "--json"]);
     let o = waypoint(&show);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(r["status"], "running", "{r}");
+    let summary: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(summary["status"], "running", "{summary}");
+    let r = &summary["report"];
     let steps = r["steps"].as_array().unwrap();
     assert!(!steps.is_empty(), "{r}");
     assert_eq!(steps[0]["status"], "ok", "{r}");
     assert_eq!(r["totals"]["tool_calls"], json!(steps.len()));
+}
+
+#[test]
+fn finding_7_a_tools_children_die_with_a_runner_killed_by_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("late.yaml");
+    std::fs::write(
+        &catalog,
+        "tools:\n  - name: late\n    description: Writes late.\n    effects: write\n    run: {command: [sh, -c, '(sleep 2; echo late > f) & wait']}\n",
+    )
+    .unwrap();
+    let plan = dir.path().join("plan.json");
+    std::fs::write(
+        &plan,
+        json!({"plan_id": "pl_late", "steps": [
+            {"id": "s1", "order": 1, "kind": "tool", "tool": "late", "group": 1, "args": {}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let (catalog, plan) = (catalog.display().to_string(), plan.display().to_string());
+    let work = dir.path().display().to_string();
+    let (mut child, mut out) =
+        start_chain(&["--catalog", &catalog, "--store", &store], &plan, &work);
+    let mut line = String::new();
+    while out.read_line(&mut line).unwrap() > 0 && !line.contains("step_started") {
+        line.clear();
+    }
+    assert!(line.contains("step_started"), "the step never started");
+    // Past the spawn: the tool's background child is sleeping.
+    std::thread::sleep(Duration::from_millis(500));
+    // The runner alone, as the OOM killer would: no destructor of it runs.
+    child.kill().unwrap();
+    let _ = child.wait();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !dir.path().join("f").exists(),
+        "a child of the tool wrote after its runner was killed"
+    );
+}
+
+#[test]
+fn finding_10_a_plan_is_learned_from_successful_runs_never_from_planning_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let work = dir.path().display().to_string();
+    let request = "read the file notes.txt";
+    let base = ["--store", &store, "--caller", "me"];
+    let planner = || {
+        let o = waypoint(&[&base[..], &["plan", request, "--json"]].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()["planner"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let run = || {
+        let o = waypoint(&[&base[..], &["run", request, "--workdir", &work, "--json"]].concat());
+        serde_json::from_str::<Value>(&stdout(&o)).unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    for _ in 0..4 {
+        assert_eq!(planner(), "deterministic", "planning alone taught");
+    }
+    for _ in 0..3 {
+        assert_eq!(run(), "ok");
+    }
+    assert_eq!(planner(), "learned", "three successful runs teach");
+    // A failed run of the learned plan takes it back.
+    std::fs::remove_file(dir.path().join("notes.txt")).unwrap();
+    assert_ne!(run(), "ok", "the file is gone");
+    assert_eq!(
+        planner(),
+        "deterministic",
+        "a failed run demotes the learned plan"
+    );
+    let o = waypoint(&[&base[..], &["history", "--outcome", "ok", "--json"]].concat());
+    let rows: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        rows["rows"].as_array().unwrap().len(),
+        3,
+        "one `ok` row per successful run"
+    );
+}
+
+/// A catalog whose one tool writes a marker file named by its arg.
+fn marker_catalog(dir: &std::path::Path, program: &str) -> String {
+    let path = dir.join("catalog.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "tools:\n  - name: mark\n    description: Mark a file.\n    effects: write\n    input_schema: {{type: object, properties: {{file: {{type: string}}}}, required: [file]}}\n    run: {{command: [{program}, \"{{file}}\"]}}\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn issue_20_finding_1_resume_from_anywhere_runs_on_the_runs_own_catalog_and_workdir() {
+    let dir = tempfile::tempdir().unwrap();
+    let (work, elsewhere) = (dir.path().join("work"), dir.path().join("elsewhere"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let catalog = marker_catalog(dir.path(), "touch");
+    let plan = dir.path().join("plan.json");
+    std::fs::write(
+        &plan,
+        json!({"plan_id": "pl_mark", "steps": [{"id": "s1", "order": 1, "kind": "tool",
+            "tool": "mark", "group": 1, "args": {"file": "done.txt"}}]})
+        .to_string(),
+    )
+    .unwrap();
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let start = || {
+        let o = command(&[
+            "--store",
+            &store,
+            "--catalog",
+            &catalog,
+            "run",
+            "--plan",
+            &plan.display().to_string(),
+            "--workdir",
+            &work.display().to_string(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+        let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(r["status"], "needs_approval", "{r}");
+        r["run_id"].as_str().unwrap().to_string()
+    };
+    let resume = |run_id: &str| {
+        // Another directory, no --catalog, no --workdir: the run knows its own.
+        command(&[
+            "--store",
+            &store,
+            "resume",
+            run_id,
+            "--approve",
+            "s1",
+            "--json",
+        ])
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap()
+    };
+    let first = start();
+    let o = resume(&first);
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap_or_default();
+    assert_eq!(r["status"], "ok", "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        work.join("done.txt").exists(),
+        "the tool ran in the run's workdir"
+    );
+    assert!(!elsewhere.join("done.txt").exists());
+
+    // The catalog file changes what `mark` runs: a stopped run does not go on with it.
+    let second = start();
+    marker_catalog(dir.path(), "rm");
+    let o = resume(&second);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("`mark` changed"), "{e}");
+    assert!(e.contains("catalog.yaml"), "{e}");
+    let o = waypoint(&["--store", &store, "runs", "--json"]);
+    let runs: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let row = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run_id"] == second.as_str())
+        .unwrap();
+    assert_eq!(
+        row["status"], "needs_approval",
+        "the refused resume left it waiting"
+    );
+}
+
+#[test]
+fn issue_20_finding_2_an_answer_under_a_key_the_run_does_not_ask_is_an_error_and_the_run_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = ask_plan(dir.path());
+    let store = format!("sqlite:{}", dir.path().join("wp.db").display());
+    let o = waypoint(&["--store", &store, "run", "--plan", &plan, "--json"]);
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["questions"][0]["key"], "s1");
+    let id = r["run_id"].as_str().unwrap();
+    for wrong in [
+        &["--answer", "path=main"][..],
+        &["--answer", "s9.zz=1"][..],
+        &["--retry", "s7"][..],
+        &["--done", "s1"][..],
+    ] {
+        let o = waypoint(&[&["--store", &store, "resume", id][..], wrong].concat());
+        assert!(!o.status.success(), "{wrong:?} was taken");
+        let e = stderr(&o);
+        assert!(e.contains("does not ask"), "{wrong:?}: {e}");
+        assert!(e.contains("s1 (answer: Which branch?)"), "{wrong:?}: {e}");
+    }
+    let o = waypoint(&["--store", &store, "runs", "--json"]);
+    let runs: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        runs["runs"][0]["status"], "needs_input",
+        "the run waits as it was"
+    );
+    let o = waypoint(&[
+        "--store", &store, "resume", id, "--answer", "s1=main", "--json",
+    ]);
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["status"], "ok", "{r}");
+    // An ended run cannot be cancelled; a stopped one can, for good.
+    let o = waypoint(&["--store", &store, "runs", "cancel", id]);
+    assert!(!o.status.success(), "an ended run was cancelled");
+    assert!(stderr(&o).contains("is ok"), "{}", stderr(&o));
+    let o = waypoint(&["--store", &store, "run", "--plan", &plan, "--json"]);
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let second = r["run_id"].as_str().unwrap();
+    let o = waypoint(&["--store", &store, "runs", "cancel", second, "--json"]);
+    let r: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["status"], "cancelled", "{r}");
+    let o = waypoint(&["--store", &store, "resume", second, "--answer", "s1=main"]);
+    assert!(!o.status.success(), "a cancelled run went on");
 }

@@ -67,9 +67,11 @@ fn the_official_inspector_lists_the_tools_and_plans_over_stdio() {
         names,
         [
             "approve_run",
+            "cancel_run",
             "forget",
             "history",
             "plan",
+            "resume_run",
             "route",
             "run",
             "understand"

@@ -124,7 +124,7 @@ fn config(dir: &Path, extra: &str) -> String {
 
 /// A config whose `[run]` section holds `run` besides the `[serve]` keys in `serve`.
 fn config_with_run(dir: &Path, serve: &str, run: &str) -> String {
-    let path = dir.join("waypoint.toml");
+    let path = dir.join("serve.toml");
     std::fs::write(
         &path,
         format!(
@@ -185,9 +185,11 @@ fn the_official_inspector_lists_the_tools_and_plans_over_http() {
         names,
         [
             "approve_run",
+            "cancel_run",
             "forget",
             "history",
             "plan",
+            "resume_run",
             "route",
             "run",
             "understand"
@@ -367,6 +369,19 @@ async fn a_callers_runs_are_invisible_to_other_callers() {
     assert_eq!(listed["runs"].as_array().unwrap().len(), 0);
     let (_, listed) = call("GET", &format!("{b}/v1/runs"), Some(ALICE), None).await;
     assert_eq!(listed["runs"][0]["run_id"], id.as_str());
+    // Issue 20, finding 6: a query parameter the API does not take is an error.
+    for query in ["offset=10", "limt=5"] {
+        let (s, r) = call("GET", &format!("{b}/v1/runs?{query}"), Some(ALICE), None).await;
+        assert_eq!(s, 400, "{query}: {r}");
+    }
+    let (s, _) = call(
+        "GET",
+        &format!("{b}/v1/history?offset=10"),
+        Some(ALICE),
+        None,
+    )
+    .await;
+    assert_eq!(s, 400);
 }
 
 /// Issue finding 1, through the server: a run that writes stops `needs_approval`
@@ -456,10 +471,31 @@ async fn the_server_plans_like_the_cli_and_learns_per_caller() {
         assert_eq!(s, 200, "{p}");
         p
     };
-    assert_eq!(plan(ALICE).await["planner"], "deterministic");
-    assert_eq!(plan(ALICE).await["planner"], "deterministic");
-    // Two successes with the same tools (--learn-after 2): Alice's next plan is learned…
-    let learned = plan(ALICE).await;
+    for _ in 0..3 {
+        assert_eq!(
+            plan(ALICE).await["planner"],
+            "deterministic",
+            "plans teach nothing"
+        );
+    }
+    // Alice accepts the plan (from the CLI, on the same store): her next plan is
+    // learned once the server re-reads the store (within a second)…
+    let accepted = common::waypoint(&[
+        "--store",
+        &store,
+        "--caller",
+        "alice",
+        "plans",
+        "accept",
+        "find CommandRouter and then run the tests",
+    ]);
+    assert!(accepted.status.success(), "{}", common::stderr(&accepted));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut learned = plan(ALICE).await;
+    while learned["planner"] != "learned" && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        learned = plan(ALICE).await;
+    }
     assert_eq!(learned["planner"], "learned", "{learned}");
     assert_eq!(learned["steps"][0]["tool"], "find_symbol");
     // …and Bob's is not: learning is per caller.
@@ -473,6 +509,104 @@ async fn the_server_plans_like_the_cli_and_learns_per_caller() {
     )
     .await;
     assert!(mine["plans"][0]["stable"].is_array(), "{mine}");
+}
+
+/// Submits Alice's `plan` as a run and answers the 202's `Location` and the run's id.
+async fn submit_plan(base: &str, plan: Value) -> (String, String) {
+    let res = client()
+        .post(format!("{base}/v1/runs"))
+        .header("authorization", format!("Bearer {ALICE}"))
+        .header("content-type", "application/json")
+        .body(json!({ "plan": plan }).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 202);
+    let location = res.headers()["location"].to_str().unwrap().to_string();
+    let body: Value = res.json().await.unwrap();
+    (location, body["run_id"].as_str().unwrap().to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_20_finding_3_the_api_answers_resumes_and_cancels_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), "allow_run = true\nworkers = 1");
+    let store = format!("sqlite:{}", dir.path().join("h.db").display());
+    let server = Server::http(dir.path(), &[("--store", &store), ("--config", &cfg)], &[]);
+    let b = server.base.clone();
+    let ask = json!({"plan_id": "pl_ask", "steps": [{"id": "s1", "order": 1, "kind": "ask_user",
+        "tool": "clarify", "group": 1, "args": {"question": "Which branch?"}}]});
+    let waits = async |location: &str| {
+        wait_for(Duration::from_secs(30), async || {
+            let (_, r) = call("GET", &format!("{b}{location}"), Some(ALICE), None).await;
+            (r["status"] == "needs_input").then_some(r)
+        })
+        .await
+        .unwrap_or_else(|| panic!("the run did not stop for input:\n{}", server.log()))
+    };
+    let (location, id) = submit_plan(&b, ask.clone()).await;
+    assert_eq!(location, format!("/v1/runs/{id}"));
+    let held = waits(&location).await;
+    assert_eq!(held["report"]["questions"][0]["key"], "s1", "{held}");
+    let resume = format!("{b}/v1/runs/{id}/resume");
+    // A key the run does not ask: 400, and the run waits as it was.
+    let (s, r) = call(
+        "POST",
+        &resume,
+        Some(ALICE),
+        Some(json!({"answers": {"path": "main"}})),
+    )
+    .await;
+    assert_eq!(s, 400, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not ask `path`"),
+        "{r}"
+    );
+    let (s, r) = call(
+        "POST",
+        &resume,
+        Some(BOB),
+        Some(json!({"answers": {"s1": "main"}})),
+    )
+    .await;
+    assert_eq!(s, 404, "another caller resumed it: {r}");
+    let (s, r) = call(
+        "POST",
+        &resume,
+        Some(ALICE),
+        Some(json!({"answers": {"s1": "main"}})),
+    )
+    .await;
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(r["steps"][0]["output"]["answer"], "main", "{r}");
+
+    // Cancel: a stopped run is cancelled for good; an ended one is a conflict.
+    let (location, second) = submit_plan(&b, ask).await;
+    waits(&location).await;
+    let cancel = format!("{b}/v1/runs/{second}/cancel");
+    let (s, r) = call("POST", &cancel, Some(ALICE), Some(json!({}))).await;
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["status"], "cancelled", "{r}");
+    let (s, r) = call(
+        "POST",
+        &format!("{b}/v1/runs/{second}/resume"),
+        Some(ALICE),
+        Some(json!({"answers": {"s1": "main"}})),
+    )
+    .await;
+    assert_eq!(s, 400, "a cancelled run went on: {r}");
+    let (s, r) = call(
+        "POST",
+        &format!("{b}/v1/runs/{id}/cancel"),
+        Some(ALICE),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(s, 409, "{r}");
 }
 
 /// The parts of a plan that must not depend on the face it came through.
@@ -545,27 +679,66 @@ async fn the_cli_mcp_and_http_faces_plan_record_and_learn_alike() {
         assert_eq!(plan_shape(p), plan_shape(&first[0]), "{p}");
         assert_eq!(p["planner"], "deterministic");
     }
-    // Three plans with the same tools (--learn-after 3): the next one is learned, by
-    // whichever face asks.
-    let learned = [by_http().await, by_cli(), by_mcp()];
+    // Finding 10: three plans with the same tools (--learn-after 3) never ran, so they
+    // teach nothing, whichever face made them.
+    let again = [by_http().await, by_cli(), by_mcp()];
+    for p in &again {
+        assert_eq!(p["planner"], "deterministic", "planning alone taught: {p}");
+    }
+    // A person accepts the plan: the next one is learned, by whichever face asks (the
+    // server re-reads what another process wrote within a second).
+    let o = common::waypoint(&[&globals[..], &["plans", "accept", request]].concat());
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        common::stdout(&o).contains("accepted find_symbol"),
+        "{}",
+        common::stdout(&o)
+    );
+    let mut learned = vec![by_cli(), by_mcp()];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let p = by_http().await;
+        if p["planner"] == "learned" || Instant::now() > deadline {
+            learned.push(p);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     for p in &learned {
         assert_eq!(p["planner"], "learned", "{p}");
         assert_eq!(p["steps"][0]["tool"], "find_symbol");
     }
     let o = common::waypoint(&[&globals[..], &["history", "--json"]].concat());
     let rows: Value = serde_json::from_str(&common::stdout(&o)).unwrap();
-    let rows = rows.as_array().unwrap();
-    assert_eq!(rows.len(), 6, "one row per plan, whichever face: {rows:?}");
+    let rows = rows["rows"].as_array().unwrap();
+    let outcomes: Vec<&str> = rows
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes.iter().filter(|o| **o == "accepted").count(),
+        1,
+        "one acceptance, the rest plans: {outcomes:?}"
+    );
+    assert!(
+        outcomes.iter().all(|o| *o == "accepted" || *o == "planned"),
+        "no run happened, so no row says one did: {outcomes:?}"
+    );
+    same_request_and_tools(rows, &first[0]);
+}
+
+/// Every history row is of one request and caller, with the tools `plan` has.
+fn same_request_and_tools(rows: &[Value], plan: &Value) {
+    let planned: Vec<&Value> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["tool"])
+        .collect();
     for r in rows {
         assert_eq!(r["intent_sha"], rows[0]["intent_sha"]);
         assert_eq!(r["caller"], "local");
         let tools: Vec<&Value> = r["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| &s["tool"])
-            .collect();
-        let planned: Vec<&Value> = first[0]["steps"]
             .as_array()
             .unwrap()
             .iter()
@@ -633,8 +806,7 @@ async fn a_kill_under_load_loses_no_row_the_server_reported_flushed() {
     }
     let o = common::waypoint(&["--store", &store, "history", "--json", "--limit", "1000000"]);
     assert!(o.status.success(), "{}", common::stderr(&o));
-    let rows = serde_json::from_str::<Value>(&common::stdout(&o))
-        .unwrap()
+    let rows = serde_json::from_str::<Value>(&common::stdout(&o)).unwrap()["rows"]
         .as_array()
         .unwrap()
         .len() as u64;
@@ -1129,4 +1301,168 @@ async fn two_instances_on_postgres_execute_each_of_1000_runs_exactly_once() {
     eprintln!("1000 runs: instance a claimed {ca}, instance b {cb}");
     drop((a, b));
     drop(db);
+}
+
+/// The shape of a JSON value: object keys with their shapes, the shapes an array's
+/// items take, the type of a scalar. `null` matches anything optional, so it is kept
+/// apart only where it is all there is.
+fn shape(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), shape(v)))
+                .collect(),
+        ),
+        Value::Array(items) => {
+            let mut kinds: Vec<Value> = items.iter().map(shape).collect();
+            kinds.sort_by_key(ToString::to_string);
+            kinds.dedup();
+            // Items of one kind may differ in which optional fields they carry.
+            Value::Array(kinds.into_iter().take(1).collect())
+        }
+        Value::String(_) => json!("string"),
+        Value::Number(n) if n.is_f64() => json!("number"),
+        Value::Number(_) => json!("integer"),
+        Value::Bool(_) => json!("boolean"),
+        Value::Null => json!("null"),
+    }
+}
+
+/// Issue 20, "one contract": every operation answers the same JSON from the CLI's
+/// `--json` and from the API, and both answers hold to the operation's generated schema
+/// (docs/operations.schema.json).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operation_answers_the_cli_and_the_api_with_one_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "hello").unwrap();
+    let cfg = config(dir.path(), "allow_run = true\nworkers = 1");
+    let store = format!("sqlite:{}", dir.path().join("h.db").display());
+    let server = Server::http(dir.path(), &[("--store", &store), ("--config", &cfg)], &[]);
+    let b = server.base.clone();
+    let cli = |args: &[&str]| -> Value {
+        let mut all = vec!["--store", store.as_str(), "--caller", "alice"];
+        all.extend(args);
+        let o = common::waypoint(&all);
+        assert!(o.status.success(), "{args:?}: {}", common::stderr(&o));
+        serde_json::from_str(&common::stdout(&o))
+            .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}): {}", common::stdout(&o)))
+    };
+    let api = async |method: &str, path: &str, body: Option<Value>| -> Value {
+        let (s, v) = call(method, &format!("{b}{path}"), Some(ALICE), body).await;
+        assert_eq!(s, 200, "{method} {path}: {v}");
+        v
+    };
+    let (ok_run, _) = submit_until(&server, "read the file notes.txt", "ok").await;
+    let held = held_runs(&server, 6).await;
+    let request = json!({"request": "read the file notes.txt"});
+    let answers: Vec<(&str, Value, Value)> = vec![
+        (
+            "plan",
+            cli(&["plan", "read the file notes.txt", "--json"]),
+            api("POST", "/v1/plan", Some(request.clone())).await,
+        ),
+        (
+            "route",
+            cli(&["route", "read the file notes.txt", "--json"]),
+            api("POST", "/v1/route", Some(request.clone())).await,
+        ),
+        (
+            "understand",
+            cli(&["understand", "read the file notes.txt", "--json"]),
+            api("POST", "/v1/understand", Some(request)).await,
+        ),
+        (
+            "history",
+            cli(&["history", "--limit", "2", "--json"]),
+            api("GET", "/v1/history?limit=2", None).await,
+        ),
+        (
+            "history",
+            cli(&["history", "--plans", "--json"]),
+            api("GET", "/v1/history?plans=true", None).await,
+        ),
+        (
+            "forget",
+            cli(&["forget", "--intent", "0000000000000000", "--json"]),
+            api("DELETE", "/v1/history?intent=0000000000000000", None).await,
+        ),
+        (
+            "listRuns",
+            cli(&["runs", "--limit", "2", "--json"]),
+            api("GET", "/v1/runs?limit=2", None).await,
+        ),
+        (
+            "getRun",
+            cli(&["runs", "show", &ok_run, "--json"]),
+            api("GET", &format!("/v1/runs/{ok_run}"), None).await,
+        ),
+        (
+            "approveRun",
+            cli(&["resume", &held[0], "--approve", "s1", "--json"]),
+            api(
+                "POST",
+                &format!("/v1/runs/{}/approve", held[1]),
+                Some(json!({"steps": ["s1"]})),
+            )
+            .await,
+        ),
+        (
+            "resumeRun",
+            cli(&["resume", &held[2], "--approve", "s1", "--json"]),
+            api(
+                "POST",
+                &format!("/v1/runs/{}/resume", held[3]),
+                Some(json!({"approve": ["s1"]})),
+            )
+            .await,
+        ),
+        (
+            "cancelRun",
+            cli(&["runs", "cancel", &held[4], "--json"]),
+            api(
+                "POST",
+                &format!("/v1/runs/{}/cancel", held[5]),
+                Some(json!({})),
+            )
+            .await,
+        ),
+    ];
+    hold_to_one_schema(&answers);
+}
+
+/// Each `(operation, CLI answer, API answer)` holds to the operation's schema, and the
+/// two answers have one shape.
+fn hold_to_one_schema(answers: &[(&str, Value, Value)]) {
+    let doc = waypoint_app::contract::document();
+    for (op, from_cli, from_api) in answers {
+        let mut schema = doc["operations"][*op]["output"].clone();
+        schema["$defs"] = doc["$defs"].clone();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        for (face, answer) in [("CLI", from_cli), ("API", from_api)] {
+            let errors: Vec<String> = validator
+                .iter_errors(answer)
+                .map(|e| format!("{}: {e}", e.instance_path()))
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "{op} from the {face}: {errors:?}\n{answer:#}"
+            );
+        }
+        assert_eq!(
+            shape(from_cli),
+            shape(from_api),
+            "{op}: the CLI and the API answer differently\nCLI: {from_cli:#}\nAPI: {from_api:#}"
+        );
+    }
+}
+
+/// `n` runs of the server that wait for their caller's approval.
+async fn held_runs(server: &Server, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let request = "remember that the launch is on Friday";
+        ids.push(submit_until(server, request, "needs_approval").await.0);
+    }
+    ids
 }

@@ -107,12 +107,27 @@ async fn a_runs_trace_arrives_at_an_otlp_receiver_with_its_spans_linked() {
     assert!(run.parent_span_id.is_empty(), "run is the root");
     assert_eq!(plan.parent_span_id, run.span_id, "plan under run");
     assert_eq!(tool.parent_span_id, run.span_id, "each call under run");
-    for stage in ["understand", "route", "validate", "record"] {
+    for stage in ["understand", "route", "validate"] {
         assert_eq!(
             by_name[stage].parent_span_id, plan.span_id,
             "{stage} under plan"
         );
     }
+    // Two history rows: the plan's under `plan`, the run's outcome under `run`.
+    let records: Vec<&[u8]> = spans
+        .iter()
+        .filter(|s| s.name == "record")
+        .map(|s| s.parent_span_id.as_slice())
+        .collect();
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert!(
+        records.contains(&plan.span_id.as_slice()),
+        "a record under plan"
+    );
+    assert!(
+        records.contains(&run.span_id.as_slice()),
+        "a record under run"
+    );
     assert!(
         spans.iter().all(|s| s.trace_id == run.trace_id),
         "one trace"
