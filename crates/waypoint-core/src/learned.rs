@@ -164,6 +164,16 @@ impl Learned {
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
     }
 
+    /// Whether the model gives this entry next to no chance for the text (by id).
+    pub(crate) fn disowns(&self, text: &str, id: &str) -> bool {
+        let classes = self.model.classes();
+        classes.iter().position(|c| c == id).is_some_and(|k| {
+            self.probabilities(text)
+                .get(k)
+                .is_some_and(|p| *p < MIN_CANDIDATE)
+        })
+    }
+
     /// Whether the whole text speaks for each of these entries (by id: the model's classes
     /// are entry ids).
     pub(crate) fn supports_all(&self, text: &str, ids: &[&str]) -> bool {

@@ -182,8 +182,9 @@ impl Planner<'_> {
     fn absorbed(&self, routed: &[Routed<'_>]) -> Vec<Option<f64>> {
         let top = |r: &Routed<'_>| r.ranking.first().map_or(0.0, |c| c.score);
         let mut out: Vec<Option<f64>> = vec![None; routed.len()];
+        self.absorbed_by_the_whole(routed, &mut out);
         for i in 0..routed.len() {
-            if top(&routed[i]) >= self.threshold {
+            if out[i].is_some() || top(&routed[i]) >= self.threshold {
                 continue;
             }
             let neighbours = [i.checked_sub(1), Some(i + 1)];
@@ -222,6 +223,63 @@ impl Planner<'_> {
             }
         }
         out
+    }
+
+    /// Where the trained router leads the score (a catalog taught by requests), it also
+    /// reads the request whole. When that reading is confidently one entry and a clause
+    /// beside one asking for it adds nothing of its own, the clause is part of that
+    /// request, not a second one: it asks for the same entry again without a value of its
+    /// own ("can I travel to France or is it dangerous"), or, without being sure of it on
+    /// its own, for an entry the whole request gives next to no chance ("from now on, my
+    /// name is Tom"), or it is a
+    /// fragment without a verb that routes nowhere ("when am I paid, or how often").
+    fn absorbed_by_the_whole(&self, routed: &[Routed<'_>], out: &mut [Option<f64>]) {
+        if routed.len() < 2 {
+            return;
+        }
+        let whole = routed
+            .iter()
+            .map(|r| r.clause.segment.clause.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let Some((asked, _)) = self.index.confident(&whole) else {
+            return;
+        };
+        let asks = |r: &Routed<'_>| {
+            r.ranking
+                .first()
+                .filter(|c| c.score >= self.threshold && c.id == asked)
+                .map(|c| c.score)
+        };
+        for i in 0..routed.len() {
+            let mine = &routed[i];
+            let own_values = !mine.clause.values.is_empty();
+            let adds_nothing = match mine.ranking.first() {
+                Some(c) if c.score >= self.threshold => {
+                    c.id == asked
+                        || (self.index.disowns(&whole, &c.id)
+                            && self
+                                .index
+                                .confident(&mine.clause.segment.clause.text)
+                                .is_none())
+                }
+                _ => mine.clause.head_verb.is_none(),
+            };
+            if own_values || mine.clause.segment.follows || !adds_nothing {
+                continue;
+            }
+            let neighbours = [i.checked_sub(1), Some(i + 1)];
+            let host = neighbours.into_iter().flatten().find_map(|j| {
+                let score = asks(routed.get(j)?).filter(|_| out[j].is_none())?;
+                Some((j, score))
+            });
+            let Some((j, score)) = host else { continue };
+            // Of two clauses that ask for the same entry, the one with values of its own
+            // keeps the step, else the first.
+            if asks(mine).is_none() || !routed[j].clause.values.is_empty() || j < i {
+                out[i] = Some(score);
+            }
+        }
     }
 
     /// Each action clause with its goal and ranking, in order.

@@ -231,6 +231,13 @@ impl RouteIndex {
             .is_some_and(|learned| learned.supports_all(text, ids))
     }
 
+    /// Whether the trained router gives this entry next to no chance for the text.
+    pub fn disowns(&self, text: &str, id: &str) -> bool {
+        self.learned
+            .as_ref()
+            .is_some_and(|learned| learned.disowns(text, id))
+    }
+
     /// The trained router's confident choice for a text, where it leads the score.
     pub fn confident(&self, text: &str) -> Option<(&str, f64)> {
         let (doc, p) = self.learned.as_ref()?.confident(text)?;

@@ -94,3 +94,40 @@ fn a_catalog_without_requests_is_routed_by_its_words_alone() {
     assert!(e.learned().is_none());
     assert_eq!(tools(&e, "play music"), ["play_music"]);
 }
+
+#[test]
+fn a_clause_that_only_asks_again_is_part_of_the_request_the_whole_asks() {
+    let e = engine(TOOLS);
+    // The whole request is confidently about the weather; the second clause asks for the
+    // same entry with no value of its own, so it is one step, not two.
+    let plan = e
+        .plan(
+            "will it rain in paris tomorrow, or is it going to snow",
+            None,
+        )
+        .unwrap();
+    assert_eq!(
+        plan.steps()
+            .iter()
+            .map(|s| s.tool.as_str())
+            .collect::<Vec<_>>(),
+        ["get_weather"],
+        "{plan:?}"
+    );
+    assert_eq!(
+        tools(&e, "is it going to snow in paris or how windy"),
+        ["get_weather"]
+    );
+    // Two clauses that ask for different entries the whole speaks for stay two steps.
+    assert_eq!(
+        tools(&e, "put on some jazz, or is it going to snow"),
+        ["get_weather", "play_music"]
+    );
+    assert_eq!(
+        tools(
+            &e,
+            "how windy is it in chicago and can you play something relaxing"
+        ),
+        ["get_weather", "play_music"]
+    );
+}
