@@ -128,7 +128,9 @@ impl AppError {
                 | waypoint_run::RunError::Limits(_)
                 | waypoint_run::RunError::NotResumable { .. },
             ) => ErrorKind::BadInput,
-            Self::RunsOff => ErrorKind::Forbidden,
+            // Off by the configuration is a refusal; a store that failed to open may
+            // come back.
+            Self::RunsOff | Self::NoStore { why: None } => ErrorKind::Forbidden,
             Self::CatalogChanged { .. } | Self::Conflict(_) => ErrorKind::Conflict,
             Self::NoSuchRun { .. }
             | Self::NoReport { .. }

@@ -376,7 +376,7 @@ pub fn document() -> Value {
     let errors = json!({
         "400": ok("The input is wrong; the message says how.", error.clone()),
         "401": ok("No bearer token, or an unknown one.", error.clone()),
-        "403": ok("A browser request from another site (Origin not allowed).", error.clone()),
+        "403": ok("A browser request from another site (Origin not allowed), or history and runs are off on this server (`--store none`).", error.clone()),
         "415": ok("A POST body not sent as application/json.", error.clone()),
         "503": ok("Busy, timed out, or the store is unavailable.", error.clone()),
     });

@@ -115,8 +115,11 @@ impl OpError {
 impl From<AppError> for OpError {
     fn from(e: AppError) -> Self {
         let message = match &e {
-            AppError::NoStore { .. } => {
-                "history is off on this server (started with the store `none`)".to_string()
+            AppError::NoStore { why: None } => {
+                "history and runs are off on this server (started with `--store none`); start it with a store (`--store sqlite:PATH` or a postgres:// URL) to keep them".to_string()
+            }
+            AppError::NoStore { why: Some(why) } => {
+                format!("the server's store is unavailable: {why}")
             }
             AppError::RunsOff => "running tools on this server is off; set `allow_run = true` under [serve] in its waypoint.toml to allow it".to_string(),
             AppError::NoSuchRun { run_id, .. } => format!("no run `{run_id}` of yours; GET /v1/runs lists them"),

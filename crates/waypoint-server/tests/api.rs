@@ -28,11 +28,16 @@ const BOB: &str = "bob-token-0123456789abcdef";
 
 /// A router over the built-in catalog and a SQLite store in `dir`, with two callers.
 async fn router(dir: &std::path::Path) -> Router {
+    let spec = format!("sqlite:{}", dir.join("history.db").display());
+    router_on(&spec).await
+}
+
+/// The same over the store `spec` (`none` for none).
+async fn router_on(spec: &str) -> Router {
     let loaded = waypoint_catalog::builtin().unwrap();
     let engine =
         waypoint_core::Engine::new(loaded.catalog, waypoint_core::Options::default()).unwrap();
-    let spec = format!("sqlite:{}", dir.join("history.db").display());
-    let store = waypoint_stores::Store::open(&spec, 30 * 24 * 3600)
+    let store = waypoint_stores::Store::open(spec, 30 * 24 * 3600)
         .await
         .unwrap()
         .map(Arc::new);
@@ -193,6 +198,21 @@ async fn every_refusal_has_the_one_error_shape() {
     let (s, got) = send(&r, "POST", "/v1/plan", Some(ALICE), Some(big.into_bytes())).await;
     assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE, "{got}");
     assert_eq!(got["error"]["code"], "too_large");
+}
+
+/// Issue 20, finding 6: a server started with the store `none` answered the run and
+/// history lists with 503, as if it would come back; history is off by its
+/// configuration, so the answer is a refusal that says so and how to turn it on.
+#[tokio::test]
+async fn lists_on_a_server_without_a_store_are_refused_not_unavailable() {
+    let router = router_on("none").await;
+    for uri in ["/v1/runs", "/v1/history"] {
+        let (status, body) = send(&router, "GET", uri, Some(ALICE), None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{uri}: {body}");
+        assert_eq!(body["error"]["code"], "forbidden", "{uri}: {body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("--store"), "{uri}: {message}");
+    }
 }
 
 #[tokio::test]
