@@ -82,6 +82,9 @@ pub struct Inputs<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Value(ExtractedKind),
+    /// A path of one file-type family (by its index in the lexicon's `file_types`):
+    /// "audio" takes `example.wav`, not `example.mp4` and not the clause's words.
+    File(usize),
     Language,
     Enum,
     Text,
@@ -115,6 +118,17 @@ impl Slot<'_> {
         self.kinds.iter().any(|k| *k != Kind::Text)
     }
 
+    /// Whether the slot takes this value of the clause.
+    fn takes(&self, piece: &Piece, lex: &Lexicon) -> bool {
+        self.kinds.iter().any(|k| match *k {
+            Kind::File(f) => {
+                piece.kind == Kind::Value(ExtractedKind::Paths)
+                    && lex.file_types.get(f).is_some_and(|t| t.holds(&piece.value))
+            }
+            k => k == piece.kind,
+        })
+    }
+
     /// Takes words of the clause: a plain string with no format, pattern or enum.
     fn free_text(&self) -> bool {
         let s = self.item_schema();
@@ -140,6 +154,8 @@ struct Piece {
 #[derive(Default)]
 struct Used {
     pieces: Vec<usize>,
+    /// Indices of the lent values taken.
+    lent: Vec<usize>,
     /// Byte spans of the request whose words belong to some argument (values, the
     /// preposition before them, cues and the words after them), and whether each one
     /// ends the clause's object: a bare value inside it ("checks my saved search
@@ -166,6 +182,10 @@ impl Used {
 struct Context<'c, 't> {
     slots: &'c [Slot<'t>],
     pieces: &'c [Piece],
+    /// Typed values of the clauses before this one that only present material ("I have
+    /// a video (example.mp4) and a voiceover (example.wav). Please synchronize…"): a
+    /// typed argument the clause itself does not fill takes them.
+    lent: &'c [Piece],
     inputs: &'c Inputs<'c>,
     lex: &'c Lexicon,
 }
@@ -212,9 +232,29 @@ fn slots<'t>(tool: &'t Tool, lex: &Lexicon) -> Vec<Slot<'t>> {
 pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
     let slots = slots(tool, lex);
     let pieces = pieces(inputs.clause, lex);
+    let lent: Vec<Piece> = inputs
+        .earlier
+        .iter()
+        .filter(|c| !c.is_action())
+        .flat_map(|c| self::pieces(c, lex))
+        // What a person presents: files, addresses, ids — not a count or a date that
+        // belongs to what they said about it.
+        .filter(|p| {
+            matches!(
+                p.kind,
+                Kind::Value(
+                    ExtractedKind::Paths
+                        | ExtractedKind::Urls
+                        | ExtractedKind::Emails
+                        | ExtractedKind::Ids
+                )
+            )
+        })
+        .collect();
     let cx = Context {
         slots: &slots,
         pieces: &pieces,
+        lent: &lent,
         inputs,
         lex,
     };
@@ -278,7 +318,7 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
         }
         let fitting: Vec<usize> = (0..pieces.len())
             .filter(|i| !used.pieces.contains(i))
-            .filter(|&i| slot.kinds.contains(&pieces[i].kind))
+            .filter(|&i| slot.takes(&pieces[i], cx.lex))
             .filter(|&i| {
                 fits(
                     &coerce(&pieces[i].value, slot.item_schema(), cx.lex),
@@ -287,6 +327,26 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
             })
             .collect();
         let Some(&first) = fitting.first() else {
+            // The slot takes one value lent by a presenting clause, if any fits.
+            let lent = (0..cx.lent.len())
+                .filter(|i| !used.lent.contains(i))
+                .find(|&i| {
+                    slot.takes(&cx.lent[i], cx.lex)
+                        && fits(
+                            &coerce(&cx.lent[i].value, slot.item_schema(), cx.lex),
+                            slot.item_schema(),
+                        )
+                });
+            if let Some(i) = lent {
+                used.lent.push(i);
+                let v = coerce(&cx.lent[i].value, slot.item_schema(), cx.lex);
+                let v = if slot.is_array() {
+                    Value::Array(vec![v])
+                } else {
+                    v
+                };
+                out.args.insert(slot.name.to_string(), v);
+            }
             continue;
         };
         let take: Vec<usize> = if slot.is_array() {
@@ -300,10 +360,9 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
             .collect();
         // Several values where one fits, and no other argument takes this kind: one step
         // per value ("translate it into French and German").
-        let kind = pieces[first].kind;
         let others_take = slots
             .iter()
-            .any(|s| s.name != slot.name && s.kinds.contains(&kind));
+            .any(|s| s.name != slot.name && s.takes(&pieces[first], cx.lex));
         if !slot.is_array() && fitting.len() > 1 && !others_take && out.fan_out.is_none() {
             let all: Vec<Value> = fitting
                 .iter()
@@ -374,6 +433,7 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         pieces,
         inputs,
         lex,
+        ..
     } = *cx;
     let State { used, out } = st;
     let toks = inputs.clause.tokens();
@@ -772,7 +832,16 @@ fn kinds_of(name: &str, schema: &Value, lex: &Lexicon) -> Vec<Kind> {
         return vec![k];
     }
     let mut kinds: Vec<Kind> = Vec::new();
-    for word in name_words(name) {
+    // Any word names a file type ("image_2", "source_audio"): such an argument is a path
+    // of that type.
+    if let Some(f) = all_words(name)
+        .iter()
+        .find_map(|w| lex.file_types.iter().position(|t| t.args.contains(w)))
+    {
+        kinds.push(Kind::File(f));
+    }
+    let by_file_type = !kinds.is_empty();
+    for word in name_words(name).into_iter().filter(|_| !by_file_type) {
         for (kind, names) in &lex.arg_names {
             if names.contains(&word) {
                 let k = match kind.as_str() {

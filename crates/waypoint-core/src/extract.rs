@@ -61,6 +61,17 @@ impl Extractor {
         let freqs = alt(&cal.frequencies);
         let relative = alt(&cal.relative_days);
         let tlds = alt(&lex.url_tlds);
+        let extensions: Vec<String> = lex
+            .file_types
+            .iter()
+            .flat_map(|f| f.extensions.iter().cloned())
+            .collect();
+        // No extensions: the alternative matches nothing rather than every "word.".
+        let extensions = if extensions.is_empty() {
+            r"[^\s\S]".to_string()
+        } else {
+            alt(&extensions)
+        };
         let time = r"(?:\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?|\d{1,2}\s?[ap]\.?m\.?|noon|midnight)";
         let at_time = format!(r"(?:\s+(?:at|@)\s+(?:{time}|\d{{1,2}}\b))?");
         let number_words: Vec<(String, u32)> = cal
@@ -78,9 +89,9 @@ impl Extractor {
                 r#"\b(?:www\.)?(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{tlds})\b(?:/[^\s<>"'`]*)?"#
             ))?,
             email: build(r"\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b")?,
-            path: build(
-                r"(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*[\w]|\b[\w-]+\.(?:rs|py|ts|tsx|js|jsx|md|toml|ya?ml|json|txt|pdf|csv|go|java|kt|c|h|cc|cpp|hpp|html|css|sh|lock|xml|sql|ipynb|docx?|xlsx?|pptx?|png|jpe?g|gif|svg|log|ini|cfg|env)\b",
-            )?,
+            path: build(&format!(
+                r"(?:~|\.{{1,2}})?/?(?:[\w.-]+/)+[\w.-]*[\w]|\b[\w-]+\.(?:{extensions})\b"
+            ))?,
             id: build(
                 r"(?-i:\b[A-Z][A-Z0-9]+-\d+\b)|#\d+\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[a-z]{2,6}_[A-Za-z0-9]{6,}\b|\b(?:[0-9]+[a-f]|[a-f]+[0-9])[0-9a-f]{5,38}\b",
             )?,

@@ -150,10 +150,29 @@ pub struct Lexicon {
     pub identifier_args: HashSet<String>,
     /// Value kind (`urls`, `text`…) → argument names that take it, in file order of kinds.
     pub arg_names: Vec<(String, Vec<String>)>,
+    /// File-type families: the extensions that make a bare name a path, and the argument
+    /// words that take only paths of the family.
+    pub file_types: Vec<FileType>,
     pub arg_cues: Vec<ArgCue>,
     pub value_prepositions: HashSet<String>,
     pub about_markers: HashSet<String>,
     pub trailing_joiners: Vec<String>,
+}
+
+/// A family of file types ("audio": .wav, .mp3…) and the argument words that take them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileType {
+    pub extensions: Vec<String>,
+    pub args: Vec<String>,
+}
+
+impl FileType {
+    /// Whether `path` ends in one of the family's extensions.
+    pub fn holds(&self, path: &str) -> bool {
+        path.rsplit_once('.')
+            .is_some_and(|(_, ext)| self.extensions.iter().any(|e| e.eq_ignore_ascii_case(ext)))
+    }
 }
 
 /// Words that introduce the value of the arguments named in `args`.
@@ -217,6 +236,7 @@ struct Raw {
     word_classes: WordClasses,
     identifier_args: Vec<String>,
     arg_names: BTreeMap<String, Vec<String>>,
+    file_types: BTreeMap<String, FileType>,
     arg_cues: Vec<RawArgCue>,
     value_prepositions: Vec<String>,
     about_markers: Vec<String>,
@@ -382,6 +402,7 @@ impl Lexicon {
             words: raw.word_classes,
             identifier_args: forms(&raw.identifier_args),
             arg_names: raw.arg_names.into_iter().collect(),
+            file_types: raw.file_types.into_values().collect(),
             value_prepositions: forms(&raw.value_prepositions),
             about_markers: forms(&raw.about_markers),
             trailing_joiners: raw

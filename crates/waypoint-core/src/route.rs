@@ -893,6 +893,13 @@ fn lead_verb(description: &str) -> &str {
 /// The extracted kind an argument name takes (`url` → URLs), text excluded.
 fn arg_kind(name: &str, lex: &Lexicon) -> Option<ExtractedKind> {
     let lower = name.to_ascii_lowercase();
+    // An argument named for a file type ("audio", "image_2") takes paths.
+    if lower
+        .split(['_', '-'])
+        .any(|w| lex.file_types.iter().any(|t| t.args.iter().any(|a| a == w)))
+    {
+        return Some(ExtractedKind::Paths);
+    }
     lex.arg_names
         .iter()
         .find(|(_, names)| names.contains(&lower))

@@ -260,3 +260,65 @@ proptest! {
         }
     }
 }
+
+const MEDIA: &str = r"
+tools:
+  - name: sync_voiceover
+    description: Synchronize a voiceover audio with the visuals of a video.
+    input_schema:
+      type: object
+      properties:
+        video: {type: string, description: the video}
+        audio: {type: string, description: the audio}
+      required: [video, audio]
+  - name: transfer_style
+    description: Apply the style of one image to the content of another image.
+    input_schema:
+      type: object
+      properties:
+        image: {type: string, description: the image}
+        image_2: {type: string, description: the style image}
+      required: [image, image_2]
+";
+
+fn media(request: &str) -> Vec<(String, Value)> {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let engine = ENGINE.get_or_init(|| {
+        let catalog = load(&[Source {
+            name: "media.yaml".into(),
+            text: MEDIA.into(),
+        }])
+        .unwrap()
+        .catalog;
+        Engine::new(catalog, Options::default()).unwrap()
+    });
+    steps(&engine.plan(request, None).unwrap())
+}
+
+#[test]
+fn an_argument_named_for_a_file_type_takes_files_of_that_type_only() {
+    // The files are given in a clause that only presents them; the step's clause names
+    // none, and the audio is not the video.
+    assert_eq!(
+        media(
+            "I have a video (example.mp4) and a voiceover (example.wav). \
+             Please synchronize the voiceover with the visuals of the video."
+        ),
+        [(
+            "sync_voiceover".into(),
+            json!({"video": "example.mp4", "audio": "example.wav"})
+        )]
+    );
+    assert_eq!(
+        media("apply the style of the image 'photo.jpg' to 'painting.png'"),
+        [(
+            "transfer_style".into(),
+            json!({"image": "photo.jpg", "image_2": "painting.png"})
+        )]
+    );
+    // No file given: a question, never the clause's words.
+    let s = media("synchronize the voiceover with the visuals of the video");
+    assert_eq!(s[0].0, "sync_voiceover");
+    assert!(symbolic(&s[0].1["video"]), "{}", s[0].1);
+    assert!(symbolic(&s[0].1["audio"]), "{}", s[0].1);
+}
