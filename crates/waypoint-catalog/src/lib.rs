@@ -58,6 +58,17 @@ pub struct Catalog {
     /// Each tool's compiled input schema, built on first use and shared by every clone,
     /// so planning and running compile a schema once per catalog, not once per call.
     validators: Arc<HashMap<String, OnceLock<Option<jsonschema::Validator>>>>,
+    taught: Taught,
+}
+
+/// Labelled requests training added ([`Catalog::teach`]), as opposed to the examples a
+/// catalog's authors wrote under each entry: only these can show how often people ask
+/// for several entries in one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Taught {
+    pub requests: usize,
+    /// Of those, the requests labelled with two or more entries.
+    pub asking_two: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +99,7 @@ impl Catalog {
         Self {
             contents,
             by_name,
+            taught: Taught::default(),
             validators: Arc::new(validators),
         }
     }
@@ -177,7 +189,40 @@ impl Catalog {
         for s in &mut contents.specialists {
             s.tools.retain(|t| !names.contains(t));
         }
-        Catalog::new(contents)
+        Catalog {
+            taught: self.taught,
+            ..Catalog::new(contents)
+        }
+    }
+
+    /// Adds a labelled request as an example of each entry it names (how `--train`
+    /// teaches the router) and counts it in [`Catalog::taught`] when at least one label
+    /// names an entry (a label given twice, as a sequence may, is added twice). Returns
+    /// the labels that name no tool or pipeline.
+    pub fn teach<'l>(&mut self, request: &str, labels: &[&'l str]) -> Vec<&'l str> {
+        let mut unknown = Vec::new();
+        let mut known: Vec<&str> = Vec::new();
+        for label in labels {
+            if self.add_examples(label, [request.to_owned()]) {
+                known.push(label);
+            } else {
+                unknown.push(*label);
+            }
+        }
+        known.sort_unstable();
+        known.dedup();
+        if !known.is_empty() {
+            self.taught.requests += 1;
+        }
+        if known.len() > 1 {
+            self.taught.asking_two += 1;
+        }
+        unknown
+    }
+
+    /// What training added so far.
+    pub fn taught(&self) -> Taught {
+        self.taught
     }
 
     /// Adds example requests to a tool or pipeline (how `--train` teaches the router).

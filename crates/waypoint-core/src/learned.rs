@@ -35,6 +35,10 @@ const MODEL_LEADS: f64 = 0.5;
 const WHOLE_SUPPORTS: f32 = 0.1;
 /// An entry's own words count less than a request phrased by a person.
 const OWN_WORDS: f32 = 0.5;
+/// The labelled requests a catalog was taught say people ask for one entry at a time
+/// when, with one request asking for two added to them as a prior, fewer than this share
+/// ask for two or more: the planner then reads a request as one request.
+const FEW_ASK_TWO: f64 = 0.02;
 
 /// Where the trained model comes from.
 #[derive(Debug, Clone, Default)]
@@ -70,6 +74,8 @@ pub struct Learned {
     pub(crate) source: Option<Source>,
     /// The sentence encoder whose vectors the model also learned from, when on.
     pub(crate) meaning: Option<Arc<Meaning>>,
+    /// The labelled requests almost never ask for two entries at once.
+    pub(crate) one_at_a_time: bool,
 }
 
 impl Learned {
@@ -110,12 +116,14 @@ impl Learned {
             .map(|c| doc_of(c).unwrap_or(u32::MAX))
             .collect();
         let per_entry = requests as f64 / set.classes().len() as f64;
+        let weight = per_entry / (per_entry + HALF_WEIGHT_REQUESTS);
         Some(Self {
             model,
             docs,
-            weight: per_entry / (per_entry + HALF_WEIGHT_REQUESTS),
+            weight,
             source,
             meaning: meaning.cloned(),
+            one_at_a_time: weight >= MODEL_LEADS && asks_one_at_a_time(catalog.taught()),
         })
     }
 
@@ -131,6 +139,12 @@ impl Learned {
     /// The model's share of the blended score.
     pub fn weight(&self) -> f64 {
         self.weight
+    }
+
+    /// Whether the model leads the score and the labelled requests it was taught ask for
+    /// one entry at a time.
+    pub fn one_at_a_time(&self) -> bool {
+        self.one_at_a_time
     }
 
     /// The model's calibrated probabilities for a text (with its sentence vector when the
@@ -261,6 +275,12 @@ pub fn training_set(catalog: &Catalog) -> (TrainingSet, usize) {
         set.add(text, labels, 1.0, true);
     }
     (set, requests.len())
+}
+
+/// Whether labelled requests say people ask for one entry at a time. Examples written
+/// under an entry cannot say so, and a few requests say nothing either way.
+fn asks_one_at_a_time(taught: waypoint_catalog::Taught) -> bool {
+    (taught.asking_two as f64 + 1.0) / (taught.requests as f64 + 1.0) < FEW_ASK_TWO
 }
 
 /// An entry name as words: `fs.read_file`, `getTinyImage` and `get-tiny-image` read as

@@ -77,8 +77,8 @@ pub struct Planner<'a> {
 impl Planner<'_> {
     pub fn draft(&self, analysis: &Analysis) -> Drafted {
         let mut out = Drafted::default();
-        let routed = self.route_actions(analysis);
-        let absorbed = self.absorbed(&routed);
+        let mut routed = self.route_actions(analysis);
+        let absorbed = self.absorbed(&mut routed);
         // The entry each clause routes to first: a clause's second intent is not one that
         // another clause of the request already asks for.
         let tops: Vec<String> = routed
@@ -179,9 +179,12 @@ impl Planner<'_> {
     /// fits nothing on its own ("can you tell me,") but, read together with an adjacent
     /// clause, makes that clause's best entry fit at least as well, is part of that
     /// clause's request rather than a request of its own.
-    fn absorbed(&self, routed: &[Routed<'_>]) -> Vec<Option<f64>> {
+    fn absorbed(&self, routed: &mut [Routed<'_>]) -> Vec<Option<f64>> {
         let top = |r: &Routed<'_>| r.ranking.first().map_or(0.0, |c| c.score);
         let mut out: Vec<Option<f64>> = vec![None; routed.len()];
+        if self.read_as_one(routed, &mut out) {
+            return out;
+        }
         self.absorbed_by_the_whole(routed, &mut out);
         for i in 0..routed.len() {
             if out[i].is_some() || top(&routed[i]) >= self.threshold {
@@ -196,23 +199,11 @@ impl Planner<'_> {
                 if best.score < self.threshold || out[j].is_some() {
                     continue;
                 }
-                let (a, b) = if i < j {
-                    (&routed[i], other)
+                let merged = if i < j {
+                    self.rank_together(&routed[i..=j], 1)
                 } else {
-                    (other, &routed[i])
+                    self.rank_together(&routed[j..=i], 0)
                 };
-                let mut tokens = a.clause.tokens().to_vec();
-                tokens.extend_from_slice(b.clause.tokens());
-                let text = format!(
-                    "{} {}",
-                    a.clause.segment.clause.text, b.clause.segment.clause.text
-                );
-                let mut hints = self.hints(other.clause, other.goal);
-                hints.text = &text;
-                if j > i {
-                    hints.head_verb = hints.head_verb.map(|h| h + a.clause.tokens().len());
-                }
-                let merged = self.index.rank(&tokens, &hints, self.lex);
                 if merged
                     .first()
                     .is_some_and(|m| m.id == best.id && m.score >= best.score)
@@ -223,6 +214,70 @@ impl Planner<'_> {
             }
         }
         out
+    }
+
+    /// The clauses read as one text, with the hints (head verb, goal, values) of
+    /// `parts[host]`.
+    fn rank_together(&self, parts: &[Routed<'_>], host: usize) -> Vec<Candidate> {
+        let text = parts
+            .iter()
+            .map(|r| r.clause.segment.clause.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut tokens = Vec::new();
+        let mut head_verb = None;
+        let mut hints = self.hints(parts[host].clause, parts[host].goal);
+        for (k, part) in parts.iter().enumerate() {
+            if k == host {
+                head_verb = hints.head_verb.map(|h| h + tokens.len());
+            }
+            tokens.extend_from_slice(part.clause.tokens());
+        }
+        hints.head_verb = head_verb;
+        hints.text = &text;
+        self.index.rank(&tokens, &hints, self.lex)
+    }
+
+    /// Where the labelled requests the trained router was taught ask for one entry at a
+    /// time, a request of several clauses is one request: one step, routed as the whole
+    /// ("in French, how do I say, see you later" is a translation, not a translation and
+    /// a goodbye), or one gap when the whole fits nothing (reading each part on its own
+    /// would give a request that fits nothing more chances to be forced onto an entry).
+    /// The step stays with the clause that ranks the whole's choice highest on its own.
+    /// A request that orders its parts ("then") is left as it is.
+    fn read_as_one(&self, routed: &mut [Routed<'_>], out: &mut [Option<f64>]) -> bool {
+        if routed.len() < 2
+            || !self.index.one_at_a_time()
+            || routed.iter().any(|r| r.clause.segment.follows)
+        {
+            return false;
+        }
+        let whole = self.rank_together(routed, 0);
+        let Some(best) = whole.first() else {
+            return false;
+        };
+        let rank_of = |r: &Routed<'_>| {
+            r.ranking
+                .iter()
+                .position(|c| c.id == best.id)
+                .unwrap_or(usize::MAX)
+        };
+        let host = (0..routed.len())
+            .min_by_key(|&k| rank_of(&routed[k]))
+            .unwrap_or(0);
+        let ranking = if host == 0 {
+            whole
+        } else {
+            self.rank_together(routed, host)
+        };
+        let score = ranking.first().map_or(0.0, |c| c.score);
+        for (k, o) in out.iter_mut().enumerate() {
+            if k != host {
+                *o = Some(score);
+            }
+        }
+        routed[host].ranking = ranking;
+        true
     }
 
     /// Where the trained router leads the score (a catalog taught by requests), it also
@@ -349,6 +404,10 @@ impl Planner<'_> {
         tops: &[String],
         drafts: &mut Vec<Draft>,
     ) {
+        // Requests taught one entry at a time give no reason to read two in one clause.
+        if self.index.one_at_a_time() {
+            return;
+        }
         let Some((left, right)) = self.two_requests(clause) else {
             return;
         };

@@ -238,6 +238,11 @@ impl RouteIndex {
             .is_some_and(|learned| learned.disowns(text, id))
     }
 
+    /// Whether the trained router was taught requests that ask for one entry at a time.
+    pub fn one_at_a_time(&self) -> bool {
+        self.learned.as_ref().is_some_and(Learned::one_at_a_time)
+    }
+
     /// The trained router's confident choice for a text, where it leads the score.
     pub fn confident(&self, text: &str) -> Option<(&str, f64)> {
         let (doc, p) = self.learned.as_ref()?.confident(text)?;

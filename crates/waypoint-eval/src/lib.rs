@@ -75,25 +75,27 @@ pub struct TrainReport {
 pub fn train(catalog: &mut Catalog, cases: &[EvalCase]) -> TrainReport {
     let mut report = TrainReport::default();
     for case in cases {
-        let labels = case
+        let mut labels: Vec<&str> = Vec::new();
+        for label in case
             .expect
             .tools
             .iter()
             .chain(case.expect.tool_set.iter())
-            .flatten();
-        let before = report.examples;
-        for label in labels {
-            if label == waypoint_protocol::UNKNOWN_TOOL {
-                continue;
-            }
-            if catalog.add_examples(label, [case.request.clone()]) {
-                report.examples += 1;
-            } else if !report.unknown_labels.contains(label) {
-                report.unknown_labels.push(label.clone());
+            .flatten()
+        {
+            if label != waypoint_protocol::UNKNOWN_TOOL {
+                labels.push(label);
             }
         }
-        if report.examples > before {
+        let unknown = catalog.teach(&case.request, &labels);
+        report.examples += labels.len() - unknown.len();
+        if unknown.len() < labels.len() {
             report.requests += 1;
+        }
+        for label in unknown {
+            if !report.unknown_labels.iter().any(|l| l == label) {
+                report.unknown_labels.push(label.to_owned());
+            }
         }
     }
     report

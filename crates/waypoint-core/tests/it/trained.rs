@@ -131,3 +131,91 @@ fn a_clause_that_only_asks_again_is_part_of_the_request_the_whole_asks() {
         ["get_weather", "play_music"]
     );
 }
+
+/// The catalog above taught, through [`Catalog::teach`], labelled requests that each ask
+/// for one entry.
+fn taught_one_at_a_time() -> Engine {
+    let mut catalog: Catalog = load(&[Source {
+        name: "tools.yaml".into(),
+        text: TOOLS.into(),
+    }])
+    .unwrap()
+    .catalog;
+    let places = [
+        "paris", "denver", "boston", "chicago", "rome", "lisbon", "oslo", "austin", "dublin",
+        "tokyo",
+    ];
+    for place in places {
+        for (request, entry) in [
+            (format!("play some music from {place}"), "play_music"),
+            (format!("put on the radio station of {place}"), "play_music"),
+            (format!("what's the weather like in {place}"), "get_weather"),
+            (format!("is it raining in {place}"), "get_weather"),
+            (
+                format!("book a table for two in {place}"),
+                "book_restaurant",
+            ),
+            (
+                format!("reserve a restaurant in {place} tonight"),
+                "book_restaurant",
+            ),
+        ] {
+            assert!(catalog.teach(&request, &[entry]).is_empty());
+        }
+    }
+    assert_eq!(catalog.taught().requests, 60);
+    assert_eq!(catalog.taught().asking_two, 0);
+    Engine::new(catalog, Options::default()).unwrap()
+}
+
+#[test]
+fn requests_taught_one_entry_at_a_time_make_a_request_one_step() {
+    let e = taught_one_at_a_time();
+    assert!(e.learned().unwrap().one_at_a_time());
+    // Taught by examples alone (above), this is two steps; taught that people ask for one
+    // thing at a time, it is one request read whole.
+    assert_eq!(
+        tools(
+            &engine(TOOLS),
+            "put on some jazz and how humid is it in denver"
+        ),
+        ["get_weather", "play_music"]
+    );
+    assert_eq!(
+        tools(&e, "put on some jazz and how humid is it in denver").len(),
+        1
+    );
+    // "then" orders two requests: the person asked for two things.
+    assert_eq!(
+        tools(
+            &e,
+            "put on some jazz, then tell me if it will rain in denver"
+        ),
+        ["get_weather", "play_music"]
+    );
+}
+
+#[test]
+fn labelled_requests_that_ask_for_two_entries_keep_requests_apart() {
+    let mut catalog: Catalog = load(&[Source {
+        name: "tools.yaml".into(),
+        text: TOOLS.into(),
+    }])
+    .unwrap()
+    .catalog;
+    for k in 0..60 {
+        let labels: &[&str] = if k % 2 == 0 {
+            &["play_music", "get_weather"]
+        } else {
+            &["book_restaurant"]
+        };
+        catalog.teach(&format!("request number {k}"), labels);
+    }
+    assert_eq!(catalog.taught().asking_two, 30);
+    let e = Engine::new(catalog, Options::default()).unwrap();
+    assert!(!e.learned().unwrap().one_at_a_time());
+    assert_eq!(
+        tools(&e, "put on some jazz and how humid is it in denver"),
+        ["get_weather", "play_music"]
+    );
+}
