@@ -144,7 +144,7 @@ impl Catalog {
         &self.contents.evidence
     }
 
-    /// Plan documents (seed 003), as loaded from `plans/` folders.
+    /// Plan documents, as loaded from `plans/` folders.
     pub fn plans(&self) -> &[plans::PlanDoc] {
         &self.contents.plans
     }

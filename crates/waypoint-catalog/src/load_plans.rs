@@ -1,4 +1,4 @@
-//! Reading plan documents (seed 003) and checking how they reference each other.
+//! Reading plan documents and checking how they reference each other.
 
 use std::collections::{BTreeMap, HashMap};
 

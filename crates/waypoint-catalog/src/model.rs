@@ -187,7 +187,7 @@ pub struct Lexicon {
     pub entities: BTreeMap<String, Vec<String>>,
 }
 
-/// `(intent, entity)` → the evidence classes a complete answer needs (seed 002).
+/// `(intent, entity)` → the evidence classes a complete answer needs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvidenceRule {
     pub intent: String,

@@ -1,4 +1,4 @@
-//! Plan documents (seed 003): versioned plans that compose tools, data, guidance,
+//! Plan documents: versioned plans that compose tools, data, guidance,
 //! scripts, placeholders and other plans, with a clarity gate, constraints and success
 //! criteria. They live in a catalog's `plans/` folder, one per file.
 //!
@@ -62,7 +62,7 @@ fn opt_text<S: serde::Serializer>(v: &Option<semver::VersionReq>, s: S) -> Resul
     }
 }
 
-/// The schemes a plan id may use (`bullet://` is seed 003's name for the same thing).
+/// The schemes a plan id may use (`bullet://` is an older name for the same thing).
 const SCHEMES: [&str; 2] = ["plan://", "bullet://"];
 
 /// Whether a name is written as a plan id or reference (a plan step's `tool`).
@@ -131,14 +131,14 @@ impl PlanRef {
     }
 }
 
-/// The clarity a plan's author declares (seed 003's `intent_clarity`).
+/// The clarity a plan's author declares (`intent_clarity`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct DocClarity {
     pub ambiguity_score: f64,
     pub missing_criteria: Vec<String>,
 }
 
-/// Above this ambiguity a plan does not run (seed 003).
+/// Above this ambiguity a plan does not run.
 pub const MAX_AMBIGUITY: f64 = 0.3;
 
 impl DocClarity {

@@ -199,7 +199,7 @@ pub enum Command {
         after_help = "A step that was called but never answered (a crash, a timeout) is called again only when its tool only reads; otherwise say what happened with --retry or --done.\n\nExamples:\n  waypoint resume run_3f2a9c01d4e5b6a7\n  waypoint resume run_3f2a9c01d4e5b6a7 --answer s2=\"the staging cluster\"\n  waypoint resume run_3f2a9c01d4e5b6a7 --answer s1.path=README.md\n  waypoint resume run_3f2a9c01d4e5b6a7 --retry s3      # it did not happen: call it again\n  waypoint resume run_3f2a9c01d4e5b6a7 --done s3       # it happened: go on without calling it\n  waypoint resume run_3f2a9c01d4e5b6a7 --max-tool-calls 128   # raise the limit it hit"
     )]
     Resume(ResumeArgs),
-    /// Plan documents (seed 003): list, show, check and run the catalog's `plans/`.
+    /// Plan documents: list, show, check and run the catalog's `plans/`.
     #[command(subcommand)]
     Plans(PlansCommand),
     /// Serve the planner over MCP (stdio or HTTP) and, on HTTP, a JSON API.
@@ -552,7 +552,7 @@ pub struct PlanArgs {
     /// Output format; `--json` is the same as `--format json`.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
-    /// Show the plan as a specialist run (seed 004): priorityOrder, refinedTask,
+    /// Show the plan as a specialist run: priorityOrder, refinedTask,
     /// extractedContext and instructions per specialist.
     #[arg(long)]
     pub specialists: bool,

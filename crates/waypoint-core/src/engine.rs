@@ -54,7 +54,7 @@ impl ClauseEvidence {
 }
 
 impl Engine {
-    /// The plan for a specialist runner (seed 004), validated against the catalog's
+    /// The plan for a specialist runner, validated against the catalog's
     /// specialists with a fallback to `general`.
     pub fn specialist_plan(&self, request: &str, plan: &Plan) -> waypoint_protocol::SpecialistPlan {
         crate::specialists::project(plan, request, &self.catalog, &self.lexicon)
@@ -363,7 +363,7 @@ impl Engine {
     }
 
     /// What the router sees in each action clause: every entry it ranks, and every
-    /// producer of the evidence the clause's goal needs (seed 002) at the goal's
+    /// producer of the evidence the clause's goal needs at the goal's
     /// confidence — the evidence a model's choice is checked against.
     pub fn clause_evidence(
         &self,

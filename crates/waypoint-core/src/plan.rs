@@ -1,14 +1,14 @@
 //! The deterministic planner: clauses → steps.
 //!
 //! Per clause, in this order of trust:
-//! 1. evidence (seed 002): the goal's (intent, entity) rule names the evidence classes a
+//! 1. evidence: the goal's (intent, entity) rule names the evidence classes a
 //!    complete answer needs; each becomes the best-ranked tool that produces it;
 //! 2. routing: the best candidate at or above the threshold, preferring a pipeline whose
 //!    `accepts` takes what the clause supplies and whose `produces` is what was asked;
 //! 3. a gap: an `unknown` step that says what is missing.
 //!
 //! Then across clauses: a run of steps that a pipeline covers collapses into that
-//! pipeline (seed 000), later steps that refer back ("translate it") take the output
+//! pipeline, later steps that refer back ("translate it") take the output
 //! of the step that produced what they accept, and values the steps left unused look
 //! for a consumer (a schedule asks for the tool that runs things on one).
 
@@ -459,7 +459,7 @@ impl Planner<'_> {
         clause: &'g ClauseAnalysis,
         goal: Option<&'g waypoint_protocol::Goal>,
     ) -> Hints<'g> {
-        // The evidence the goal's rule asks for (seed 002), when the parser is sure enough.
+        // The evidence the goal's rule asks for, when the parser is sure enough.
         let needs = goal
             .filter(|g| g.confidence >= 0.3)
             .and_then(|g| {
@@ -839,7 +839,7 @@ impl Planner<'_> {
         }
     }
 
-    /// Replaces runs of steps that a pipeline covers with the pipeline (seed 000).
+    /// Replaces runs of steps that a pipeline covers with the pipeline.
     fn collapse_pipelines(&self, analysis: &Analysis, out: &mut Drafted) {
         let mut i = 0;
         while i < out.drafts.len() {

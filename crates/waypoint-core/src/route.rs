@@ -124,7 +124,7 @@ pub struct Hints<'a> {
     pub article: Option<Article>,
     /// The head verb destroys ("delete", "wipe").
     pub destructive: bool,
-    /// Evidence classes the goal needs (seed 002), as named in the catalog's rules.
+    /// Evidence classes the goal needs, as named in the catalog's rules.
     pub needs: Vec<&'a str>,
     /// Kinds of values the clause supplies (URL, e-mail, path…).
     pub supplied: Vec<ExtractedKind>,
@@ -314,7 +314,7 @@ impl RouteIndex {
             );
             index.set_profile(&own, Vec::new(), lex);
         }
-        // Plan documents (seed 003) are candidates beside pipelines: their intent reads
+        // Plan documents are candidates beside pipelines: their intent reads
         // like a description, their keywords like a pipeline's intent keywords.
         for d in catalog.plans() {
             let mut fields: Vec<(f64, String)> = vec![

@@ -1,4 +1,4 @@
-//! Projects a validated plan onto the catalog's specialists (seed 004).
+//! Projects a validated plan onto the catalog's specialists.
 //!
 //! Each step goes to the first specialist that lists its tool, so one create intent has
 //! exactly one creator; specialists whose steps share a group run in parallel; a

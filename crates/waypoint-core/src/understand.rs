@@ -1,4 +1,4 @@
-//! text → [`Understanding`]: clauses, a goal per clause, extracted values (seed 002).
+//! text → [`Understanding`]: clauses, a goal per clause, extracted values.
 //!
 //! Goals come from phrase evidence, not from a verdict per phrase: every intent and
 //! entity phrase that matches adds weight, the clause's head verb counts extra, and the

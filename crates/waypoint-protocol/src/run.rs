@@ -145,7 +145,7 @@ pub struct Attempt {
     pub digest: String,
 }
 
-/// Whether the run produced what the request asked for (seed 002's completion check).
+/// Whether the run produced what the request asked for (the completion check).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Verification {
     /// Evidence classes the goals need that a successful step produced.

@@ -1,4 +1,4 @@
-//! The planner-first specialist view of a plan (seed 004): which specialists run, in
+//! The planner-first specialist view of a plan: which specialists run, in
 //! what order, with what instructions and with every concrete value of the request.
 
 use std::collections::BTreeMap;

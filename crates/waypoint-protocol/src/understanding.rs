@@ -39,7 +39,7 @@ pub struct Ambiguity {
     pub confidence: f64,
 }
 
-/// What one clause is after (seed 002).
+/// What one clause is after.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Goal {
     /// Index of the clause this goal belongs to.
@@ -182,7 +182,7 @@ pub struct Understanding {
     pub extracted: Extracted,
 }
 
-/// Whether a request is clear enough to act on (seed 003's clarity gate).
+/// Whether a request is clear enough to act on (the clarity gate).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(from = "ClarityWire")]
 #[schemars(!from)]

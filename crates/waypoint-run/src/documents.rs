@@ -1,4 +1,4 @@
-//! Running plan documents (seed 003) as one step each.
+//! Running plan documents as one step each.
 //!
 //! A document runs only when it is clear (the clarity gate: ambiguity ≤ 0.3 and no
 //! missing criteria; otherwise its questions come back with `needs_input`). Its steps

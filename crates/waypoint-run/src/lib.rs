@@ -1,4 +1,4 @@
-//! The executor: runs a validated plan under hard limits (seed 001).
+//! The executor: runs a validated plan under hard limits.
 //!
 //! - [`limits`]: the caps (`max_steps`, `max_tool_calls`, `max_wall_ms`, `max_usd`,
 //!   `max_replans`, tool timeout, concurrency) and the meter that enforces them;
@@ -12,10 +12,10 @@
 //! - [`executor`]: groups in order, steps of a group together, resume from the journal —
 //!   the run loop in `executor`, one step's call in `executor::step`, args and plan
 //!   shape in `executor::args`, the journal and the report in `executor::journal`;
-//! - [`verify`]: the completion check against the goals' evidence needs (seed 002);
+//! - [`verify`]: the completion check against the goals' evidence needs;
 //! - [`replan`]: bounded replanning with an error digest, then a human;
-//! - [`specialists`]: the planner-first specialist runner (seed 004);
-//! - [`documents`]: plan documents (seed 003) run as one step — the clarity gate,
+//! - [`specialists`]: the planner-first specialist runner;
+//! - [`documents`]: plan documents run as one step — the clarity gate,
 //!   placeholders, constraints, success criteria.
 
 pub mod adapters;

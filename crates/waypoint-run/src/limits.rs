@@ -1,4 +1,4 @@
-//! The hard caps every run lives under (seed 001), and the meter that enforces them.
+//! The hard caps every run lives under, and the meter that enforces them.
 //!
 //! Each cap is checked *before* the work it would pay for: a call that would exceed
 //! `max_usd` at its catalog price is not made. The meter starts from the journal's

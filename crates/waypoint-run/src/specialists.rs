@@ -1,4 +1,4 @@
-//! The planner-first specialist runner (seed 004): a specialist plan's `priorityOrder`
+//! The planner-first specialist runner: a specialist plan's `priorityOrder`
 //! becomes the order of execution, and each specialist's instructions travel with its
 //! steps together with every concrete value of the request.
 //!

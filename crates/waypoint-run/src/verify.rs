@@ -1,4 +1,4 @@
-//! The completion check (seed 002): a run is done when every successful step together
+//! The completion check: a run is done when every successful step together
 //! produced the evidence its goals need — not merely when no step failed.
 
 use std::collections::BTreeSet;

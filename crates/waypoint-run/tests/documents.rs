@@ -1,4 +1,4 @@
-//! Plan documents run end to end (seed 003): three levels of nesting with a placeholder
+//! Plan documents run end to end: three levels of nesting with a placeholder
 //! whose value feeds the steps after it, the clarity gate, safety, constraints and
 //! success criteria.
 

@@ -1,4 +1,4 @@
-//! The specialist runner's schedule (seed 004) on the built-in agent studio: priority
+//! The specialist runner's schedule on the built-in agent studio: priority
 //! order becomes execution order, and every specialist's brief carries its instructions
 //! and the request's concrete values.
 

@@ -1,4 +1,4 @@
-//! Plan history (seed 000's self-learning loop) behind one interface.
+//! Plan history (the self-learning loop) behind one interface.
 //!
 //! A [`HistoryRow`] is what a plan leaves behind: hashes of the request and of each
 //! step's args, the tool sequence, the outcome — never the request text, args or

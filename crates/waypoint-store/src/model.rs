@@ -63,7 +63,7 @@ pub struct StepRecord {
     pub args_sha: String,
 }
 
-/// One plan's audit row (seed 000). No request text, args or rationale.
+/// One plan's audit row. No request text, args or rationale.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistoryRow {
     pub caller: String,

@@ -1,4 +1,4 @@
-//! Plan documents (seed 003): every step kind, version resolution, and the errors a
+//! Plan documents: every step kind, version resolution, and the errors a
 //! cycle, a version conflict or a bad step gives, with file and line.
 
 use waypoint_catalog::plans::{DocStep, PlanRef, Safety, ScriptInput};

@@ -1,4 +1,4 @@
-//! Plan documents as planning candidates (seed 003 beside seed 000's pipeline rule): a
+//! Plan documents as planning candidates (beside the pipeline rule): a
 //! request whose intent fits a stored plan gets that plan as one step.
 
 use waypoint_catalog::{Source, load};

@@ -1,6 +1,6 @@
 //! `llm_subtask` steps and `run: {llm: {prompt}}` tools: one call of the configured
 //! model, given only the step's own args and the outputs its `input_refs` name — never
-//! the whole run (seed 001's narrowed context).
+//! the whole run (the narrowed context).
 
 use std::fmt::Write as _;
 use std::time::Duration;

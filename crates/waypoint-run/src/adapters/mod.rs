@@ -34,7 +34,7 @@ pub struct Call<'a> {
     /// Concrete args, already checked against the tool's input schema.
     pub args: Map<String, Value>,
     /// The outputs of the steps this one names in `input_refs`: all of the earlier
-    /// work a model-backed step may see (seed 001's narrowed context).
+    /// work a model-backed step may see (the narrowed context).
     pub inputs: Vec<(String, Value)>,
     /// Stable across retries of the same call; sent where the transport can carry it.
     pub idempotency_key: String,

@@ -1,4 +1,4 @@
-//! The executor loop (seed 001): run a plan's groups in order and the steps of a group
+//! The executor loop: run a plan's groups in order and the steps of a group
 //! together, journal every call before and after it, verify the outcome, and replan
 //! within the budget.
 //!
@@ -67,7 +67,7 @@ pub struct Settings {
     pub request: Option<String>,
     pub context: Option<Value>,
     /// Extra instructions per step id, given to model-backed steps with their inputs
-    /// (a specialist's instructions and the request's concrete values, seed 004).
+    /// (a specialist's instructions and the request's concrete values).
     #[serde(default)]
     pub briefs: HashMap<String, String>,
     /// Which calls wait for a person's approval (docs/security.md); a journal written
