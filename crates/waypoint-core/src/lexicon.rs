@@ -292,6 +292,7 @@ pub struct WordClasses {
     pub referring_pronouns: HashSet<String>,
     pub particles: HashSet<String>,
     pub demonstratives: HashSet<String>,
+    pub prepositions: HashSet<String>,
 }
 
 #[derive(Deserialize)]

@@ -427,7 +427,8 @@ impl Planner<'_> {
 
     /// The two entries a clause asks for when the trained router, splitting it at one of
     /// its joints, routes each side confidently to a different entry; the split whose
-    /// weaker side is surest wins.
+    /// weaker side is surest wins. A joint between two prepositions joins parts of one
+    /// phrase ("flights to or from Love Field") and is not a split.
     fn two_requests<'i>(&'i self, clause: &ClauseAnalysis) -> Option<(Choice<'i>, Choice<'i>)> {
         let text = &clause.segment.clause.text;
         let base = clause.segment.clause.span.start;
@@ -440,6 +441,10 @@ impl Planner<'_> {
             ) else {
                 continue;
             };
+            let prepositions = &self.lex.words.prepositions;
+            if prepositions.contains(&last.form) && prepositions.contains(&next.form) {
+                continue;
+            }
             let left = text.get(..last.end.saturating_sub(base))?;
             let right = text.get(next.start.saturating_sub(base)..)?;
             let (Some(l), Some(r)) = (self.index.confident(left), self.index.confident(right))

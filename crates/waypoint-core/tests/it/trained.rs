@@ -80,6 +80,16 @@ fn a_clause_the_segmenter_keeps_whole_can_ask_for_two_entries() {
         tools(&e, "put on some jazz and how humid is it in denver"),
         ["get_weather", "play_music"]
     );
+    // An "or" between two prepositions joins one phrase ("to or from"), never two
+    // requests; beside a noun it may.
+    assert_eq!(
+        tools(&e, "play some jazz or in chicago how windy"),
+        ["get_weather", "play_music"]
+    );
+    assert_eq!(
+        tools(&e, "play some jazz for or in chicago how windy"),
+        ["play_music"]
+    );
 }
 
 #[test]
