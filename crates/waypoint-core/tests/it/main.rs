@@ -8,6 +8,7 @@
 )]
 
 mod args;
+mod fuzz_replay;
 mod guards;
 mod meaning;
 mod plans;
