@@ -18,6 +18,11 @@ pub struct TrainSummary {
     pub requests_added: usize,
     /// (request, entry) labels they carried.
     pub labels_added: usize,
+    /// Of the requests training added, those labelled with two or more entries.
+    pub requests_asking_two: usize,
+    /// The labelled requests ask for one entry at a time, so a request is planned as one
+    /// request (docs/architecture.md, "Route").
+    pub one_entry_per_request: bool,
     pub classes: usize,
     pub features: usize,
     pub weights: usize,
@@ -118,6 +123,8 @@ pub fn train(setup: &Setup, extra: &[PathBuf]) -> Result<(TrainSummary, Vec<Noti
     let summary = TrainSummary {
         requests_added: trained.requests,
         labels_added: trained.examples,
+        requests_asking_two: engine.catalog().taught().asking_two,
+        one_entry_per_request: learned.one_at_a_time(),
         classes: classes.len(),
         features: model.features(),
         weights: model.weights(),

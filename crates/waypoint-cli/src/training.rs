@@ -51,11 +51,18 @@ fn render(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()
     }
     writeln!(
         out,
-        "  requests     {} added ({} labels); the model makes {:.0}% of each route score",
+        "  requests     {} added ({} labels, {} asking for two or more entries); the model makes {:.0}% of each route score",
         s.requests_added,
         s.labels_added,
+        s.requests_asking_two,
         s.model_weight * 100.0
     )?;
+    if s.one_entry_per_request {
+        writeln!(
+            out,
+            "  asked        one entry per request, so a request is planned as one (docs/architecture.md, \"Route\")"
+        )?;
+    }
     match &s.cross_validation {
         Some(cv) => writeln!(
             out,

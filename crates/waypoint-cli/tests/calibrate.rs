@@ -113,3 +113,77 @@ fn nothing_to_calibrate_on_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--train"), "{err}");
 }
+
+/// A training file of `n` requests per entry, each asking for one entry, plus `pairs`
+/// requests asking for two.
+fn requests(n: usize, pairs: usize) -> String {
+    let mut out = String::new();
+    let places = [
+        "paris", "oslo", "lima", "rome", "kyiv", "doha", "bern", "riga",
+    ];
+    for k in 0..n {
+        let at = places[k % places.len()];
+        let line = |id: String, request: String, tools: &[&str]| {
+            serde_json::json!({"id": id, "request": request, "expect": {"tools": tools}})
+                .to_string()
+                + "\n"
+        };
+        out += &line(
+            format!("w{k}"),
+            format!("weather in {at} on day {k}"),
+            &["get_weather"],
+        );
+        out += &line(
+            format!("m{k}"),
+            format!("play song {k} from {at}"),
+            &["play_music"],
+        );
+        out += &line(
+            format!("a{k}"),
+            format!("alarm at {k} for {at}"),
+            &["set_alarm"],
+        );
+        if k < pairs {
+            out += &line(
+                format!("p{k}"),
+                format!("play song {k} and weather in {at}"),
+                &["play_music", "get_weather"],
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time() {
+    let dir = setup();
+    let catalog = dir.path().join("tools.yaml");
+    let train = dir.path().join("one.jsonl");
+    std::fs::write(&train, requests(20, 0)).unwrap();
+    let (catalog, train_file) = (catalog.to_str().unwrap(), train.to_str().unwrap());
+    let base = [
+        "--store",
+        "none",
+        "train",
+        "--catalog",
+        catalog,
+        "--train",
+        train_file,
+    ];
+    let v = json(&[&base[..], &["--json"]].concat());
+    assert_eq!(v["requests_added"], 60);
+    assert_eq!(v["requests_asking_two"], 0);
+    assert_eq!(v["one_entry_per_request"], true);
+    let text = String::from_utf8_lossy(&waypoint(&base).stdout).into_owned();
+    assert!(
+        text.contains("0 asking for two or more entries") && text.contains("one entry per request"),
+        "{text}"
+    );
+
+    // A tenth of the requests asking for two: requests are planned clause by clause.
+    std::fs::write(&train, requests(20, 6)).unwrap();
+    let v = json(&[&base[..], &["--json"]].concat());
+    assert_eq!(v["requests_added"], 66);
+    assert_eq!(v["requests_asking_two"], 6);
+    assert_eq!(v["one_entry_per_request"], false);
+}
