@@ -225,9 +225,9 @@ impl Catalog {
         self.taught
     }
 
-    /// Adds example requests to a tool or pipeline (how `--train` teaches the router).
-    /// Returns false when the name is not in the catalog.
-    pub fn add_examples(&mut self, name: &str, examples: impl IntoIterator<Item = String>) -> bool {
+    /// Adds example requests to a tool or pipeline; false when the name is not in the
+    /// catalog. Private: training goes through [`Catalog::teach`], which counts it.
+    fn add_examples(&mut self, name: &str, examples: impl IntoIterator<Item = String>) -> bool {
         match self.by_name.get(name) {
             Some(Slot::Tool(i)) => self.contents.tools[*i].examples.extend(examples),
             Some(Slot::Pipeline(i)) => self.contents.pipelines[*i].examples.extend(examples),

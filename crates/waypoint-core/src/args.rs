@@ -118,6 +118,15 @@ impl Slot<'_> {
         self.kinds.iter().any(|k| *k != Kind::Text)
     }
 
+    /// One value as the argument holds it: itself, or a list of it.
+    fn one(&self, value: Value) -> Value {
+        if self.is_array() {
+            Value::Array(vec![value])
+        } else {
+            value
+        }
+    }
+
     /// Whether the slot takes this value of the clause.
     fn takes(&self, piece: &Piece, lex: &Lexicon) -> bool {
         self.kinds.iter().any(|k| match *k {
@@ -329,23 +338,14 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
         let Some(&first) = fitting.first() else {
             // The slot takes one value lent by a presenting clause, if any fits.
             let lent = (0..cx.lent.len())
-                .filter(|i| !used.lent.contains(i))
-                .find(|&i| {
-                    slot.takes(&cx.lent[i], cx.lex)
-                        && fits(
-                            &coerce(&cx.lent[i].value, slot.item_schema(), cx.lex),
-                            slot.item_schema(),
-                        )
+                .filter(|&i| !used.lent.contains(&i) && slot.takes(&cx.lent[i], cx.lex))
+                .find_map(|i| {
+                    let v = coerce(&cx.lent[i].value, slot.item_schema(), cx.lex);
+                    fits(&v, slot.item_schema()).then_some((i, v))
                 });
-            if let Some(i) = lent {
+            if let Some((i, v)) = lent {
                 used.lent.push(i);
-                let v = coerce(&cx.lent[i].value, slot.item_schema(), cx.lex);
-                let v = if slot.is_array() {
-                    Value::Array(vec![v])
-                } else {
-                    v
-                };
-                out.args.insert(slot.name.to_string(), v);
+                out.args.insert(slot.name.to_string(), slot.one(v));
             }
             continue;
         };
@@ -402,12 +402,7 @@ fn fill_enum(slot: &Slot<'_>, toks: &[Token], used: &mut Used, out: &mut Filled)
         });
     if let Some((t, option)) = found {
         used.spans.push((t.start, t.end, true));
-        let value = if slot.is_array() {
-            Value::Array(vec![option])
-        } else {
-            option
-        };
-        out.args.insert(slot.name.to_string(), value);
+        out.args.insert(slot.name.to_string(), slot.one(option));
     }
 }
 
@@ -810,6 +805,30 @@ fn all_words(name: &str) -> Vec<String> {
     words
 }
 
+/// The kinds the lexicon's `arg_names` give the first of `name`'s words it knows (the
+/// whole name, then its last word).
+fn kinds_named(name: &str, lex: &Lexicon) -> Vec<Kind> {
+    let mut kinds: Vec<Kind> = Vec::new();
+    for word in name_words(name) {
+        for (kind, names) in &lex.arg_names {
+            if names.contains(&word) {
+                let k = match kind.as_str() {
+                    "text" => Some(Kind::Text),
+                    "languages" => Some(Kind::Language),
+                    other => ExtractedKind::parse(other).map(Kind::Value),
+                };
+                if let Some(k) = k.filter(|k| !kinds.contains(k)) {
+                    kinds.push(k);
+                }
+            }
+        }
+        if !kinds.is_empty() {
+            break;
+        }
+    }
+    kinds
+}
+
 /// The kinds an argument takes: from its name (the lexicon's `arg_names`, by the whole
 /// name, then its last word), its `enum`, `format` and `type`.
 fn kinds_of(name: &str, schema: &Value, lex: &Lexicon) -> Vec<Kind> {
@@ -831,33 +850,15 @@ fn kinds_of(name: &str, schema: &Value, lex: &Lexicon) -> Vec<Kind> {
     if let Some(k) = by_format {
         return vec![k];
     }
-    let mut kinds: Vec<Kind> = Vec::new();
     // Any word names a file type ("image_2", "source_audio"): such an argument is a path
     // of that type.
-    if let Some(f) = all_words(name)
+    let file_type = all_words(name)
         .iter()
-        .find_map(|w| lex.file_types.iter().position(|t| t.args.contains(w)))
-    {
-        kinds.push(Kind::File(f));
-    }
-    let by_file_type = !kinds.is_empty();
-    for word in name_words(name).into_iter().filter(|_| !by_file_type) {
-        for (kind, names) in &lex.arg_names {
-            if names.contains(&word) {
-                let k = match kind.as_str() {
-                    "text" => Some(Kind::Text),
-                    "languages" => Some(Kind::Language),
-                    other => ExtractedKind::parse(other).map(Kind::Value),
-                };
-                if let Some(k) = k.filter(|k| !kinds.contains(k)) {
-                    kinds.push(k);
-                }
-            }
-        }
-        if !kinds.is_empty() {
-            break;
-        }
-    }
+        .find_map(|w| lex.file_types.iter().position(|t| t.args.contains(w)));
+    let mut kinds = match file_type {
+        Some(f) => vec![Kind::File(f)],
+        None => kinds_named(name, lex),
+    };
     let numeric = matches!(
         item.get("type").and_then(Value::as_str),
         Some("integer" | "number")

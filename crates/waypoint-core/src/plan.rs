@@ -62,6 +62,15 @@ struct Routed<'a> {
     ranking: Vec<Candidate>,
 }
 
+/// Clauses' texts as one text.
+fn joined(parts: &[Routed<'_>]) -> String {
+    parts
+        .iter()
+        .map(|r| r.clause.segment.clause.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub struct Planner<'a> {
     pub catalog: &'a Catalog,
     pub lex: &'a Lexicon,
@@ -219,11 +228,7 @@ impl Planner<'_> {
     /// The clauses read as one text, with the hints (head verb, goal, values) of
     /// `parts[host]`.
     fn rank_together(&self, parts: &[Routed<'_>], host: usize) -> Vec<Candidate> {
-        let text = parts
-            .iter()
-            .map(|r| r.clause.segment.clause.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
+        let text = joined(parts);
         let mut tokens = Vec::new();
         let mut head_verb = None;
         let mut hints = self.hints(parts[host].clause, parts[host].goal);
@@ -292,11 +297,7 @@ impl Planner<'_> {
         if routed.len() < 2 {
             return;
         }
-        let whole = routed
-            .iter()
-            .map(|r| r.clause.segment.clause.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
+        let whole = joined(routed);
         let Some((asked, _)) = self.index.confident(&whole) else {
             return;
         };
