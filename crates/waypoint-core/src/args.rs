@@ -114,6 +114,13 @@ impl Slot<'_> {
         }
     }
 
+    fn numeric(&self) -> bool {
+        matches!(
+            self.item_schema().get("type").and_then(Value::as_str),
+            Some("number" | "integer")
+        )
+    }
+
     fn typed(&self) -> bool {
         self.kinds.iter().any(|k| *k != Kind::Text)
     }
@@ -197,6 +204,9 @@ struct Context<'c, 't> {
     lent: &'c [Piece],
     inputs: &'c Inputs<'c>,
     lex: &'c Lexicon,
+    /// Stems of the words the tool's name and description use: an object that starts or
+    /// ends with them ("the *sales data* for laptops") restates what the tool does.
+    own: &'c [String],
 }
 
 /// What the passes write: the words and values used so far, and the arguments.
@@ -260,19 +270,23 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
             )
         })
         .collect();
+    let own = own_words(tool, lex);
     let cx = Context {
         slots: &slots,
         pieces: &pieces,
         lent: &lent,
         inputs,
         lex,
+        own: &own,
     };
     let mut st = State {
         used: Used::default(),
         out: Filled::default(),
     };
+    fill_named(&cx, &mut st);
     fill_typed(&cx, &mut st);
     fill_cued(&cx, &mut st);
+    fill_refs(&cx, &mut st);
     fill_text(&cx, &mut st);
     let mut out = st.out;
 
@@ -314,12 +328,154 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
     out
 }
 
+/// Values the request names: a typed value or quotation written right after the words
+/// of an argument's name ("expenses of 5000", "the key 'abc123'", "a due date of
+/// 2023-05-01") or right before them ("a 5% interest rate") goes to that argument,
+/// whatever order the values come in. The pairs that name more of an argument's words,
+/// its last word (the head: `tax_rate` is a rate) counting double, are taken first.
+fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
+    let (slots, pieces, lex) = (cx.slots, cx.pieces, cx.lex);
+    let toks = cx.inputs.clause.tokens();
+    let State { used, out } = st;
+    // (score, piece, slot, first token of the naming words, last token)
+    let mut pairs: Vec<(u32, usize, usize, usize, usize)> = Vec::new();
+    for (p, piece) in pieces.iter().enumerate() {
+        let Some(at) = toks.iter().position(|t| t.end > piece.start) else {
+            continue;
+        };
+        let after = toks
+            .iter()
+            .position(|t| t.start >= piece.end)
+            .unwrap_or(toks.len());
+        for (s, slot) in slots.iter().enumerate() {
+            let takes = if slot.kinds.contains(&Kind::Enum) {
+                false
+            } else if slot.typed() {
+                // A quotation right after an argument's name is its value, whatever kind
+                // the name suggests ("the key 'abc123'").
+                (slot.takes(piece, lex) || piece.kind == Kind::Value(ExtractedKind::Quoted))
+                    && fits(
+                        &coerce(&piece.value, slot.item_schema(), lex),
+                        slot.item_schema(),
+                    )
+            } else {
+                slot.free_text() && piece.kind == Kind::Value(ExtractedKind::Quoted)
+            };
+            if !takes {
+                continue;
+            }
+            let words = naming_words(slot.name, lex);
+            if let Some((score, from)) = named_before(&toks[..at], &words, lex) {
+                pairs.push((score, p, s, from, at));
+            }
+            if let Some((score, to)) = named_after(toks.get(after..).unwrap_or_default(), &words) {
+                pairs.push((score, p, s, at, after + to));
+            }
+        }
+    }
+    // Best named first; among equals the value nearer its words, then the request's order.
+    pairs.sort_by_key(|&(score, p, _, from, to)| {
+        (std::cmp::Reverse(score), to.saturating_sub(from), p)
+    });
+    for (_, p, s, from, to) in pairs {
+        let slot = &slots[s];
+        if used.pieces.contains(&p) || out.args.contains_key(slot.name) {
+            continue;
+        }
+        let piece = &pieces[p];
+        let value = if slot.typed() {
+            coerce(&piece.value, slot.item_schema(), lex)
+        } else {
+            Value::String(piece.value.clone())
+        };
+        used.pieces.push(p);
+        let start = toks
+            .get(from)
+            .map_or(piece.start, |t| t.start.min(piece.start));
+        let end = toks
+            .get(to.saturating_sub(1))
+            .map_or(piece.end, |t| t.end.max(piece.end));
+        used.spans.push((start, end, true));
+        out.args.insert(slot.name.to_string(), slot.one(value));
+    }
+}
+
+/// The stems of an argument's name words that can name it in a request, with the head
+/// (the last word) marked: `mode_of_transport` → mode, transport (head).
+fn naming_words(name: &str, lex: &Lexicon) -> Vec<(String, bool)> {
+    let full = name_words(name).swap_remove(0);
+    let parts: Vec<&str> = full.split('_').filter(|w| !w.is_empty()).collect();
+    parts
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.len() > 1 && !w.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(i, w)| (crate::text::stem(w), i + 1 == parts.len()))
+        .filter(|(w, _)| !lex.stopwords.contains(w))
+        .collect()
+}
+
+/// How well the words just before a value name an argument: the nearest word that is
+/// not a function word must be one of the argument's, and each further one of its words
+/// next to it adds. At most two function words sit between ("a length *of* 10",
+/// "the title *is* 'Dune'"). Gives the score and the first naming token.
+fn named_before(before: &[Token], words: &[(String, bool)], lex: &Lexicon) -> Option<(u32, usize)> {
+    let mut i = before.len();
+    let mut skipped = 0;
+    while i > 0 && !lex.is_content(&before[i - 1]) && !before[i - 1].value {
+        skipped += 1;
+        if skipped > 2 {
+            return None;
+        }
+        i -= 1;
+    }
+    let mut score = 0;
+    let mut from = None;
+    let mut seen: Vec<&str> = Vec::new();
+    while i > 0 {
+        let t = &before[i - 1];
+        let Some((w, head)) = words
+            .iter()
+            .find(|(w, _)| *w == t.stem && !seen.contains(&w.as_str()))
+        else {
+            break;
+        };
+        seen.push(w);
+        score += if *head { 2 } else { 1 };
+        from = Some(i - 1);
+        i -= 1;
+    }
+    from.map(|f| (score, f))
+}
+
+/// How well the words right after a value name an argument ("a 5% *interest rate*"):
+/// gives the score and how many tokens name it.
+fn named_after(after: &[Token], words: &[(String, bool)]) -> Option<(u32, usize)> {
+    let mut score = 0;
+    let mut n = 0;
+    let mut seen: Vec<&str> = Vec::new();
+    for t in after {
+        let Some((w, head)) = words
+            .iter()
+            .find(|(w, _)| *w == t.stem && !seen.contains(&w.as_str()))
+        else {
+            break;
+        };
+        seen.push(w);
+        score += if *head { 2 } else { 1 };
+        n += 1;
+    }
+    (n > 0).then_some((score, n))
+}
+
 /// Typed values to the slots that take their kind, in the order the request gives them.
 fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
     let (slots, pieces, inputs) = (cx.slots, cx.pieces, cx.inputs);
     let State { used, out } = st;
     let toks = inputs.clause.tokens();
     for slot in slots.iter().filter(|s| s.typed()) {
+        if out.args.contains_key(slot.name) {
+            continue;
+        }
         if slot.kinds.contains(&Kind::Enum) {
             let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
             fill_enum(slot, toks.get(from..).unwrap_or_default(), used, out);
@@ -459,7 +615,14 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         let end = (cue_end..next_cue)
             .find(|&i| used.covers(&toks[i]))
             .unwrap_or(next_cue);
-        let span = &toks[cue_end..end];
+        let mut span = &toks[cue_end..end];
+        // "named John Doe with a description …": not the words that lead to the next value.
+        while let [rest @ .., last] = span
+            && !last.value
+            && !lex.is_content(last)
+        {
+            span = rest;
+        }
         let (Some(first), Some(last)) = (span.first(), span.last()) else {
             continue;
         };
@@ -494,6 +657,125 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
     }
 }
 
+/// Words that point at an earlier step's output go to an argument as a reference to
+/// that step: "the profit", "the generated random password" (a definite phrase ending in
+/// what an earlier step produces), or a bare "it"/"them" as the verb's object when the
+/// latest earlier step produces something ("get a random joke and send *it* to …"). The
+/// argument is the one named right before the phrase ("an allowance equal to *the
+/// GCD*"), else the first required one still empty that is named for content (`message`,
+/// `text`: the lexicon's text arguments), takes a number (what an earlier step computed),
+/// takes free text, or is at least not a flag or a choice — in that order.
+fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
+    let Context {
+        slots, inputs, lex, ..
+    } = *cx;
+    if inputs.from_step.is_some() || inputs.outputs.is_empty() {
+        return;
+    }
+    let toks = inputs.clause.tokens();
+    let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
+    let State { used, out } = st;
+    for (step, start, end) in referring_phrases(toks, from, inputs.outputs, lex, used) {
+        let open = |s: &&Slot<'_>| s.required && !out.args.contains_key(s.name);
+        let named = slots
+            .iter()
+            .filter(open)
+            .find(|s| named_before(&toks[..start], &naming_words(s.name, lex), lex).is_some());
+        let slot = named
+            .or_else(|| slots.iter().filter(open).find(|s| takes_content(s, lex)))
+            .or_else(|| slots.iter().filter(open).find(|s| s.numeric()))
+            .or_else(|| slots.iter().filter(open).find(|s| s.free_text()))
+            .or_else(|| {
+                slots.iter().filter(open).find(|s| {
+                    !s.kinds.contains(&Kind::Enum)
+                        && s.item_schema().get("type").and_then(Value::as_str) != Some("boolean")
+                })
+            });
+        let Some(slot) = slot else {
+            break;
+        };
+        // "fetch https://… and then summarize it": a value an earlier clause gave that
+        // this argument takes is what a bare pronoun stands for (see `object_value`).
+        let pronoun = end == start + 1 && lex.words.referring_pronouns.contains(&toks[start].form);
+        if pronoun && earlier_value(slot, inputs).is_some() {
+            continue;
+        }
+        used.spans
+            .push((toks[start].start, toks[end - 1].end, true));
+        out.args
+            .insert(slot.name.to_string(), reference(&step_id(step)));
+        if !out.linked.contains(&step) {
+            out.linked.push(step);
+        }
+    }
+}
+
+/// Whether an argument is named for content (`message`, `body`, `text`): what an
+/// earlier step made goes there first.
+fn takes_content(slot: &Slot<'_>, lex: &Lexicon) -> bool {
+    slot.free_text()
+        && name_words(slot.name).iter().any(|w| {
+            lex.arg_names
+                .iter()
+                .any(|(k, names)| k == "text" && names.contains(w))
+        })
+}
+
+/// The phrases of a clause (from token `from` on) that point at an earlier step's output,
+/// as (step, first token, end token), in the clause's order.
+fn referring_phrases(
+    toks: &[Token],
+    from: usize,
+    outputs: &[(usize, Vec<String>)],
+    lex: &Lexicon,
+    used: &Used,
+) -> Vec<(usize, usize, usize)> {
+    let mut found = Vec::new();
+    // A bare pronoun as the verb's object: the latest step's output, if it has one.
+    if let Some(t) = toks.get(from)
+        && lex.words.referring_pronouns.contains(&t.form)
+        && !used.covers(t)
+        && let Some((step, kinds)) = outputs.last()
+        && !kinds.is_empty()
+        && toks
+            .get(from + 1)
+            .is_none_or(|n| !lex.is_content(n) || n.value)
+    {
+        found.push((*step, from, from + 1));
+    }
+    let definite = |t: &Token| lex.articles.existing.contains(&t.form);
+    for i in from..toks.len() {
+        if toks[i].value || used.covers(&toks[i]) || found.iter().any(|f| f.1 <= i && i < f.2) {
+            continue;
+        }
+        // The latest step whose product's last word this is.
+        let Some(step) = outputs.iter().rev().find_map(|(step, kinds)| {
+            kinds
+                .iter()
+                .any(|k| {
+                    naming_words(k, lex)
+                        .iter()
+                        .any(|(w, head)| *head && *w == toks[i].stem)
+                })
+                .then_some(*step)
+        }) else {
+            continue;
+        };
+        // "the (generated random) password": a definite word at most three words before,
+        // nothing but plain words between.
+        let Some(start) = (i.saturating_sub(3)..i)
+            .rev()
+            .take_while(|&j| !toks[j].value && !used.covers(&toks[j]))
+            .find(|&j| definite(&toks[j]))
+        else {
+            continue;
+        };
+        found.push((step, start, i + 1));
+    }
+    found.sort_by_key(|f| f.1);
+    found
+}
+
 /// The first required free-text slot still empty takes what the clause is about; the
 /// other required free-text slots take the quotations left, in order ("the song
 /// 'Bohemian Rhapsody' by 'Queen'"). An array slot takes every quotation left, or its one
@@ -502,7 +784,14 @@ fn fill_text(cx: &Context<'_, '_>, st: &mut State) {
     let (slots, pieces, inputs) = (cx.slots, cx.pieces, cx.inputs);
     let State { used, out } = st;
     let mut first = true;
-    for slot in slots.iter().filter(|s| s.required && s.free_text()) {
+    // What the clause is about goes to an argument named for content first (`message`
+    // before `phone_number`), else to the first in the schema's order.
+    let mut order: Vec<&Slot<'_>> = slots
+        .iter()
+        .filter(|s| s.required && s.free_text())
+        .collect();
+    order.sort_by_key(|s| !takes_content(s, cx.lex));
+    for slot in order {
         if out.args.contains_key(slot.name) {
             continue;
         }
@@ -571,7 +860,15 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
     if let Some(text) = inputs.payload.and_then(first_string) {
         return Some(Value::String(text.to_string()));
     }
-    match object_words(inputs, lex, used) {
+    let own: Vec<&str> = {
+        let slot_words = naming_words(slot.name, lex);
+        cx.own
+            .iter()
+            .filter(|w| !slot_words.iter().any(|(s, _)| s == *w))
+            .map(String::as_str)
+            .collect()
+    };
+    match object_words(inputs, lex, used, &own) {
         // A name is one word when no cue, identifier or capital says which words it is:
         // "find the bug in the retry logic" names no symbol.
         Object::Words(text) if !inputs.vague && (!names_something || is_one_word(&text)) => {
@@ -580,17 +877,7 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         // "summarize it" after "fetch https://…": with no earlier output it can take, the
         // step takes the value the earlier clause named, when it fits.
         Object::PointsBack { pronoun } => {
-            let earlier = inputs
-                .earlier
-                .iter()
-                .rev()
-                .flat_map(|c| c.values.iter().rev())
-                .find(|f| {
-                    let kind = Kind::Value(f.kind);
-                    slot.kinds.contains(&kind)
-                        || (slot.kinds.contains(&Kind::Text) && f.kind == ExtractedKind::Quoted)
-                });
-            match earlier {
+            match earlier_value(slot, inputs) {
                 Some(f) => Some(Value::String(f.value.clone())),
                 // "remember this launch, write a blog about it": it is the launch (but "the
                 // results" of "build it" are its output, not the thing built).
@@ -602,6 +889,20 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         }
         Object::Words(_) | Object::Nothing => None,
     }
+}
+
+/// The latest value an earlier clause gave that an argument takes: what "it" stands for
+/// when no earlier step's output does.
+fn earlier_value<'i>(slot: &Slot<'_>, inputs: &'i Inputs<'_>) -> Option<&'i crate::extract::Found> {
+    inputs
+        .earlier
+        .iter()
+        .rev()
+        .flat_map(|c| c.values.iter().rev())
+        .find(|f| {
+            slot.kinds.contains(&Kind::Value(f.kind))
+                || (slot.kinds.contains(&Kind::Text) && f.kind == ExtractedKind::Quoted)
+        })
 }
 
 fn is_one_word(text: &str) -> bool {
@@ -639,7 +940,7 @@ enum Object {
 /// The clause's object without the words other arguments took: the first run of free
 /// words after the head verb, without a leading phrase that only names what the tool
 /// makes ("an image *of* a fox", "a blog post *about* our launch").
-fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used) -> Object {
+fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used, own: &[&str]) -> Object {
     let toks = inputs.clause.tokens();
     let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
     let Some(start) = (from..toks.len()).find(|&i| !used.covers(&toks[i])) else {
@@ -670,6 +971,7 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used) -> Object {
         });
         return Object::PointsBack { pronoun };
     }
+    let run = without_own_words(run, own, lex);
     let (Some(first), Some(last)) = (run.first(), run.last()) else {
         return Object::Nothing;
     };
@@ -685,6 +987,48 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used) -> Object {
     } else {
         Object::Words(text)
     }
+}
+
+/// An object without the words at its edges that only restate the tool ("analyze *the
+/// sales data for* laptops" → laptops, "get *the latest* technology *news headlines*" →
+/// technology), with the function words around them. Unchanged when it has none, or
+/// when nothing else would be left.
+fn without_own_words<'r>(run: &'r [Token], own: &[&str], lex: &Lexicon) -> &'r [Token] {
+    let is_own = |t: &Token| !t.value && own.contains(&t.stem.as_str());
+    // A capitalised word is part of a name ("New York"), not a function word.
+    let filler = |t: &Token| !t.value && !t.proper && !lex.is_content(t);
+    let (mut a, mut b, mut cut) = (0, run.len(), false);
+    while a < b && (is_own(&run[a]) || filler(&run[a])) {
+        cut |= is_own(&run[a]);
+        a += 1;
+    }
+    while b > a && (is_own(&run[b - 1]) || filler(&run[b - 1])) {
+        cut |= is_own(&run[b - 1]);
+        b -= 1;
+    }
+    let run = if cut && a < b { &run[a..b] } else { run };
+    // "text it *to* 555": a value never starts with the preposition that introduced it.
+    match run {
+        [first, rest @ ..] if !rest.is_empty() && lex.words.prepositions.contains(&first.form) => {
+            rest
+        }
+        _ => run,
+    }
+}
+
+/// Stems of the content words of a tool's name and description.
+fn own_words(tool: &Tool, lex: &Lexicon) -> Vec<String> {
+    let name = name_words(&tool.name).swap_remove(0);
+    let mut out: Vec<String> = name
+        .split('_')
+        .chain(tool.description.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| w.len() > 1)
+        .map(|w| crate::text::stem(&w.to_lowercase()))
+        .filter(|w| !lex.stopwords.contains(w))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Words that only point at something said or made before: "it", "them", "the

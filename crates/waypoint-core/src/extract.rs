@@ -145,10 +145,13 @@ impl Extractor {
         for m in self.path.find_iter(text) {
             let v = trim_trailing(m.as_str());
             // A lone "a/b" between words is usually "and/or"; a path has a dot or 2+ slashes.
-            let real = v.contains('.')
-                || v.matches('/').count() >= 2
-                || v.starts_with('/')
-                || v.starts_with('~');
+            // "01/15/2024" is a date.
+            let numeric = v.bytes().all(|b| b.is_ascii_digit() || b == b'/');
+            let real = !numeric
+                && (v.contains('.')
+                    || v.matches('/').count() >= 2
+                    || v.starts_with('/')
+                    || v.starts_with('~'));
             if real && !v.is_empty() && !taken(&found, m.start(), m.start() + v.len()) {
                 push(&mut found, ExtractedKind::Paths, v, m.start());
             }

@@ -199,12 +199,22 @@ fn joint_at(text: &str, run: &[Token], i: usize) -> Option<usize> {
     }
 }
 
-/// Whether a comma separates `run[i]` from the token before it.
+/// Whether a comma separates `run[i]` from the token before it; the comma of a number
+/// ("$10,000") separates nothing.
 fn comma_before(text: &str, run: &[Token], i: usize) -> bool {
+    let digit = |s: &str, last: bool| {
+        let c = if last {
+            s.chars().next_back()
+        } else {
+            s.chars().next()
+        };
+        c.is_some_and(|c| c.is_ascii_digit())
+    };
     i > 0
-        && text
-            .get(run[i - 1].end..run[i].start)
-            .is_some_and(|gap| gap.contains(','))
+        && text.get(run[i - 1].end..run[i].start).is_some_and(|gap| {
+            gap.contains(',')
+                && !(gap == "," && digit(&run[i - 1].form, true) && digit(&run[i].form, false))
+        })
 }
 
 /// Whether an action starts at `at`: a verb, optionally after "please" — a known verb,

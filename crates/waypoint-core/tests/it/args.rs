@@ -322,3 +322,141 @@ fn an_argument_named_for_a_file_type_takes_files_of_that_type_only() {
     assert!(symbolic(&s[0].1["video"]), "{}", s[0].1);
     assert!(symbolic(&s[0].1["audio"]), "{}", s[0].1);
 }
+
+/// Tools whose arguments are named for what they hold and whose outputs are declared,
+/// as function-calling catalogs write them.
+const LEDGER: &str = "\
+tools:
+  - name: work_out_profit
+    description: Work out the profit of a sale
+    input_schema:
+      type: object
+      properties:
+        revenue: {type: number, description: money taken in}
+        expenses: {type: number, description: money spent}
+      required: [revenue, expenses]
+    produces: [profit]
+  - name: loan_payment
+    description: Monthly payment of a loan
+    input_schema:
+      type: object
+      properties:
+        principal: {type: number, description: amount borrowed}
+        interest_rate: {type: number, description: yearly rate in percent}
+        loan_term: {type: number, description: years to repay}
+      required: [principal, interest_rate, loan_term]
+    produces: [monthly_payment]
+  - name: convert_money
+    description: Convert an amount of money between currencies
+    input_schema:
+      type: object
+      properties:
+        amount: {type: number, description: how much}
+        currency: {type: string, description: the currency to convert to}
+      required: [amount, currency]
+    produces: [converted_amount]
+  - name: random_joke
+    description: Tell a random joke
+    input_schema: {type: object, properties: {}}
+    produces: [joke]
+  - name: text_message
+    description: Send a text message to a phone
+    input_schema:
+      type: object
+      properties:
+        phone: {type: string, description: the phone to text}
+        message: {type: string, description: what to say}
+      required: [phone, message]
+  - name: sales_report
+    description: Report on the sales figures of a period
+    input_schema:
+      type: object
+      properties:
+        product: {type: string, description: which product}
+      required: [product]
+  - name: find_bus
+    description: Find a bus between two cities on a day
+    input_schema:
+      type: object
+      properties:
+        origin: {type: string, description: city of departure}
+        destination: {type: string, description: city of arrival}
+        travel_date: {type: string, description: day of travel}
+      required: [origin, destination, travel_date]
+";
+
+fn ledger(request: &str) -> Vec<(String, Value)> {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let engine = ENGINE.get_or_init(|| {
+        let catalog = load(&[Source {
+            name: "ledger.yaml".into(),
+            text: LEDGER.into(),
+        }])
+        .unwrap()
+        .catalog;
+        Engine::new(catalog, Options::default()).unwrap()
+    });
+    steps(&engine.plan(request, None).unwrap())
+}
+
+#[test]
+fn a_value_goes_to_the_argument_whose_name_the_request_gives_beside_it() {
+    // Named before the value, in another order than the schema's.
+    assert_eq!(
+        ledger("work out the profit with expenses of 5000 and revenue of 7000"),
+        [(
+            "work_out_profit".into(),
+            json!({"revenue": 7000, "expenses": 5000})
+        )]
+    );
+    // Named after the value ("a 5% interest rate"), and a thousands comma that neither
+    // splits the request nor the number.
+    assert_eq!(
+        ledger(
+            "calculate the loan payment for a principal of $10,000, a 5% interest rate \
+             and a term of 5 years"
+        ),
+        [(
+            "loan_payment".into(),
+            json!({"principal": 10000, "interest_rate": 5, "loan_term": 5})
+        )]
+    );
+}
+
+#[test]
+fn words_naming_an_earlier_output_link_to_the_step_that_makes_it() {
+    // "the profit" is what the first step produces: the amount is a reference to it.
+    let s = ledger(
+        "work out the profit with expenses of 5000 and revenue of 7000, \
+         then convert the profit to EUR",
+    );
+    assert_eq!(s[1].0, "convert_money");
+    assert_eq!(s[1].1["amount"], json!({"$ref": "s1/output"}));
+    assert_eq!(s[1].1["currency"], json!("EUR"));
+    // A bare "it" after a step that makes something is that step's output, and it goes to
+    // the argument named for content, not to the first in the schema.
+    let s = ledger("tell me a random joke, then text it to 555");
+    assert_eq!(
+        s[1],
+        (
+            "text_message".into(),
+            json!({"phone": "555", "message": {"$ref": "s1/output"}})
+        )
+    );
+}
+
+#[test]
+fn a_free_text_value_is_not_the_words_that_restate_the_tool() {
+    assert_eq!(
+        ledger("report on the sales figures for laptops"),
+        [("sales_report".into(), json!({"product": "laptops"}))]
+    );
+    // "from … to …" give where a journey starts and ends; a numeric date is a date.
+    assert_eq!(
+        ledger("find a bus from New York to Boston on 01/15/2024"),
+        [(
+            "find_bus".into(),
+            json!({"origin": "New York", "destination": "Boston", "travel_date": "01/15/2024"})
+        )]
+    );
+}
