@@ -284,9 +284,9 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
         out: Filled::default(),
     };
     fill_named(&cx, &mut st);
+    fill_refs(&cx, &mut st);
     fill_typed(&cx, &mut st);
     fill_cued(&cx, &mut st);
-    fill_refs(&cx, &mut st);
     fill_text(&cx, &mut st);
     let mut out = st.out;
 
@@ -383,21 +383,50 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
             continue;
         }
         let piece = &pieces[p];
-        let value = if slot.typed() {
-            coerce(&piece.value, slot.item_schema(), lex)
-        } else {
-            Value::String(piece.value.clone())
+        let as_value = |piece: &Piece| {
+            if slot.typed() {
+                coerce(&piece.value, slot.item_schema(), lex)
+            } else {
+                Value::String(piece.value.clone())
+            }
         };
-        used.pieces.push(p);
+        // A list takes the values of the same kind listed after the first ("participants
+        // 'Alice', 'Bob' and 'Charlie'").
+        let mut taken = vec![p];
+        if slot.is_array() {
+            while let Some(&last) = taken.last()
+                && let Some(next) = pieces.get(last + 1)
+                && next.kind == piece.kind
+                && !used.pieces.contains(&(last + 1))
+                && listed_between(cx.inputs.request, pieces[last].end, next.start)
+            {
+                taken.push(last + 1);
+            }
+        }
+        used.pieces.extend(&taken);
+        let last = &pieces[*taken.last().unwrap_or(&p)];
         let start = toks
             .get(from)
             .map_or(piece.start, |t| t.start.min(piece.start));
         let end = toks
             .get(to.saturating_sub(1))
-            .map_or(piece.end, |t| t.end.max(piece.end));
+            .map_or(last.end, |t| t.end.max(last.end));
         used.spans.push((start, end, true));
-        out.args.insert(slot.name.to_string(), slot.one(value));
+        let value = if slot.is_array() {
+            Value::Array(taken.iter().map(|&i| as_value(&pieces[i])).collect())
+        } else {
+            as_value(piece)
+        };
+        out.args.insert(slot.name.to_string(), value);
     }
+}
+
+/// Whether only list punctuation and "and"/"or" stand between two values.
+fn listed_between(request: &str, end: usize, start: usize) -> bool {
+    request.get(end..start).is_some_and(|gap| {
+        gap.split(|c: char| c.is_whitespace() || ",;'\"“”‘’]".contains(c))
+            .all(|w| w.is_empty() || w.eq_ignore_ascii_case("and") || w.eq_ignore_ascii_case("or"))
+    })
 }
 
 /// The stems of an argument's name words that can name it in a request, with the head
@@ -1203,6 +1232,20 @@ fn kinds_of(name: &str, schema: &Value, lex: &Lexicon) -> Vec<Kind> {
         Some(f) => vec![Kind::File(f)],
         None => kinds_named(name, lex),
     };
+    // A `to` whose description speaks of no address is where something goes (a currency,
+    // a city), not a recipient: it takes words.
+    if kinds == [Kind::Value(ExtractedKind::Emails)]
+        && let Some(description) = item.get("description").and_then(Value::as_str)
+    {
+        let names = lex.arg_names.iter().find(|(k, _)| k == "emails");
+        let speaks_of_mail = description
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w.len() > 2 && names.is_some_and(|(_, n)| n.iter().any(|n| n == w)));
+        if !speaks_of_mail {
+            kinds = vec![Kind::Text];
+        }
+    }
     let numeric = matches!(
         item.get("type").and_then(Value::as_str),
         Some("integer" | "number")
@@ -1263,9 +1306,14 @@ pub(crate) fn fits(v: &Value, schema: &Value) -> bool {
 }
 
 fn coerce(v: &str, schema: &Value, lex: &Lexicon) -> Value {
-    if schema.get("format").and_then(Value::as_str) == Some("date")
-        && let Some(iso) = iso_date(v, &lex.calendar.months)
-    {
+    // A date argument is ISO when its format says so, or its description ("… in
+    // YYYY-MM-DD format").
+    let iso_wanted = schema.get("format").and_then(Value::as_str) == Some("date")
+        || schema
+            .get("description")
+            .and_then(Value::as_str)
+            .is_some_and(|d| d.to_ascii_uppercase().contains("YYYY-MM-DD"));
+    if iso_wanted && let Some(iso) = iso_date(v, &lex.calendar.months) {
         return Value::String(iso);
     }
     match schema.get("type").and_then(Value::as_str) {

@@ -374,6 +374,31 @@ tools:
       properties:
         product: {type: string, description: which product}
       required: [product]
+  - name: book_meeting
+    description: Book a meeting with people
+    input_schema:
+      type: object
+      properties:
+        participants: {type: array, items: {type: string}, description: who attends}
+        day: {type: string, description: the day of the meeting in YYYY-MM-DD format}
+      required: [participants, day]
+  - name: song_lyrics
+    description: Look up the lyrics of a song
+    input_schema:
+      type: object
+      properties:
+        title: {type: string, description: the song}
+        artist: {type: string, description: who sings it}
+      required: [title, artist]
+  - name: exchange
+    description: Exchange money from one currency into another
+    input_schema:
+      type: object
+      properties:
+        amount: {type: number, description: how much}
+        from: {type: string, description: the currency to exchange}
+        to: {type: string, description: the currency wanted}
+      required: [amount, from, to]
   - name: find_bus
     description: Find a bus between two cities on a day
     input_schema:
@@ -457,6 +482,37 @@ fn a_free_text_value_is_not_the_words_that_restate_the_tool() {
         [(
             "find_bus".into(),
             json!({"origin": "New York", "destination": "Boston", "travel_date": "01/15/2024"})
+        )]
+    );
+}
+
+#[test]
+fn lists_makers_currencies_and_written_dates_go_where_their_words_say() {
+    // A list argument takes every value listed after its name; a date whose description
+    // asks for YYYY-MM-DD is written so.
+    assert_eq!(
+        ledger(
+            "book a meeting with the participants 'Alice', 'Bob' and 'Charlie' on January 5, 2024"
+        ),
+        [(
+            "book_meeting".into(),
+            json!({"participants": ["Alice", "Bob", "Charlie"], "day": "2024-01-05"})
+        )]
+    );
+    // "by" names who made a work.
+    assert_eq!(
+        ledger("look up the lyrics of the song 'Imagine' by John Lennon"),
+        [(
+            "song_lyrics".into(),
+            json!({"title": "Imagine", "artist": "John Lennon"})
+        )]
+    );
+    // A `to` its description does not call an address takes words.
+    assert_eq!(
+        ledger("exchange 100 from USD to EUR"),
+        [(
+            "exchange".into(),
+            json!({"amount": 100, "from": "USD", "to": "EUR"})
         )]
     );
 }
