@@ -72,6 +72,9 @@ pub struct Inputs<'a> {
     /// The words an earlier clause acted on, for "it" when no earlier step's output or
     /// value fits ("remember this launch, write a blog about it").
     pub antecedent: Option<&'a str>,
+    /// Stems of the content words of the tool's name and description: a value that starts
+    /// or ends with them only restates the tool ("analyze *the sales data for* laptops").
+    pub own_words: &'a [String],
     /// Earlier steps and the kinds they produce, latest last: a required argument nothing
     /// else fills takes the output of the latest one that makes what the argument is
     /// named after (`draft` ← a step producing `draft`, `originSkyId` ← `skyId`).
@@ -204,9 +207,6 @@ struct Context<'c, 't> {
     lent: &'c [Piece],
     inputs: &'c Inputs<'c>,
     lex: &'c Lexicon,
-    /// Stems of the words the tool's name and description use: an object that starts or
-    /// ends with them ("the *sales data* for laptops") restates what the tool does.
-    own: &'c [String],
 }
 
 /// What the passes write: the words and values used so far, and the arguments.
@@ -270,14 +270,12 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
             )
         })
         .collect();
-    let own = own_words(tool, lex);
     let cx = Context {
         slots: &slots,
         pieces: &pieces,
         lent: &lent,
         inputs,
         lex,
-        own: &own,
     };
     let mut st = State {
         used: Used::default(),
@@ -339,6 +337,11 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
     let State { used, out } = st;
     // (score, piece, slot, first token of the naming words, last token)
     let mut pairs: Vec<(u32, usize, usize, usize, usize)> = Vec::new();
+    if pieces.is_empty() {
+        return;
+    }
+    let naming: Vec<Vec<(String, bool)>> =
+        slots.iter().map(|s| naming_words(s.name, lex)).collect();
     for (p, piece) in pieces.iter().enumerate() {
         let Some(at) = toks.iter().position(|t| t.end > piece.start) else {
             continue;
@@ -364,11 +367,11 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
             if !takes {
                 continue;
             }
-            let words = naming_words(slot.name, lex);
-            if let Some((score, from)) = named_before(&toks[..at], &words, lex) {
+            let words = &naming[s];
+            if let Some((score, from)) = named_before(&toks[..at], words, lex) {
                 pairs.push((score, p, s, from, at));
             }
-            if let Some((score, to)) = named_after(toks.get(after..).unwrap_or_default(), &words) {
+            if let Some((score, to)) = named_after(toks.get(after..).unwrap_or_default(), words) {
                 pairs.push((score, p, s, at, after + to));
             }
         }
@@ -773,21 +776,28 @@ fn referring_phrases(
         found.push((*step, from, from + 1));
     }
     let definite = |t: &Token| lex.articles.existing.contains(&t.form);
+    // The stem of the last word of each product of each earlier step, latest step first.
+    let heads: Vec<(usize, Vec<String>)> = outputs
+        .iter()
+        .rev()
+        .map(|(step, kinds)| {
+            let heads = kinds
+                .iter()
+                .flat_map(|k| naming_words(k, lex))
+                .filter_map(|(w, head)| head.then_some(w))
+                .collect();
+            (*step, heads)
+        })
+        .collect();
     for i in from..toks.len() {
         if toks[i].value || used.covers(&toks[i]) || found.iter().any(|f| f.1 <= i && i < f.2) {
             continue;
         }
         // The latest step whose product's last word this is.
-        let Some(step) = outputs.iter().rev().find_map(|(step, kinds)| {
-            kinds
-                .iter()
-                .any(|k| {
-                    naming_words(k, lex)
-                        .iter()
-                        .any(|(w, head)| *head && *w == toks[i].stem)
-                })
-                .then_some(*step)
-        }) else {
+        let Some(step) = heads
+            .iter()
+            .find_map(|(step, heads)| heads.contains(&toks[i].stem).then_some(*step))
+        else {
             continue;
         };
         // "the (generated random) password": a definite word at most three words before,
@@ -889,14 +899,15 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
     if let Some(text) = inputs.payload.and_then(first_string) {
         return Some(Value::String(text.to_string()));
     }
-    let own: Vec<&str> = {
-        let slot_words = naming_words(slot.name, lex);
-        cx.own
-            .iter()
-            .filter(|w| !slot_words.iter().any(|(s, _)| s == *w))
-            .map(String::as_str)
-            .collect()
-    };
+    // The words of the tool's name and description, but not this argument's own: "the
+    // example library" keeps "library" for `library`.
+    let slot_words = naming_words(slot.name, lex);
+    let own: Vec<String> = inputs
+        .own_words
+        .iter()
+        .filter(|w| !slot_words.iter().any(|(s, _)| s == *w))
+        .cloned()
+        .collect();
     match object_words(inputs, lex, used, &own) {
         // A name is one word when no cue, identifier or capital says which words it is:
         // "find the bug in the retry logic" names no symbol.
@@ -969,7 +980,7 @@ enum Object {
 /// The clause's object without the words other arguments took: the first run of free
 /// words after the head verb, without a leading phrase that only names what the tool
 /// makes ("an image *of* a fox", "a blog post *about* our launch").
-fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used, own: &[&str]) -> Object {
+fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used, own: &[String]) -> Object {
     let toks = inputs.clause.tokens();
     let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
     let Some(start) = (from..toks.len()).find(|&i| !used.covers(&toks[i])) else {
@@ -1022,8 +1033,8 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used, own: &[&str]) -
 /// sales data for* laptops" → laptops, "get *the latest* technology *news headlines*" →
 /// technology), with the function words around them. Unchanged when it has none, or
 /// when nothing else would be left.
-fn without_own_words<'r>(run: &'r [Token], own: &[&str], lex: &Lexicon) -> &'r [Token] {
-    let is_own = |t: &Token| !t.value && own.contains(&t.stem.as_str());
+fn without_own_words<'r>(run: &'r [Token], own: &[String], lex: &Lexicon) -> &'r [Token] {
+    let is_own = |t: &Token| !t.value && own.contains(&t.stem);
     // A capitalised word is part of a name ("New York"), not a function word.
     let filler = |t: &Token| !t.value && !t.proper && !lex.is_content(t);
     let (mut a, mut b, mut cut) = (0, run.len(), false);
@@ -1043,21 +1054,6 @@ fn without_own_words<'r>(run: &'r [Token], own: &[&str], lex: &Lexicon) -> &'r [
         }
         _ => run,
     }
-}
-
-/// Stems of the content words of a tool's name and description.
-fn own_words(tool: &Tool, lex: &Lexicon) -> Vec<String> {
-    let name = name_words(&tool.name).swap_remove(0);
-    let mut out: Vec<String> = name
-        .split('_')
-        .chain(tool.description.split(|c: char| !c.is_alphanumeric()))
-        .filter(|w| w.len() > 1)
-        .map(|w| crate::text::stem(&w.to_lowercase()))
-        .filter(|w| !lex.stopwords.contains(w))
-        .collect();
-    out.sort_unstable();
-    out.dedup();
-    out
 }
 
 /// Words that only point at something said or made before: "it", "them", "the

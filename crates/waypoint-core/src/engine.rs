@@ -258,6 +258,7 @@ impl Engine {
                         names_artifact: &|key| self.index.names_artifact(key),
                         earlier: &[],
                         antecedent: None,
+                        own_words: self.index.own_words(&tool.name),
                         outputs: &[],
                     };
                     crate::args::fill(tool, &inputs, &self.lexicon).args

@@ -1068,6 +1068,7 @@ impl Planner<'_> {
             names_artifact,
             earlier,
             antecedent: antecedent.as_deref(),
+            own_words: self.index.own_words(&tool.name),
             outputs,
         };
         let filled = args::fill(tool, &inputs, self.lex);

@@ -149,6 +149,10 @@ pub struct RouteIndex {
     /// Keys of the artifact kinds entries make or take ("summary", "draft"): the words
     /// "the summary" can point back with.
     artifact_keys: HashSet<String>,
+    /// Entry id → stems of the content words of its name and description: a value that
+    /// starts or ends with them only restates the entry ("analyze *the sales data for*
+    /// laptops").
+    own_words: HashMap<String, Vec<String>>,
     /// Example requests, each a small document of its own: a clause close to one of an
     /// entry's examples is close to the entry (nearest neighbour over examples).
     examples: Vec<Example>,
@@ -440,6 +444,27 @@ impl RouteIndex {
         lex: &Lexicon,
     ) {
         let doc = u32::try_from(self.docs.len()).unwrap_or(u32::MAX);
+        // The name without a server prefix, as `name_keys` below, then the description.
+        let mut own: Vec<String> = fields
+            .iter()
+            .take(2)
+            .enumerate()
+            .flat_map(|(i, (_, text))| {
+                let text = if i == 0 {
+                    id.rsplit('.').next().unwrap_or(id)
+                } else {
+                    text
+                };
+                text.split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| w.len() > 1)
+                    .map(|w| crate::text::stem(&w.to_lowercase()))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|w| !lex.stopwords.contains(w))
+            .collect();
+        own.sort_unstable();
+        own.dedup();
+        self.own_words.insert(id.to_string(), own);
         let short_name = fields
             .first()
             .map_or("", |(_, name)| name.rsplit('.').next().unwrap_or(name));
@@ -534,6 +559,11 @@ impl RouteIndex {
     /// Ids of the entries whose arguments take a kind of value, in catalog order.
     pub fn takers(&self, kind: ExtractedKind) -> impl Iterator<Item = &str> {
         self.ids(self.takers.get(&kind))
+    }
+
+    /// Stems of the content words of an entry's name and description.
+    pub fn own_words(&self, id: &str) -> &[String] {
+        self.own_words.get(id).map_or(&[], Vec::as_slice)
     }
 
     /// Whether a word (by its key) names an artifact kind some entry makes or takes.
