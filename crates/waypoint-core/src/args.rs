@@ -460,32 +460,27 @@ fn named_before(before: &[Token], words: &[(String, bool)], lex: &Lexicon) -> Op
         }
         i -= 1;
     }
-    let mut score = 0;
-    let mut from = None;
-    let mut seen: Vec<&str> = Vec::new();
-    while i > 0 {
-        let t = &before[i - 1];
-        let Some((w, head)) = words
-            .iter()
-            .find(|(w, _)| *w == t.stem && !seen.contains(&w.as_str()))
-        else {
-            break;
-        };
-        seen.push(w);
-        score += if *head { 2 } else { 1 };
-        from = Some(i - 1);
-        i -= 1;
-    }
-    from.map(|f| (score, f))
+    let (score, n) = naming_run(before[..i].iter().rev(), words);
+    (n > 0).then(|| (score, i - n))
 }
 
 /// How well the words right after a value name an argument ("a 5% *interest rate*"):
 /// gives the score and how many tokens name it.
 fn named_after(after: &[Token], words: &[(String, bool)]) -> Option<(u32, usize)> {
+    let (score, n) = naming_run(after.iter(), words);
+    (n > 0).then_some((score, n))
+}
+
+/// The score (an argument's head word 2, its other words 1, each once) of the run of
+/// tokens, in the order given, that are words of the argument's name, and its length.
+fn naming_run<'t>(
+    tokens: impl Iterator<Item = &'t Token>,
+    words: &[(String, bool)],
+) -> (u32, usize) {
     let mut score = 0;
     let mut n = 0;
     let mut seen: Vec<&str> = Vec::new();
-    for t in after {
+    for t in tokens {
         let Some((w, head)) = words
             .iter()
             .find(|(w, _)| *w == t.stem && !seen.contains(&w.as_str()))
@@ -496,7 +491,7 @@ fn named_after(after: &[Token], words: &[(String, bool)]) -> Option<(u32, usize)
         score += if *head { 2 } else { 1 };
         n += 1;
     }
-    (n > 0).then_some((score, n))
+    (score, n)
 }
 
 /// Typed values to the slots that take their kind, in the order the request gives them.
