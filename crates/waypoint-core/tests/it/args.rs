@@ -9,18 +9,26 @@ use waypoint_catalog::{Source, load};
 use waypoint_core::{Engine, Options};
 use waypoint_protocol::Plan;
 
-fn typed() -> &'static Engine {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        let text = include_str!("../fixtures/typed.yaml");
+/// An engine over one catalog file, built once per `cell`.
+fn engine(cell: &'static OnceLock<Engine>, name: &str, text: &str) -> &'static Engine {
+    cell.get_or_init(|| {
         let catalog = load(&[Source {
-            name: "typed.yaml".into(),
+            name: name.into(),
             text: text.into(),
         }])
         .unwrap()
         .catalog;
         Engine::new(catalog, Options::default()).unwrap()
     })
+}
+
+fn typed() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    engine(
+        &ENGINE,
+        "typed.yaml",
+        include_str!("../fixtures/typed.yaml"),
+    )
 }
 
 fn plan(request: &str) -> Plan {
@@ -283,15 +291,7 @@ tools:
 
 fn media(request: &str) -> Vec<(String, Value)> {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    let engine = ENGINE.get_or_init(|| {
-        let catalog = load(&[Source {
-            name: "media.yaml".into(),
-            text: MEDIA.into(),
-        }])
-        .unwrap()
-        .catalog;
-        Engine::new(catalog, Options::default()).unwrap()
-    });
+    let engine = engine(&ENGINE, "media.yaml", MEDIA);
     steps(&engine.plan(request, None).unwrap())
 }
 
@@ -412,15 +412,7 @@ tools:
 
 fn ledger(request: &str) -> Vec<(String, Value)> {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    let engine = ENGINE.get_or_init(|| {
-        let catalog = load(&[Source {
-            name: "ledger.yaml".into(),
-            text: LEDGER.into(),
-        }])
-        .unwrap()
-        .catalog;
-        Engine::new(catalog, Options::default()).unwrap()
-    });
+    let engine = engine(&ENGINE, "ledger.yaml", LEDGER);
     steps(&engine.plan(request, None).unwrap())
 }
 
