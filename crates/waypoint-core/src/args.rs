@@ -702,7 +702,13 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
     let toks = inputs.clause.tokens();
     let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
     let State { used, out } = st;
-    for (step, start, end) in referring_phrases(toks, from, inputs.outputs, lex, used) {
+    for Referring {
+        step,
+        start,
+        end,
+        pronoun,
+    } in referring_phrases(toks, from, inputs.outputs, lex, used)
+    {
         let open = |s: &&Slot<'_>| s.required && !out.args.contains_key(s.name);
         let named = slots
             .iter()
@@ -723,7 +729,6 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         };
         // "fetch https://… and then summarize it": a value an earlier clause gave that
         // this argument takes is what a bare pronoun stands for (see `object_value`).
-        let pronoun = end == start + 1 && lex.words.referring_pronouns.contains(&toks[start].form);
         if pronoun && earlier_value(slot, inputs).is_some() {
             continue;
         }
@@ -748,15 +753,24 @@ fn takes_content(slot: &Slot<'_>, lex: &Lexicon) -> bool {
         })
 }
 
+/// Words of a clause that point at an earlier step's output: tokens `start..end`.
+struct Referring {
+    step: usize,
+    start: usize,
+    end: usize,
+    /// A bare "it"/"them", which an earlier clause's value can stand for instead.
+    pronoun: bool,
+}
+
 /// The phrases of a clause (from token `from` on) that point at an earlier step's output,
-/// as (step, first token, end token), in the clause's order.
+/// in the clause's order.
 fn referring_phrases(
     toks: &[Token],
     from: usize,
     outputs: &[(usize, Vec<String>)],
     lex: &Lexicon,
     used: &Used,
-) -> Vec<(usize, usize, usize)> {
+) -> Vec<Referring> {
     let mut found = Vec::new();
     // A bare pronoun as the verb's object: the latest step's output, if it has one.
     if let Some(t) = toks.get(from)
@@ -768,7 +782,12 @@ fn referring_phrases(
             .get(from + 1)
             .is_none_or(|n| !lex.is_content(n) || n.value)
     {
-        found.push((*step, from, from + 1));
+        found.push(Referring {
+            step: *step,
+            start: from,
+            end: from + 1,
+            pronoun: true,
+        });
     }
     let definite = |t: &Token| lex.articles.existing.contains(&t.form);
     // The stem of the last word of each product of each earlier step, latest step first.
@@ -785,7 +804,8 @@ fn referring_phrases(
         })
         .collect();
     for i in from..toks.len() {
-        if toks[i].value || used.covers(&toks[i]) || found.iter().any(|f| f.1 <= i && i < f.2) {
+        if toks[i].value || used.covers(&toks[i]) || found.iter().any(|f| f.start <= i && i < f.end)
+        {
             continue;
         }
         // The latest step whose product's last word this is.
@@ -804,9 +824,14 @@ fn referring_phrases(
         else {
             continue;
         };
-        found.push((step, start, i + 1));
+        found.push(Referring {
+            step,
+            start,
+            end: i + 1,
+            pronoun: false,
+        });
     }
-    found.sort_by_key(|f| f.1);
+    found.sort_by_key(|f| f.start);
     found
 }
 
