@@ -33,6 +33,8 @@ pub struct Filled {
     pub fan_out: Option<(String, Vec<Value>)>,
     /// Earlier steps (by index) an argument was linked to by name (see [`Inputs::outputs`]).
     pub linked: Vec<usize>,
+    /// The required arguments left as placeholders, each with its question's index.
+    pub open: Vec<(String, usize)>,
 }
 
 /// Marks an argument the planner could not fill.
@@ -101,6 +103,9 @@ struct Slot<'t> {
     required: bool,
     /// The arg cues (by index) that introduce this argument.
     cued_by: Vec<usize>,
+    /// The end of a move or translation its name makes it (by index in the lexicon's
+    /// `ends`): `source_language`, `target_language`.
+    end: Option<usize>,
 }
 
 impl Slot<'_> {
@@ -232,6 +237,12 @@ fn slots<'t>(tool: &'t Tool, lex: &Lexicon) -> Vec<Slot<'t>> {
                 kinds: kinds_of(name, schema, lex),
                 required: required.contains(&name),
                 cued_by: Vec::new(),
+                end: {
+                    let words = all_words(name);
+                    lex.ends
+                        .iter()
+                        .position(|e| words.iter().any(|w| e.args.contains(w)))
+                },
             };
             // A path is a name too: "a folder called reports" when no path is written.
             if slot.free_text()
@@ -288,12 +299,18 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
     fill_text(&cx, &mut st);
     let mut out = st.out;
 
+    // What the request does not give, an earlier step's output may: one argument takes
+    // it, not every one left ("convert the distance into kilometers" does not make the
+    // distance the unit it is converted from).
+    let mut flowing = inputs.from_step.filter(|step| {
+        let r = reference(step);
+        !out.args.values().any(|v| *v == r)
+    });
     for slot in slots.iter().filter(|s| s.required) {
         if out.args.contains_key(slot.name) {
             continue;
         }
-        // What the request does not give, an earlier step's output may.
-        if let Some(step) = inputs.from_step {
+        if let Some(step) = flowing.take() {
             out.args.insert(slot.name.to_string(), reference(step));
             continue;
         }
@@ -309,6 +326,7 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
             .and_then(Value::as_str)
             .map_or_else(|| slot.name.replace('_', " "), str::to_string);
         out.args.insert(slot.name.to_string(), placeholder(&what));
+        out.open.push((slot.name.to_string(), out.questions.len()));
         out.questions.push(format!(
             "What should `{}` ({what}) be for `{}`?",
             slot.name, tool.name
@@ -512,6 +530,10 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
             .filter(|i| !used.pieces.contains(i))
             .filter(|&i| slot.takes(&pieces[i], cx.lex))
             .filter(|&i| {
+                let other = piece_end(&pieces[i], toks, cx.lex);
+                slot.end.is_none() || other.is_none() || other == slot.end
+            })
+            .filter(|&i| {
                 fits(
                     &coerce(&pieces[i].value, slot.item_schema(), cx.lex),
                     slot.item_schema(),
@@ -590,6 +612,15 @@ fn fill_enum(slot: &Slot<'_>, toks: &[Token], used: &mut Used, out: &mut Filled)
 }
 
 /// A used value's span, with the preposition that introduced it ("to ana@…", "into French").
+/// The end of a move or translation the preposition right before a value makes it
+/// ("*to* French"), by index in the lexicon's `ends`.
+fn piece_end(p: &Piece, toks: &[Token], lex: &Lexicon) -> Option<usize> {
+    let prev = toks.iter().rev().find(|t| t.end <= p.start)?;
+    lex.ends
+        .iter()
+        .position(|e| e.prepositions.contains(&prev.form))
+}
+
 fn mark_piece(i: usize, pieces: &[Piece], toks: &[Token], lex: &Lexicon, used: &mut Used) {
     let p = &pieces[i];
     used.pieces.push(i);
@@ -630,7 +661,15 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
             }
         }
     }
+    ranged_cues(
+        toks,
+        from,
+        lex,
+        &|r| slots.iter().any(|s| takes(s, r)),
+        &mut cues,
+    );
     cues.sort_unstable();
+    cues.dedup_by_key(|c| c.0);
     for (n, &(cue_start, cue_end, r)) in cues.iter().enumerate() {
         let Some(slot) = slots
             .iter()
@@ -681,6 +720,36 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         }
         used.spans.push((toks[cue_start].start, last.end, true));
         out.args.insert(slot.name.to_string(), value);
+    }
+}
+
+/// "between A and B": the first word of a range stands for the cue of its first end and
+/// the next second word after it for the cue of the other, when the tool has arguments
+/// for both.
+fn ranged_cues(
+    toks: &[Token],
+    from: usize,
+    lex: &Lexicon,
+    wanted: &dyn Fn(usize) -> bool,
+    cues: &mut Vec<(usize, usize, usize)>,
+) {
+    let rule_of = |cue: &str| {
+        lex.arg_cues
+            .iter()
+            .position(|r| r.cues.iter().any(|p| p.text == cue))
+            .filter(|&r| wanted(r))
+    };
+    for range in &lex.ranges {
+        let (Some(first), Some(second)) = (rule_of(&range.as_cues[0]), rule_of(&range.as_cues[1]))
+        else {
+            continue;
+        };
+        for at in (from..toks.len()).filter(|&i| toks[i].form == range.words[0]) {
+            if let Some(then) = (at + 2..toks.len()).find(|&i| toks[i].form == range.words[1]) {
+                cues.push((at, at + 1, first));
+                cues.push((then, then + 1, second));
+            }
+        }
     }
 }
 
@@ -808,10 +877,18 @@ fn referring_phrases(
         {
             continue;
         }
-        // The latest step whose product's last word this is.
+        // The latest step whose product's last word this is, or the latest step for a
+        // word that names any product ("the result").
         let Some(step) = heads
             .iter()
             .find_map(|(step, heads)| heads.contains(&toks[i].stem).then_some(*step))
+            .or_else(|| {
+                lex.words
+                    .output_nouns
+                    .contains(&toks[i].form)
+                    .then(|| outputs.last().map(|(step, _)| *step))
+                    .flatten()
+            })
         else {
             continue;
         };
@@ -897,7 +974,13 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         ..
     } = *cx;
     if let Some(step) = inputs.from_step {
-        return Some(reference(step));
+        // An argument named for what flows in (`distance` ← a step making `distance`)
+        // takes it, and with it what the clause is about ("convert *it* into miles").
+        let named_for_it = cx.slots.iter().any(|s| {
+            s.name != slot.name
+                && output_named(s.name, inputs.outputs).is_some_and(|i| step_id(i) == step)
+        });
+        return (!named_for_it).then(|| reference(step));
     }
     let clause = inputs.clause;
     let names_something = name_words(slot.name)
@@ -1115,6 +1198,88 @@ fn trim_words(s: &str, lex: &Lexicon) -> String {
 
 /// The latest earlier step whose product an argument is named after: the whole name, or
 /// its last words (`origin_sky_id` takes a `sky_id`).
+/// How closely a product (`skyId`) names an argument (`originSkyId`): 2 when it is the
+/// argument's whole name, 1 when it ends the name and is itself two words or more (a lone
+/// `id` ends too many names to say which); with the words before it ("origin"), which
+/// tell two arguments made by the same tool apart.
+pub fn made_for(arg: &str, product: &str) -> Option<(u8, String)> {
+    let arg = name_words(arg).swap_remove(0);
+    let product = name_words(product).swap_remove(0);
+    if product.is_empty() {
+        return None;
+    }
+    if arg == product {
+        return Some((2, String::new()));
+    }
+    let prefix = arg.strip_suffix(product.as_str())?.strip_suffix('_')?;
+    (product.contains('_') && !prefix.is_empty()).then(|| (1, prefix.to_string()))
+}
+
+/// Whether an argument's name ends in a word the lexicon's `arg_names` give to ids
+/// (`artistId`, `geo_id`): a value that another tool looks up, not words of the request.
+pub fn names_an_id(arg: &str, lex: &Lexicon) -> bool {
+    let words = name_words(arg);
+    let last = words.get(1).unwrap_or(&words[0]);
+    lex.arg_names
+        .iter()
+        .any(|(kind, names)| kind == "ids" && names.contains(last))
+}
+
+/// The first required argument of `tool` that takes free text (a name, a query).
+pub fn free_text_arg<'t>(tool: &'t Tool, lex: &Lexicon) -> Option<&'t str> {
+    slots(tool, lex)
+        .into_iter()
+        .find(|s| s.required && s.free_text())
+        .map(|s| s.name)
+}
+
+/// The words a request gives for `what` ("origin": "from New York"), read as the value
+/// of a one-argument view of `tool` by that name, narrowed to the name they hold
+/// ("London that departs" → "London").
+pub fn words_for(what: &str, tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Option<String> {
+    let mut view = tool.clone();
+    view.input_schema = Some(json!({
+        "type": "object",
+        "properties": {what: {"type": "string"}},
+        "required": [what],
+    }));
+    let filled = fill(&view, inputs, lex);
+    let words = filled.args.get(what)?.as_str()?;
+    Some(capitalised(words).unwrap_or(words).to_string())
+}
+
+/// The first run of capitalised words in `text` ("London that departs" → "London").
+fn capitalised(text: &str) -> Option<&str> {
+    let mut run: Option<(usize, usize)> = None;
+    let mut at = 0;
+    for word in text.split(' ') {
+        let start = at;
+        at += word.len() + 1;
+        let upper = word.chars().next().is_some_and(char::is_uppercase);
+        match (upper, run) {
+            (true, None) => run = Some((start, start + word.len())),
+            (true, Some((s, _))) => run = Some((s, start + word.len())),
+            (false, Some(_)) => break,
+            (false, None) => {}
+        }
+    }
+    run.and_then(|(s, e)| text.get(s..e))
+}
+
+/// The first run of proper nouns among a clause's words after its verb ("the top-rated
+/// restaurants in Rome" → "Rome"): the name a lookup by name wants.
+pub fn proper_run(clause: &ClauseAnalysis, request: &str) -> Option<String> {
+    let toks = clause.tokens();
+    let from = clause.head_verb.map_or(0, |h| h + 1);
+    let first = (from..toks.len()).find(|&i| toks[i].proper && !toks[i].value)?;
+    let last = (first..toks.len())
+        .take_while(|&i| toks[i].proper && !toks[i].value)
+        .last()?;
+    request
+        .get(toks[first].start..toks[last].end)
+        .map(str::to_string)
+}
+
 fn output_named(arg: &str, outputs: &[(usize, Vec<String>)]) -> Option<usize> {
     let arg = name_words(arg).swap_remove(0);
     outputs.iter().rev().find_map(|(step, kinds)| {

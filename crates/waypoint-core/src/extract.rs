@@ -100,7 +100,9 @@ impl Extractor {
                 // compiles to an automaton whose search state costs ~10 MiB per thread.
                 r#""([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`|(?:^|[\s(:,])'([^'\n]+)'(?:$|[\s).,;:!?])"#,
             )?,
-            number: build(r"(?:^|[^\w.:/#-])(\d+(?:[.,]\d+)*)\b")?,
+            // A phone number keeps the form it is written in ("+1234567890",
+            // "555-123-4567"): read as digits it would lose its sign or its tail.
+            number: build(r"(?:^|[^\w.:/#-])(\+\d{7,15}|\d{3}-\d{3}-\d{4}|\d+(?:[.,]\d+)*)\b")?,
             number_word: build(&format!(r"\b(?:{nwords})\b"))?,
             date: build(&format!(
                 r"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b(?:{months})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{months})\b(?:\s+\d{{4}})?|\b(?:{relative})\b|\b(?:{weekdays})s?\b"
@@ -312,6 +314,19 @@ mod tests {
         );
         let over = format!("say \"{}\"", "x".repeat(MAX_QUOTED_CHARS + 1));
         assert!(of(&over, ExtractedKind::Quoted).is_empty());
+    }
+
+    #[test]
+    fn a_phone_number_keeps_its_written_form() {
+        assert_eq!(
+            of("text +1234567890 and 555-123-4567", ExtractedKind::Numbers),
+            ["+1234567890", "555-123-4567"]
+        );
+        // Dates and plain numbers are read as before.
+        assert_eq!(
+            of("from 2023-01-01, 42 items", ExtractedKind::Numbers),
+            ["42"]
+        );
     }
 
     #[test]

@@ -154,6 +154,10 @@ pub struct Lexicon {
     /// words that take only paths of the family.
     pub file_types: Vec<FileType>,
     pub arg_cues: Vec<ArgCue>,
+    /// The ends of a move or a translation: an argument of one end never takes a value
+    /// introduced by a preposition of the other.
+    pub ends: Vec<End>,
+    pub ranges: Vec<Range>,
     pub value_prepositions: HashSet<String>,
     pub about_markers: HashSet<String>,
     pub trailing_joiners: Vec<String>,
@@ -173,6 +177,26 @@ impl FileType {
         path.rsplit_once('.')
             .is_some_and(|(_, ext)| self.extensions.iter().any(|e| e.eq_ignore_ascii_case(ext)))
     }
+}
+
+/// One end of a move, a conversion or a translation: the prepositions that introduce a
+/// value of this end ("*to* French") and the words that make an argument's name this end
+/// (`target_language`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct End {
+    pub prepositions: Vec<String>,
+    pub args: Vec<String>,
+}
+
+/// Two words that open both ends of a range ("between … and …"), each standing for the
+/// arg cue of `as` at its place.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Range {
+    pub words: [String; 2],
+    #[serde(rename = "as")]
+    pub as_cues: [String; 2],
 }
 
 /// Words that introduce the value of the arguments named in `args`.
@@ -238,6 +262,8 @@ struct Raw {
     arg_names: BTreeMap<String, Vec<String>>,
     file_types: BTreeMap<String, FileType>,
     arg_cues: Vec<RawArgCue>,
+    ends: Vec<End>,
+    ranges: Vec<Range>,
     value_prepositions: Vec<String>,
     about_markers: Vec<String>,
     trailing_joiners: Vec<String>,
@@ -290,6 +316,7 @@ pub struct WordClasses {
     pub possessives: HashSet<String>,
     pub object_pronouns: HashSet<String>,
     pub referring_pronouns: HashSet<String>,
+    pub output_nouns: HashSet<String>,
     pub particles: HashSet<String>,
     pub demonstratives: HashSet<String>,
     pub prepositions: HashSet<String>,
@@ -412,6 +439,8 @@ impl Lexicon {
                 .map(|w| w.to_lowercase())
                 .collect(),
             arg_cues: raw.arg_cues.iter().map(ArgCue::compile).collect(),
+            ends: raw.ends,
+            ranges: raw.ranges,
             synonyms,
         })
     }

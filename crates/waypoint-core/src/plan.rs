@@ -1071,7 +1071,13 @@ impl Planner<'_> {
             own_words: self.index.own_words(&tool.name),
             outputs,
         };
-        let filled = args::fill(tool, &inputs, self.lex);
+        let mut filled = args::fill(tool, &inputs, self.lex);
+        let lookups = self.lookups(tool, &inputs, &filled, &out.drafts[j]);
+        let j = j + lookups.len();
+        if !lookups.is_empty() {
+            let answered = take_lookups(&mut out.drafts, j - lookups.len(), lookups, &mut filled);
+            out.questions.extend(answered);
+        }
         if clause.vague_object.is_none() {
             out.questions.extend(filled.questions);
         }
@@ -1089,6 +1095,157 @@ impl Planner<'_> {
         });
         j + 1 + copies
     }
+}
+
+/// A step that looks up what another needs, before it is placed: the draft (args filled),
+/// the consumer's arguments it answers, and the questions its own gaps raise.
+struct Lookup {
+    draft: Draft,
+    answers: Vec<String>,
+    questions: Vec<String>,
+}
+
+impl Planner<'_> {
+    /// The lookups a step needs: a required id the request leaves open (`artistId`,
+    /// `originSkyId`) that exactly one other catalog tool names among what it makes
+    /// (`artist_id`, `skyId`) is that tool's output, looked up in a step of its own from
+    /// the same clause. Arguments that differ only by the words before the product
+    /// (`originSkyId` and `originEntityId` against `destinationSkyId`) share one lookup
+    /// per prefix, and the prefix picks the words the lookup takes ("from New York");
+    /// without one it takes the clause's first proper name ("restaurants in Rome").
+    fn lookups(
+        &self,
+        tool: &Tool,
+        inputs: &Inputs<'_>,
+        filled: &args::Filled,
+        consumer: &Draft,
+    ) -> Vec<Lookup> {
+        let mut groups: Vec<(&Tool, String, Vec<String>)> = Vec::new();
+        for (arg, _) in filled
+            .open
+            .iter()
+            .filter(|(a, _)| args::names_an_id(a, self.lex))
+        {
+            let Some((maker, prefix)) = self.maker_of(arg, &tool.name) else {
+                continue;
+            };
+            match groups
+                .iter_mut()
+                .find(|(m, p, _)| m.name == maker.name && *p == prefix)
+            {
+                Some((.., args)) => args.push(arg.clone()),
+                None => groups.push((maker, prefix, vec![arg.clone()])),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(maker, prefix, answers)| {
+                let own = Inputs {
+                    from_step: None,
+                    own_words: self.index.own_words(&maker.name),
+                    ..*inputs
+                };
+                let mut lf = args::fill(maker, &own, self.lex);
+                let focus = if prefix.is_empty() {
+                    args::proper_run(inputs.clause, inputs.request)
+                } else {
+                    args::words_for(&prefix, tool, inputs, self.lex)
+                };
+                if let (Some(focus), Some(name)) = (focus, args::free_text_arg(maker, self.lex)) {
+                    lf.args
+                        .insert(name.to_string(), serde_json::Value::String(focus));
+                    if let Some(&(_, q)) = lf.open.iter().find(|(a, _)| a == name) {
+                        lf.questions.remove(q);
+                    }
+                }
+                let mut draft = self.new_draft(
+                    &maker.name,
+                    consumer.clause,
+                    consumer.score,
+                    format!(
+                        "looks up {} for {}: the request does not give it and only {} makes it",
+                        answers.join(", "),
+                        consumer.tool,
+                        maker.name
+                    ),
+                );
+                draft.args = lf.args;
+                draft.after.clone_from(&consumer.after);
+                Lookup {
+                    draft,
+                    answers,
+                    questions: lf.questions,
+                }
+            })
+            .collect()
+    }
+
+    /// The one tool (not `consumer`) that makes what `arg` is named after, by the closest
+    /// naming any tool has (see [`args::made_for`]), with the words before the product.
+    fn maker_of(&self, arg: &str, consumer: &str) -> Option<(&Tool, String)> {
+        let mut best: Vec<(u8, &Tool, String)> = Vec::new();
+        for t in self.catalog.tools().iter().filter(|t| t.name != consumer) {
+            let Some((level, prefix)) = t
+                .produces
+                .iter()
+                .filter_map(|k| args::made_for(arg, k))
+                .max()
+            else {
+                continue;
+            };
+            if best.first().is_none_or(|b| level > b.0) {
+                best.clear();
+            }
+            if best.first().is_none_or(|b| level == b.0) {
+                best.push((level, t, prefix));
+            }
+        }
+        match best.as_slice() {
+            [(_, t, prefix)] => Some((t, prefix.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// Places `lookups` before the draft at `at`, which becomes their consumer: its open
+/// arguments they answer take their outputs and lose their questions. Returns the
+/// lookups' own questions.
+fn take_lookups(
+    drafts: &mut Vec<Draft>,
+    at: usize,
+    lookups: Vec<Lookup>,
+    filled: &mut args::Filled,
+) -> Vec<String> {
+    let n = lookups.len();
+    for d in drafts.iter_mut() {
+        for list in [&mut d.inputs, &mut d.after] {
+            list.iter_mut().filter(|r| **r >= at).for_each(|r| *r += n);
+        }
+    }
+    let mut questions = Vec::new();
+    let mut answered = Vec::new();
+    let mut placed = Vec::new();
+    for (i, l) in lookups.into_iter().enumerate() {
+        for arg in &l.answers {
+            filled
+                .args
+                .insert(arg.clone(), args::reference(&args::step_id(at + i)));
+            if let Some(&(_, q)) = filled.open.iter().find(|(a, _)| a == arg) {
+                answered.push(q);
+            }
+        }
+        filled.linked.push(at + i);
+        questions.extend(l.questions);
+        placed.push(l.draft);
+    }
+    let mut q = 0;
+    filled.questions.retain(|_| {
+        q += 1;
+        !answered.contains(&(q - 1))
+    });
+    filled.open.retain(|(_, q)| !answered.contains(q));
+    drafts.splice(at..at, placed);
+    questions
 }
 
 /// Makes draft `j` one draft per value of `name`; later drafts that consumed or

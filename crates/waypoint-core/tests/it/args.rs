@@ -399,6 +399,34 @@ tools:
         from: {type: string, description: the currency to exchange}
         to: {type: string, description: the currency wanted}
       required: [amount, from, to]
+  - name: translate
+    description: Translate a text from one language into another
+    input_schema:
+      type: object
+      properties:
+        text: {type: string, description: what to translate}
+        source_language: {type: string, description: the language of the text}
+        target_language: {type: string, description: the language wanted}
+      required: [text, source_language, target_language]
+  - name: measure_distance
+    description: Measure the distance between two places
+    input_schema:
+      type: object
+      properties:
+        origin: {type: string, description: where to measure from}
+        destination: {type: string, description: where to measure to}
+      required: [origin, destination]
+    produces: [distance]
+  - name: convert_units
+    description: Convert a distance from one unit to another
+    input_schema:
+      type: object
+      properties:
+        distance: {type: number, description: the distance}
+        from: {type: string, description: the unit it is in}
+        to: {type: string, description: the unit wanted}
+      required: [distance, from, to]
+    accepts: [distance]
   - name: find_bus
     description: Find a bus between two cities on a day
     input_schema:
@@ -506,5 +534,142 @@ fn lists_makers_currencies_and_written_dates_go_where_their_words_say() {
             "exchange".into(),
             json!({"amount": 100, "from": "USD", "to": "EUR"})
         )]
+    );
+}
+
+#[test]
+fn the_ends_of_a_range_or_a_translation_go_where_their_words_say() {
+    // "to French" is where the translation goes, never where it comes from.
+    let s = ledger("translate 'good morning' to French");
+    assert_eq!(s[0].0, "translate");
+    assert_eq!(s[0].1["target_language"], json!("French"));
+    assert_eq!(s[0].1["text"], json!("good morning"));
+    assert!(s[0].1["source_language"].get("$placeholder").is_some());
+    // "between A and B" gives both ends at once.
+    assert_eq!(
+        ledger("find a bus between New York and Boston on 01/15/2024"),
+        [(
+            "find_bus".into(),
+            json!({"origin": "New York", "destination": "Boston", "travel_date": "01/15/2024"})
+        )]
+    );
+}
+
+#[test]
+fn the_result_phone_numbers_and_one_argument_per_earlier_output() {
+    // "the result" names whatever the step before made.
+    let s = ledger(
+        "work out the profit with expenses of 5000 and revenue of 7000, \
+         then convert the result to EUR",
+    );
+    assert_eq!(s[1].1["amount"], json!({"$ref": "s1/output"}));
+    // A phone number keeps its sign and its dashes.
+    let s = ledger("tell me a random joke, then text it to +1234567890");
+    assert_eq!(s[1].1["phone"], json!("+1234567890"));
+    let s = ledger("tell me a random joke, then text it to 555-123-4567");
+    assert_eq!(s[1].1["phone"], json!("555-123-4567"));
+    // An earlier output fills one argument, not every one the request leaves open.
+    let s = ledger("measure the distance between Paris and Berlin, then convert it into miles");
+    assert_eq!(
+        s[0],
+        (
+            "measure_distance".into(),
+            json!({"origin": "Paris", "destination": "Berlin"})
+        )
+    );
+    assert_eq!(s[1].0, "convert_units");
+    assert_eq!(s[1].1["distance"], json!({"$ref": "s1/output"}));
+    assert_eq!(s[1].1["to"], json!("miles"));
+    assert!(s[1].1["from"].get("$placeholder").is_some(), "{:?}", s[1]);
+}
+
+/// Tools that take ids other tools look up, as REST APIs imported from an OpenAPI or MCP
+/// description do.
+const LOOKUPS: &str = "
+tools:
+  - name: find_airport
+    description: Search for airports by a location name
+    input_schema:
+      type: object
+      properties:
+        query: {type: string, description: name of the place}
+      required: [query]
+    produces: [skyId, entityId]
+  - name: search_flights
+    description: Search for flights on a route
+    input_schema:
+      type: object
+      properties:
+        originSkyId: {type: string, description: the airport the flight leaves}
+        destinationSkyId: {type: string, description: the airport the flight lands}
+        originEntityId: {type: string, description: the place the flight leaves}
+        destinationEntityId: {type: string, description: the place the flight lands}
+        date: {type: string, description: departure day in YYYY-MM-DD format}
+      required: [originSkyId, destinationSkyId, originEntityId, destinationEntityId, date]
+    produces: [flights]
+  - name: artist_id_by_name
+    description: Get an artist's id from the artist's name
+    input_schema:
+      type: object
+      properties:
+        name: {type: string, description: the artist's name}
+      required: [name]
+    produces: [artist_id, name]
+  - name: artist_overview
+    description: Get an overview of an artist
+    input_schema:
+      type: object
+      properties:
+        artistId: {type: string, description: the artist}
+      required: [artistId]
+    produces: [overview]
+";
+
+fn lookups(request: &str) -> Plan {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    engine(&ENGINE, "lookups.yaml", LOOKUPS)
+        .plan(request, None)
+        .unwrap()
+}
+
+#[test]
+fn an_id_the_request_cannot_give_is_looked_up_by_the_one_tool_that_makes_it() {
+    // One lookup per end of the route, each taking the name its end's words give.
+    let p = lookups("search flights from New York to London on August 15, 2024");
+    assert_eq!(
+        steps(&p),
+        [
+            ("find_airport".into(), json!({"query": "New York"})),
+            ("find_airport".into(), json!({"query": "London"})),
+            (
+                "search_flights".into(),
+                json!({
+                    "originSkyId": {"$ref": "s1/output"},
+                    "destinationSkyId": {"$ref": "s2/output"},
+                    "originEntityId": {"$ref": "s1/output"},
+                    "destinationEntityId": {"$ref": "s2/output"},
+                    "date": "2024-08-15",
+                })
+            ),
+        ]
+    );
+    assert_eq!(p.steps()[2].input_refs, ["s1", "s2"]);
+    assert!(p.steps()[2].group > p.steps()[0].group);
+    assert!(
+        p.clarity().missing_criteria().is_empty(),
+        "{:?}",
+        p.clarity().missing_criteria()
+    );
+    // Without a prefix the lookup takes the clause's proper name.
+    let p = lookups("give me an overview of Beyonce");
+    assert_eq!(
+        steps(&p),
+        [
+            ("artist_id_by_name".into(), json!({"name": "Beyonce"})),
+            (
+                "artist_overview".into(),
+                json!({"artistId": {"$ref": "s1/output"}})
+            ),
+        ]
     );
 }
