@@ -583,8 +583,8 @@ fn the_result_phone_numbers_and_one_argument_per_earlier_output() {
     assert!(s[1].1["from"].get("$placeholder").is_some(), "{:?}", s[1]);
 }
 
-/// Tools that take ids other tools look up, as REST APIs imported from an OpenAPI or MCP
-/// description do.
+/// Tools that take ids other tools look up, as REST APIs imported from an API
+/// description or an MCP server do.
 const LOOKUPS: &str = "
 tools:
   - name: find_airport
