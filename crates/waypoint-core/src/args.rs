@@ -81,6 +81,10 @@ pub struct Inputs<'a> {
     /// else fills takes the output of the latest one that makes what the argument is
     /// named after (`draft` ← a step producing `draft`, `originSkyId` ← `skyId`).
     pub outputs: &'a [(usize, Vec<String>)],
+    /// The values earlier steps of the request were given, by argument name, latest
+    /// first: an argument of the same name that the clause leaves open and that names no
+    /// content takes it ("find a bus from New York to Boston and buy me a ticket").
+    pub carried: &'a [(String, Value)],
 }
 
 /// What kind of value an argument takes.
@@ -296,6 +300,7 @@ pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
     fill_refs(&cx, &mut st);
     fill_typed(&cx, &mut st);
     fill_cued(&cx, &mut st);
+    fill_carried(&cx, &mut st);
     fill_text(&cx, &mut st);
     let mut out = st.out;
 
@@ -749,6 +754,30 @@ fn ranged_cues(
                 cues.push((at, at + 1, first));
                 cues.push((then, then + 1, second));
             }
+        }
+    }
+}
+
+/// A required argument still empty that names no content (where, when, how many) takes
+/// the value an earlier step of the request was given under the same name: the request
+/// said it once for both ("a bus from New York to Boston … and buy me a ticket").
+fn fill_carried(cx: &Context<'_, '_>, st: &mut State) {
+    let out = &mut st.out;
+    for slot in cx
+        .slots
+        .iter()
+        .filter(|s| s.required && !takes_content(s, cx.lex))
+    {
+        if out.args.contains_key(slot.name) {
+            continue;
+        }
+        if let Some((_, v)) = cx
+            .inputs
+            .carried
+            .iter()
+            .find(|(name, v)| name == slot.name && fits(v, slot.schema))
+        {
+            out.args.insert(slot.name.to_string(), v.clone());
         }
     }
 }

@@ -260,6 +260,7 @@ impl Engine {
                         antecedent: None,
                         own_words: self.index.own_words(&tool.name),
                         outputs: &[],
+                        carried: &[],
                     };
                     crate::args::fill(tool, &inputs, &self.lexicon).args
                 })

@@ -1059,6 +1059,13 @@ impl Planner<'_> {
                 .any(|t| self.lex.is_content(t) && !self.lex.anaphora.contains(&t.form));
             (own && c.values.is_empty()).then_some(words)
         });
+        let carried: Vec<(String, serde_json::Value)> = out.drafts[..j]
+            .iter()
+            .rev()
+            .flat_map(|e| &e.args)
+            .filter(|(_, v)| !args::is_symbolic(v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let inputs = Inputs {
             request,
             clause,
@@ -1070,6 +1077,7 @@ impl Planner<'_> {
             antecedent: antecedent.as_deref(),
             own_words: self.index.own_words(&tool.name),
             outputs,
+            carried: &carried,
         };
         let mut filled = args::fill(tool, &inputs, self.lex);
         let lookups = self.lookups(tool, &inputs, &filled, &out.drafts[j]);
