@@ -673,3 +673,65 @@ fn an_id_the_request_cannot_give_is_looked_up_by_the_one_tool_that_makes_it() {
         ]
     );
 }
+
+/// Tools of one trip, as slot-filling dialog APIs declare them.
+const TRIPS: &str = "
+tools:
+  - name: find_bus
+    description: Find a bus between two cities on a day
+    input_schema:
+      type: object
+      properties:
+        origin: {type: string, description: city of departure}
+        destination: {type: string, description: city of arrival}
+        travel_date: {type: string, description: day of travel}
+      required: [origin, destination, travel_date]
+    produces: [departure_time, price]
+  - name: buy_bus_ticket
+    description: Buy a ticket for a bus
+    input_schema:
+      type: object
+      properties:
+        origin: {type: string, description: city of departure}
+        destination: {type: string, description: city of arrival}
+        travel_date: {type: string, description: day of travel}
+        departure_time: {type: string, description: when the bus leaves}
+      required: [origin, destination, travel_date, departure_time]
+  - name: find_hotels
+    description: Find hotels in a city
+    input_schema:
+      type: object
+      properties:
+        location: {type: string, description: the city}
+      required: [location]
+";
+
+fn trips(request: &str) -> Vec<(String, Value)> {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    steps(
+        &engine(&ENGINE, "trips.yaml", TRIPS)
+            .plan(request, None)
+            .unwrap(),
+    )
+}
+
+#[test]
+fn values_said_once_carry_to_later_steps_and_in_gives_a_location() {
+    // Where and when the request said once hold for the ticket too; what only the
+    // search can tell (the bus's time) is its output.
+    let s = trips("find a bus from New York to Boston on 01/15/2024 and buy me a ticket");
+    assert_eq!(s[1].0, "buy_bus_ticket");
+    assert_eq!(
+        s[1].1,
+        json!({
+            "origin": "New York",
+            "destination": "Boston",
+            "travel_date": "01/15/2024",
+            "departure_time": {"$ref": "s1/output"},
+        })
+    );
+    assert_eq!(
+        trips("find hotels in Lisbon"),
+        [("find_hotels".into(), json!({"location": "Lisbon"}))]
+    );
+}
