@@ -3,6 +3,7 @@
 //! expensive (a fuzz corpus is a good source:
 //! `cargo run --release -p waypoint-core --example slowest -- fuzz/corpus/request_path`).
 
+use std::io::Write;
 use std::time::Instant;
 
 use waypoint_core::{Engine, Options};
@@ -24,15 +25,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     timed.sort_by(|a, b| b.0.total_cmp(&a.0));
     let total: f64 = timed.iter().map(|t| t.0).sum();
     let bytes: usize = timed.iter().map(|t| t.1).sum();
-    println!(
+    // A reader that stops early (`| head`) ends the listing, not the program.
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
         "{} requests, {bytes} bytes: {:.0} µs in all, {:.1} µs a request, {:.2} µs a byte",
         timed.len(),
         total,
         total / timed.len().max(1) as f64,
         total / bytes.max(1) as f64
-    );
+    )?;
     for (us, len, path) in timed.iter().take(15) {
-        println!("{us:>10.0} µs {len:>6} bytes  {}", path.display());
+        if writeln!(out, "{us:>10.0} µs {len:>6} bytes  {}", path.display()).is_err() {
+            break;
+        }
     }
     Ok(())
 }

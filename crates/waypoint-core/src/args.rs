@@ -227,44 +227,91 @@ struct State {
 /// Whether a required argument of `tool` takes free text (a note, a brief): then any
 /// object a clause names can be its input (routing uses this).
 pub fn takes_free_text(tool: &Tool, lex: &Lexicon) -> bool {
-    slots(tool, lex).iter().any(|s| s.required && s.free_text())
+    let specs = arg_specs(tool, lex);
+    slots(tool, &specs)
+        .iter()
+        .any(|s| s.required && s.free_text())
 }
 
-/// The tool's arguments as slots, with the cue rules each can take.
-fn slots<'t>(tool: &'t Tool, lex: &Lexicon) -> Vec<Slot<'t>> {
+/// What filling needs to know of one argument of a tool: the kinds of value it takes,
+/// whether it is required, the cue rules that introduce it and the end of a move it is.
+/// Worked out once per tool when the engine is built (its name's words are split, stemmed
+/// and looked up in the vocabulary), not once per request.
+#[derive(Debug, Clone)]
+pub struct ArgSpec {
+    kinds: Vec<Kind>,
+    required: bool,
+    cued_by: Vec<usize>,
+    end: Option<usize>,
+}
+
+/// The specs of `tool`'s arguments, in schema order.
+pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
     let required: Vec<&str> = tool.required().collect();
     tool.properties()
         .map(|(name, schema)| {
+            let words = all_words(name);
             let mut slot = Slot {
                 name,
                 schema,
-                kinds: kinds_of(name, schema, lex),
+                kinds: kinds_of(name, &words, schema, lex),
                 required: required.contains(&name),
                 cued_by: Vec::new(),
-                end: {
-                    let words = all_words(name);
-                    lex.ends
-                        .iter()
-                        .position(|e| words.iter().any(|w| e.args.contains(w)))
-                },
+                end: lex
+                    .ends
+                    .iter()
+                    .position(|e| words.iter().any(|w| e.args.contains(w))),
             };
             // A path is a name too: "a folder called reports" when no path is written.
             if slot.free_text()
                 || slot.kinds.contains(&Kind::Enum)
                 || slot.kinds.contains(&Kind::Value(ExtractedKind::Paths))
             {
-                let words = all_words(name);
                 slot.cued_by = (0..lex.arg_cues.len())
                     .filter(|&r| words.iter().any(|w| lex.arg_cues[r].args.contains(w)))
                     .collect();
             }
-            slot
+            ArgSpec {
+                kinds: slot.kinds,
+                required: slot.required,
+                cued_by: slot.cued_by,
+                end: slot.end,
+            }
         })
         .collect()
 }
 
-pub fn fill(tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
-    let slots = slots(tool, lex);
+/// The tool's arguments as slots, from their specs.
+fn slots<'t>(tool: &'t Tool, specs: &[ArgSpec]) -> Vec<Slot<'t>> {
+    tool.properties()
+        .zip(specs)
+        .map(|((name, schema), spec)| Slot {
+            name,
+            schema,
+            kinds: spec.kinds.clone(),
+            required: spec.required,
+            cued_by: spec.cued_by.clone(),
+            end: spec.end,
+        })
+        .collect()
+}
+
+/// Fills `tool`'s arguments from the request; `cached` are its [`ArgSpec`]s when the
+/// engine has them (else they are worked out here).
+pub fn fill(tool: &Tool, cached: Option<&[ArgSpec]>, inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
+    let owned;
+    let specs = match cached {
+        Some(specs) if specs.len() == tool.properties().count() => specs,
+        _ => {
+            owned = arg_specs(tool, lex);
+            &owned
+        }
+    };
+    fill_slots(tool, specs, inputs, lex)
+}
+
+fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
+    let slots = slots(tool, specs);
     let pieces = pieces(inputs.clause, lex);
     let lent: Vec<Piece> = inputs
         .earlier
@@ -1256,7 +1303,8 @@ pub fn names_an_id(arg: &str, lex: &Lexicon) -> bool {
 
 /// The first required argument of `tool` that takes free text (a name, a query).
 pub fn free_text_arg<'t>(tool: &'t Tool, lex: &Lexicon) -> Option<&'t str> {
-    slots(tool, lex)
+    let specs = arg_specs(tool, lex);
+    slots(tool, &specs)
         .into_iter()
         .find(|s| s.required && s.free_text())
         .map(|s| s.name)
@@ -1272,7 +1320,7 @@ pub fn words_for(what: &str, tool: &Tool, inputs: &Inputs<'_>, lex: &Lexicon) ->
         "properties": {what: {"type": "string"}},
         "required": [what],
     }));
-    let filled = fill(&view, inputs, lex);
+    let filled = fill(&view, None, inputs, lex);
     let words = filled.args.get(what)?.as_str()?;
     Some(capitalised(words).unwrap_or(words).to_string())
 }
@@ -1414,7 +1462,7 @@ fn kinds_named(name: &str, lex: &Lexicon) -> Vec<Kind> {
 
 /// The kinds an argument takes: from its name (the lexicon's `arg_names`, by the whole
 /// name, then its last word), its `enum`, `format` and `type`.
-fn kinds_of(name: &str, schema: &Value, lex: &Lexicon) -> Vec<Kind> {
+fn kinds_of(name: &str, words: &[String], schema: &Value, lex: &Lexicon) -> Vec<Kind> {
     let item = if schema.get("type").and_then(Value::as_str) == Some("array") {
         schema.get("items").unwrap_or(&Value::Null)
     } else {
@@ -1435,7 +1483,7 @@ fn kinds_of(name: &str, schema: &Value, lex: &Lexicon) -> Vec<Kind> {
     }
     // Any word names a file type ("image_2", "source_audio"): such an argument is a path
     // of that type.
-    let file_type = all_words(name)
+    let file_type = words
         .iter()
         .find_map(|w| lex.file_types.iter().position(|t| t.args.contains(w)));
     let mut kinds = match file_type {

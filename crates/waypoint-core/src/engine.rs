@@ -262,7 +262,13 @@ impl Engine {
                         outputs: &[],
                         carried: &[],
                     };
-                    crate::args::fill(tool, &inputs, &self.lexicon).args
+                    crate::args::fill(
+                        tool,
+                        self.index.arg_specs(&tool.name),
+                        &inputs,
+                        &self.lexicon,
+                    )
+                    .args
                 })
                 .unwrap_or_default();
             reports.push(RouteReport {

@@ -9,9 +9,11 @@
 //! a catalog described only in its own words is routed as before, one with a hundred
 //! requests per entry almost wholly by the model.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use waypoint_catalog::Catalog;
 use waypoint_classify::cache::{self, Source};
@@ -76,6 +78,27 @@ pub struct Learned {
     pub(crate) meaning: Option<Arc<Meaning>>,
     /// The labelled requests almost never ask for two entries at once.
     pub(crate) one_at_a_time: bool,
+    /// Which model this is, for the memo of recent probabilities (see [`RECENT`]).
+    memo_id: u64,
+}
+
+/// Ids for [`Learned::memo_id`]: never reused, so a memo entry of a dropped model can
+/// never answer for a new one.
+static NEXT_MEMO_ID: AtomicU64 = AtomicU64::new(1);
+
+/// How many texts each thread remembers the probabilities of.
+const RECENT_TEXTS: usize = 8;
+
+/// A model (by [`Learned::memo_id`]), a text, and the model's probabilities for it.
+type Remembered = (u64, String, Arc<[f32]>);
+
+thread_local! {
+    /// The probabilities of the texts this thread asked a model about last: planning one
+    /// request asks about the same clause several times (to rank it, to see whether the
+    /// model is confident, whether it disowns an entry), and with a sentence encoder each
+    /// ask would be an encoder pass. Per thread, so the server's workers never wait on
+    /// each other.
+    static RECENT: RefCell<Vec<Remembered>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Learned {
@@ -124,6 +147,7 @@ impl Learned {
             source,
             meaning: meaning.cloned(),
             one_at_a_time: weight >= MODEL_LEADS && asks_one_at_a_time(catalog.taught()),
+            memo_id: NEXT_MEMO_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -149,18 +173,37 @@ impl Learned {
 
     /// The model's calibrated probabilities for a text (with its sentence vector when the
     /// model learned from them).
-    fn probabilities(&self, text: &str) -> Vec<f32> {
+    fn probabilities(&self, text: &str) -> Arc<[f32]> {
+        let known = RECENT.with_borrow(|recent| {
+            recent
+                .iter()
+                .find(|(id, t, _)| *id == self.memo_id && t == text)
+                .map(|(.., p)| Arc::clone(p))
+        });
+        if let Some(p) = known {
+            return p;
+        }
         let vector = self.meaning.as_ref().and_then(|m| m.vector(text));
-        self.model.probabilities_with(text, vector.as_deref())
+        let p: Arc<[f32]> = self
+            .model
+            .probabilities_with(text, vector.as_deref())
+            .into();
+        RECENT.with_borrow_mut(|recent| {
+            if recent.len() >= RECENT_TEXTS {
+                recent.remove(0);
+            }
+            recent.push((self.memo_id, text.to_string(), Arc::clone(&p)));
+        });
+        p
     }
 
     /// `(entry, probability)` for every entry the model gives at least a small chance.
     pub(crate) fn candidates(&self, text: &str) -> Vec<(u32, f32)> {
         self.probabilities(text)
-            .into_iter()
+            .iter()
             .zip(&self.docs)
-            .filter(|(p, d)| *p >= MIN_CANDIDATE && **d != u32::MAX)
-            .map(|(p, d)| (*d, p))
+            .filter(|(p, d)| **p >= MIN_CANDIDATE && **d != u32::MAX)
+            .map(|(p, d)| (*d, *p))
             .collect()
     }
 }

@@ -1079,7 +1079,7 @@ impl Planner<'_> {
             outputs,
             carried: &carried,
         };
-        let mut filled = args::fill(tool, &inputs, self.lex);
+        let mut filled = args::fill(tool, self.index.arg_specs(&tool.name), &inputs, self.lex);
         let lookups = self.lookups(tool, &inputs, &filled, &out.drafts[j]);
         let j = j + lookups.len();
         if !lookups.is_empty() {
@@ -1153,7 +1153,7 @@ impl Planner<'_> {
                     own_words: self.index.own_words(&maker.name),
                     ..*inputs
                 };
-                let mut lf = args::fill(maker, &own, self.lex);
+                let mut lf = args::fill(maker, self.index.arg_specs(&maker.name), &own, self.lex);
                 let focus = if prefix.is_empty() {
                     args::proper_run(inputs.clause, inputs.request)
                 } else {

@@ -153,6 +153,8 @@ pub struct RouteIndex {
     /// starts or ends with them only restates the entry ("analyze *the sales data for*
     /// laptops").
     own_words: HashMap<String, Vec<String>>,
+    /// Tool name → what filling needs to know of each of its arguments.
+    arg_specs: HashMap<String, Vec<crate::args::ArgSpec>>,
     /// Example requests, each a small document of its own: a clause close to one of an
     /// entry's examples is close to the entry (nearest neighbour over examples).
     examples: Vec<Example>,
@@ -287,6 +289,9 @@ impl RouteIndex {
                 .collect();
             index.set_profile(&own, takes, lex);
             let takes_text = crate::args::takes_free_text(tool, lex);
+            index
+                .arg_specs
+                .insert(tool.name.clone(), crate::args::arg_specs(tool, lex));
             if let Some(doc) = index.docs.last_mut() {
                 doc.destructive = tool.effects == waypoint_catalog::Effects::Destructive;
                 doc.takes_text = takes_text;
@@ -564,6 +569,11 @@ impl RouteIndex {
     /// Stems of the content words of an entry's name and description.
     pub fn own_words(&self, id: &str) -> &[String] {
         self.own_words.get(id).map_or(&[], Vec::as_slice)
+    }
+
+    /// What filling needs to know of a tool's arguments (see [`crate::args::ArgSpec`]).
+    pub fn arg_specs(&self, tool: &str) -> Option<&[crate::args::ArgSpec]> {
+        self.arg_specs.get(tool).map(Vec::as_slice)
     }
 
     /// Whether a word (by its key) names an artifact kind some entry makes or takes.
