@@ -110,6 +110,9 @@ struct Slot<'t> {
     /// The end of a move or translation its name makes it (by index in the lexicon's
     /// `ends`): `source_language`, `target_language`.
     end: Option<usize>,
+    /// The stems of its name's words, each with whether it is the last (see
+    /// `naming_words`).
+    naming: &'t [(String, bool)],
 }
 
 impl Slot<'_> {
@@ -243,6 +246,7 @@ pub struct ArgSpec {
     required: bool,
     cued_by: Vec<usize>,
     end: Option<usize>,
+    naming: Vec<(String, bool)>,
 }
 
 /// The specs of `tool`'s arguments, in schema order.
@@ -261,6 +265,7 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                     .ends
                     .iter()
                     .position(|e| words.iter().any(|w| e.args.contains(w))),
+                naming: &[],
             };
             // A path is a name too: "a folder called reports" when no path is written.
             if slot.free_text()
@@ -276,13 +281,14 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                 required: slot.required,
                 cued_by: slot.cued_by,
                 end: slot.end,
+                naming: naming_words(name, lex),
             }
         })
         .collect()
 }
 
 /// The tool's arguments as slots, from their specs.
-fn slots<'t>(tool: &'t Tool, specs: &[ArgSpec]) -> Vec<Slot<'t>> {
+fn slots<'t>(tool: &'t Tool, specs: &'t [ArgSpec]) -> Vec<Slot<'t>> {
     tool.properties()
         .zip(specs)
         .map(|((name, schema), spec)| Slot {
@@ -292,6 +298,7 @@ fn slots<'t>(tool: &'t Tool, specs: &[ArgSpec]) -> Vec<Slot<'t>> {
             required: spec.required,
             cued_by: spec.cued_by.clone(),
             end: spec.end,
+            naming: &spec.naming,
         })
         .collect()
 }
@@ -410,8 +417,7 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
     if pieces.is_empty() {
         return;
     }
-    let naming: Vec<Vec<(String, bool)>> =
-        slots.iter().map(|s| naming_words(s.name, lex)).collect();
+    let naming: Vec<&[(String, bool)]> = slots.iter().map(|s| s.naming).collect();
     for (p, piece) in pieces.iter().enumerate() {
         let Some(at) = toks.iter().position(|t| t.end > piece.start) else {
             continue;
@@ -858,7 +864,7 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         let named = slots
             .iter()
             .filter(open)
-            .find(|s| named_before(&toks[..start], &naming_words(s.name, lex), lex).is_some());
+            .find(|s| named_before(&toks[..start], s.naming, lex).is_some());
         let slot = named
             .or_else(|| slots.iter().filter(open).find(|s| takes_content(s, lex)))
             .or_else(|| slots.iter().filter(open).find(|s| s.numeric()))
@@ -1080,7 +1086,7 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
     }
     // The words of the tool's name and description, but not this argument's own: "the
     // example library" keeps "library" for `library`.
-    let slot_words = naming_words(slot.name, lex);
+    let slot_words = slot.naming;
     let own: Vec<String> = inputs
         .own_words
         .iter()
@@ -1304,10 +1310,10 @@ pub fn names_an_id(arg: &str, lex: &Lexicon) -> bool {
 /// The first required argument of `tool` that takes free text (a name, a query).
 pub fn free_text_arg<'t>(tool: &'t Tool, lex: &Lexicon) -> Option<&'t str> {
     let specs = arg_specs(tool, lex);
-    slots(tool, &specs)
-        .into_iter()
-        .find(|s| s.required && s.free_text())
-        .map(|s| s.name)
+    let at = slots(tool, &specs)
+        .iter()
+        .position(|s| s.required && s.free_text())?;
+    tool.properties().nth(at).map(|(name, _)| name)
 }
 
 /// The words a request gives for `what` ("origin": "from New York"), read as the value

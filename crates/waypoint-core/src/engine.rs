@@ -313,6 +313,8 @@ impl Engine {
         context: Option<&serde_json::Value>,
         learned: Option<&[String]>,
     ) -> Result<Plan, CoreError> {
+        // What the trained router remembers serves one request: the next asks anew.
+        crate::learned::new_request();
         let analysis = self.analyse(request, context)?;
         let planner = self.planner();
         let mut drafted = {

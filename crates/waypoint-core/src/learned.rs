@@ -93,11 +93,11 @@ const RECENT_TEXTS: usize = 8;
 type Remembered = (u64, String, Arc<[f32]>);
 
 thread_local! {
-    /// The probabilities of the texts this thread asked a model about last: planning one
-    /// request asks about the same clause several times (to rank it, to see whether the
-    /// model is confident, whether it disowns an entry), and with a sentence encoder each
-    /// ask would be an encoder pass. Per thread, so the server's workers never wait on
-    /// each other.
+    /// The probabilities of the texts this thread asked a model about during the request
+    /// it plans: planning one request asks about the same clause several times (to rank
+    /// it, to see whether the model is confident, whether it disowns an entry), and with
+    /// a sentence encoder each ask would be an encoder pass. Per thread, so the server's
+    /// workers never wait on each other; emptied when a request starts.
     static RECENT: RefCell<Vec<Remembered>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -206,6 +206,12 @@ impl Learned {
             .map(|(p, d)| (*d, *p))
             .collect()
     }
+}
+
+/// Forgets the probabilities this thread remembers: planning a request starts here, so
+/// what is remembered saves the asks within one request and no more.
+pub(crate) fn new_request() {
+    RECENT.with_borrow_mut(Vec::clear);
 }
 
 impl Learned {

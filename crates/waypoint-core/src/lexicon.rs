@@ -347,7 +347,21 @@ impl Lexicon {
         let raw: Raw = serde_json::from_value(yaml::to_json(&node))
             .map_err(|e| CoreError::Lexicon(e.to_string()))?;
         let groups: Vec<(String, Vec<String>)> = raw.synonyms.clone().into_iter().collect();
-        let synonyms = Synonyms::new(&groups);
+        let mut synonyms = Synonyms::new(&groups);
+        // The words most requests are made of are stemmed once, here.
+        let w = &raw.word_classes;
+        synonyms.remember(
+            raw.stopwords
+                .iter()
+                .chain(&raw.verbs)
+                .chain(&raw.anaphora)
+                .map(String::as_str)
+                .chain(w.prepositions.iter().map(String::as_str))
+                .chain(w.articles.iter().map(String::as_str))
+                .chain(w.object_pronouns.iter().map(String::as_str))
+                .chain(w.possessives.iter().map(String::as_str))
+                .chain(w.demonstratives.iter().map(String::as_str)),
+        );
         let phrases = |list: &[String]| -> Vec<Phrase> {
             let mut out: Vec<Phrase> = Vec::new();
             for p in list.iter().filter_map(|p| Phrase::compile(p, &synonyms)) {

@@ -44,6 +44,9 @@ pub fn stem(word: &str) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct Synonyms {
     map: HashMap<String, String>,
+    /// Forms whose stem and key were worked out when the vocabulary was built: the words
+    /// most requests are made of, so planning stems only the rest.
+    known: HashMap<String, (String, String)>,
 }
 
 impl Synonyms {
@@ -55,7 +58,21 @@ impl Synonyms {
                 map.insert(stem(&v.to_lowercase()), target.clone());
             }
         }
-        Self { map }
+        Self {
+            map,
+            known: HashMap::new(),
+        }
+    }
+
+    /// Works out the stem and key of these forms now, for [`Synonyms::stem_and_key`].
+    pub fn remember<'a>(&mut self, forms: impl IntoIterator<Item = &'a str>) {
+        for form in forms {
+            let form = form.to_lowercase();
+            if !self.known.contains_key(&form) {
+                let pair = self.stem_and_key(&form);
+                self.known.insert(form, pair);
+            }
+        }
     }
 
     pub fn key(&self, form: &str) -> String {
@@ -64,6 +81,9 @@ impl Synonyms {
 
     /// The form's own stem and its key (the stem of its canonical synonym).
     pub fn stem_and_key(&self, form: &str) -> (String, String) {
+        if let Some(pair) = self.known.get(form) {
+            return pair.clone();
+        }
         let s = stem(form);
         let key = self.map.get(&s).cloned().unwrap_or_else(|| s.clone());
         (s, key)
