@@ -271,6 +271,31 @@ struct Raw {
     entities: BTreeMap<String, Vec<String>>,
 }
 
+impl Raw {
+    /// The words most requests are made of, to be stemmed once when the vocabulary is
+    /// built: function words, verbs, pronouns.
+    fn common_words(&self) -> impl Iterator<Item = &str> {
+        let w = &self.word_classes;
+        self.stopwords
+            .iter()
+            .chain(&self.verbs)
+            .chain(&self.anaphora)
+            .map(String::as_str)
+            .chain(
+                [
+                    &w.prepositions,
+                    &w.articles,
+                    &w.object_pronouns,
+                    &w.possessives,
+                    &w.demonstratives,
+                ]
+                .into_iter()
+                .flatten()
+                .map(String::as_str),
+            )
+    }
+}
+
 /// Calendar words for the extractor.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -348,20 +373,7 @@ impl Lexicon {
             .map_err(|e| CoreError::Lexicon(e.to_string()))?;
         let groups: Vec<(String, Vec<String>)> = raw.synonyms.clone().into_iter().collect();
         let mut synonyms = Synonyms::new(&groups);
-        // The words most requests are made of are stemmed once, here.
-        let w = &raw.word_classes;
-        synonyms.remember(
-            raw.stopwords
-                .iter()
-                .chain(&raw.verbs)
-                .chain(&raw.anaphora)
-                .map(String::as_str)
-                .chain(w.prepositions.iter().map(String::as_str))
-                .chain(w.articles.iter().map(String::as_str))
-                .chain(w.object_pronouns.iter().map(String::as_str))
-                .chain(w.possessives.iter().map(String::as_str))
-                .chain(w.demonstratives.iter().map(String::as_str)),
-        );
+        synonyms.remember(raw.common_words());
         let phrases = |list: &[String]| -> Vec<Phrase> {
             let mut out: Vec<Phrase> = Vec::new();
             for p in list.iter().filter_map(|p| Phrase::compile(p, &synonyms)) {
