@@ -341,15 +341,24 @@ impl Planner<'_> {
     /// Each action clause with its goal and ranking, in order.
     fn route_actions<'g>(&self, analysis: &'g Analysis) -> Vec<Routed<'g>> {
         let mut goal_iter = analysis.understanding.goals.iter();
+        // What the clauses routed so far make, by the key of each product's last word.
+        let mut products: Vec<String> = Vec::new();
         analysis
             .clauses
             .iter()
             .filter(|c| c.is_action())
             .map(|clause| {
                 let goal = goal_iter.next();
-                let ranking = self
-                    .index
-                    .rank(clause.tokens(), &self.hints(clause, goal), self.lex);
+                let mut hints = self.hints(clause, goal);
+                hints.earlier_products.clone_from(&products);
+                let ranking = self.index.rank(clause.tokens(), &hints, self.lex);
+                if let Some(top) = ranking.first() {
+                    for kind in self.produces(&top.id) {
+                        if let Some(last) = kind.rsplit(['_', ' ', '-']).next() {
+                            products.push(self.lex.synonyms.key(&last.to_lowercase()));
+                        }
+                    }
+                }
                 Routed {
                     clause,
                     goal,
@@ -502,6 +511,7 @@ impl Planner<'_> {
             supplied,
             needs,
             text: &clause.segment.clause.text,
+            earlier_products: Vec::new(),
         }
     }
 

@@ -130,6 +130,10 @@ pub struct Hints<'a> {
     pub supplied: Vec<ExtractedKind>,
     /// The clause as written, for the trained router.
     pub text: &'a str,
+    /// Keys of the last words of what the request's earlier clauses' entries make ("the
+    /// gross *salary*", "the best *route*"): a definite phrase ending in one points back
+    /// at that output rather than saying what to do, and weighs little.
+    pub earlier_products: Vec<String>,
 }
 
 /// The routing index of one catalog.
@@ -710,7 +714,7 @@ impl RouteIndex {
     /// words in more than half of a large catalog's entries carry no signal and are
     /// skipped, and reasons are rendered only for the candidates returned.
     pub fn rank(&self, tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> Vec<Candidate> {
-        let words = weigh(tokens, hints.head_verb, lex);
+        let words = weigh(tokens, hints.head_verb, &hints.earlier_products, lex);
         let Lexical {
             raw,
             explained,
@@ -1018,8 +1022,26 @@ fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
     last
 }
 
+/// Whether the word at `i` ends a definite phrase naming what an earlier clause's entry
+/// makes ("convert *the gross salary* to EUR" after a salary was calculated): a definite
+/// word at most three words before, nothing but plain words between.
+fn names_earlier_output(tokens: &[Token], i: usize, earlier: &[String], lex: &Lexicon) -> bool {
+    if earlier.is_empty() || !earlier.contains(&tokens[i].key) {
+        return false;
+    }
+    (i.saturating_sub(3)..i)
+        .rev()
+        .take_while(|&j| !tokens[j].value)
+        .any(|j| lex.articles.existing.contains(&tokens[j].form))
+}
+
 /// Content words of a clause with their role weights.
-fn weigh<'a>(tokens: &'a [Token], head_verb: Option<usize>, lex: &Lexicon) -> Vec<Word<'a>> {
+fn weigh<'a>(
+    tokens: &'a [Token],
+    head_verb: Option<usize>,
+    earlier_products: &[String],
+    lex: &Lexicon,
+) -> Vec<Word<'a>> {
     let topic_from = lex
         .topic_markers
         .iter()
@@ -1057,7 +1079,11 @@ fn weigh<'a>(tokens: &'a [Token], head_verb: Option<usize>, lex: &Lexicon) -> Ve
         if describing {
             weight *= DESCRIBING;
         }
-        if i > topic_from || tok.identifier || tok.proper {
+        if i > topic_from
+            || tok.identifier
+            || tok.proper
+            || names_earlier_output(tokens, i, earlier_products, lex)
+        {
             weight *= TOPIC;
         }
         out.push(Word { tok, weight });

@@ -735,3 +735,53 @@ fn values_said_once_carry_to_later_steps_and_in_gives_a_location() {
         [("find_hotels".into(), json!({"location": "Lisbon"}))]
     );
 }
+
+/// A tool whose product a later clause names, and the tool that clause asks for.
+const SALARY: &str = "
+tools:
+  - name: calculate_gross_salary
+    description: Calculate the gross salary of an employee
+    input_schema:
+      type: object
+      properties:
+        basic_salary: {type: number, description: the basic salary}
+        allowance: {type: number, description: the allowance}
+      required: [basic_salary, allowance]
+    produces: [gross_salary]
+  - name: convert_currency
+    description: Convert an amount from one currency to another
+    input_schema:
+      type: object
+      properties:
+        amount: {type: number, description: the amount to convert}
+        from: {type: string, description: the currency to convert from}
+        to: {type: string, description: the currency to convert to}
+      required: [amount, from, to]
+    produces: [converted_amount]
+";
+
+#[test]
+fn words_naming_an_earlier_output_do_not_route_the_clause_back_to_its_maker() {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let engine = engine(&ENGINE, "salary.yaml", SALARY);
+    let p = engine
+        .plan(
+            "calculate the gross salary for a basic salary of 5000 and an allowance of 500, \
+             then convert the gross salary from USD to EUR",
+            None,
+        )
+        .unwrap();
+    assert_eq!(
+        steps(&p),
+        [
+            (
+                "calculate_gross_salary".into(),
+                json!({"basic_salary": 5000, "allowance": 500})
+            ),
+            (
+                "convert_currency".into(),
+                json!({"amount": {"$ref": "s1/output"}, "from": "USD", "to": "EUR"})
+            ),
+        ]
+    );
+}
