@@ -813,13 +813,29 @@ fn ranged_cues(
 
 /// A required argument still empty that names no content (where, when, how many) takes
 /// the value an earlier step of the request was given under the same name: the request
-/// said it once for both ("a bus from New York to Boston … and buy me a ticket").
+/// said it once for both ("a bus from New York to Boston … and buy me a ticket"). An
+/// address — a path, URL, e-mail or id — names one thing, which the later step need not
+/// act on ("create notes.txt …, then list the directory"), so it is not carried.
 fn fill_carried(cx: &Context<'_, '_>, st: &mut State) {
     let out = &mut st.out;
+    let addresses = |s: &Slot<'_>| {
+        s.kinds.iter().any(|k| {
+            matches!(
+                k,
+                Kind::File(_)
+                    | Kind::Value(
+                        ExtractedKind::Paths
+                            | ExtractedKind::Urls
+                            | ExtractedKind::Emails
+                            | ExtractedKind::Ids
+                    )
+            )
+        })
+    };
     for slot in cx
         .slots
         .iter()
-        .filter(|s| s.required && !takes_content(s, cx.lex))
+        .filter(|s| s.required && !takes_content(s, cx.lex) && !addresses(s))
     {
         if out.args.contains_key(slot.name) {
             continue;
