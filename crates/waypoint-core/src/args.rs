@@ -818,24 +818,25 @@ fn ranged_cues(
 /// act on ("create notes.txt …, then list the directory"), so it is not carried.
 fn fill_carried(cx: &Context<'_, '_>, st: &mut State) {
     let out = &mut st.out;
-    let addresses = |s: &Slot<'_>| {
-        s.kinds.iter().any(|k| {
-            matches!(
-                k,
-                Kind::File(_)
-                    | Kind::Value(
+    // Whether the request wrote this value as an address.
+    let address = |v: &Value| {
+        v.as_str().is_some_and(|v| {
+            cx.inputs.earlier.iter().flat_map(|c| &c.values).any(|f| {
+                f.value == v
+                    && matches!(
+                        f.kind,
                         ExtractedKind::Paths
                             | ExtractedKind::Urls
                             | ExtractedKind::Emails
                             | ExtractedKind::Ids
                     )
-            )
+            })
         })
     };
     for slot in cx
         .slots
         .iter()
-        .filter(|s| s.required && !takes_content(s, cx.lex) && !addresses(s))
+        .filter(|s| s.required && !takes_content(s, cx.lex))
     {
         if out.args.contains_key(slot.name) {
             continue;
@@ -844,7 +845,7 @@ fn fill_carried(cx: &Context<'_, '_>, st: &mut State) {
             .inputs
             .carried
             .iter()
-            .find(|(name, v)| name == slot.name && fits(v, slot.schema))
+            .find(|(name, v)| name == slot.name && fits(v, slot.schema) && !address(v))
         {
             out.args.insert(slot.name.to_string(), v.clone());
         }
