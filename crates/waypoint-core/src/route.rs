@@ -1026,13 +1026,26 @@ fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
 /// makes ("convert *the gross salary* to EUR" after a salary was calculated): a definite
 /// word at most three words before, nothing but plain words between.
 fn names_earlier_output(tokens: &[Token], i: usize, earlier: &[String], lex: &Lexicon) -> bool {
-    if earlier.is_empty() || !earlier.contains(&tokens[i].key) {
+    if earlier.is_empty() {
         return false;
     }
-    (i.saturating_sub(3)..i)
-        .rev()
-        .take_while(|&j| !tokens[j].value)
-        .any(|j| lex.articles.existing.contains(&tokens[j].form))
+    let definite_before = |i: usize| {
+        (i.saturating_sub(3)..i)
+            .rev()
+            .take_while(|&j| !tokens[j].value)
+            .any(|j| lex.articles.existing.contains(&tokens[j].form))
+    };
+    // "the result", "the output", and what follows as theirs ("the output *of the
+    // program*"): any product of the step before.
+    let output_noun =
+        |j: usize| lex.words.output_nouns.contains(&tokens[j].form) && definite_before(j);
+    let of_an_output = (i.saturating_sub(3)..i).rev().any(|j| {
+        output_noun(j)
+            && tokens[j + 1..i].iter().all(|t| {
+                t.form == "of" || lex.articles.existing.contains(&t.form) || !lex.is_content(t)
+            })
+    });
+    output_noun(i) || of_an_output || (earlier.contains(&tokens[i].key) && definite_before(i))
 }
 
 /// Content words of a clause with their role weights.

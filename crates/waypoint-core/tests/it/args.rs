@@ -758,6 +758,23 @@ tools:
         to: {type: string, description: the currency to convert to}
       required: [amount, from, to]
     produces: [converted_amount]
+  - name: execute_program
+    description: Execute a program
+    input_schema:
+      type: object
+      properties:
+        program_path: {type: string, description: the path of the program}
+      required: [program_path]
+    produces: [output]
+  - name: encrypt_data
+    description: Encrypt data with a key
+    input_schema:
+      type: object
+      properties:
+        data: {type: string, description: the data to encrypt}
+        encryption_key: {type: string, description: the key}
+      required: [data, encryption_key]
+    produces: [encrypted_data]
 ";
 
 #[test]
@@ -784,4 +801,19 @@ fn words_naming_an_earlier_output_do_not_route_the_clause_back_to_its_maker() {
             ),
         ]
     );
+}
+
+#[test]
+fn the_output_of_an_earlier_step_does_not_route_the_clause_back_to_its_maker() {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let engine = engine(&ENGINE, "salary.yaml", SALARY);
+    let p = engine
+        .plan(
+            "I want to execute a program with the path '/path/to/program', \
+             then I want to encrypt the output of the program.",
+            None,
+        )
+        .unwrap();
+    let tools: Vec<&str> = p.steps().iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(tools, ["execute_program", "encrypt_data"]);
 }
