@@ -585,45 +585,7 @@ fn the_result_phone_numbers_and_one_argument_per_earlier_output() {
 
 /// Tools that take ids other tools look up, as REST APIs imported from an API
 /// description or an MCP server do.
-const LOOKUPS: &str = "
-tools:
-  - name: find_airport
-    description: Search for airports by a location name
-    input_schema:
-      type: object
-      properties:
-        query: {type: string, description: name of the place}
-      required: [query]
-    produces: [skyId, entityId]
-  - name: search_flights
-    description: Search for flights on a route
-    input_schema:
-      type: object
-      properties:
-        originSkyId: {type: string, description: the airport the flight leaves}
-        destinationSkyId: {type: string, description: the airport the flight lands}
-        originEntityId: {type: string, description: the place the flight leaves}
-        destinationEntityId: {type: string, description: the place the flight lands}
-        date: {type: string, description: departure day in YYYY-MM-DD format}
-      required: [originSkyId, destinationSkyId, originEntityId, destinationEntityId, date]
-    produces: [flights]
-  - name: artist_id_by_name
-    description: Get an artist's id from the artist's name
-    input_schema:
-      type: object
-      properties:
-        name: {type: string, description: the artist's name}
-      required: [name]
-    produces: [artist_id, name]
-  - name: artist_overview
-    description: Get an overview of an artist
-    input_schema:
-      type: object
-      properties:
-        artistId: {type: string, description: the artist}
-      required: [artistId]
-    produces: [overview]
-";
+const LOOKUPS: &str = include_str!("../fixtures/lookups.yaml");
 
 fn lookups(request: &str) -> Plan {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -675,36 +637,7 @@ fn an_id_the_request_cannot_give_is_looked_up_by_the_one_tool_that_makes_it() {
 }
 
 /// Tools of one trip, as slot-filling dialog APIs declare them.
-const TRIPS: &str = "
-tools:
-  - name: find_bus
-    description: Find a bus between two cities on a day
-    input_schema:
-      type: object
-      properties:
-        origin: {type: string, description: city of departure}
-        destination: {type: string, description: city of arrival}
-        travel_date: {type: string, description: day of travel}
-      required: [origin, destination, travel_date]
-    produces: [departure_time, price]
-  - name: buy_bus_ticket
-    description: Buy a ticket for a bus
-    input_schema:
-      type: object
-      properties:
-        origin: {type: string, description: city of departure}
-        destination: {type: string, description: city of arrival}
-        travel_date: {type: string, description: day of travel}
-        departure_time: {type: string, description: when the bus leaves}
-      required: [origin, destination, travel_date, departure_time]
-  - name: find_hotels
-    description: Find hotels in a city
-    input_schema:
-      type: object
-      properties:
-        location: {type: string, description: the city}
-      required: [location]
-";
+const TRIPS: &str = include_str!("../fixtures/trips.yaml");
 
 fn trips(request: &str) -> Vec<(String, Value)> {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -737,45 +670,7 @@ fn values_said_once_carry_to_later_steps_and_in_gives_a_location() {
 }
 
 /// A tool whose product a later clause names, and the tool that clause asks for.
-const SALARY: &str = "
-tools:
-  - name: calculate_gross_salary
-    description: Calculate the gross salary of an employee
-    input_schema:
-      type: object
-      properties:
-        basic_salary: {type: number, description: the basic salary}
-        allowance: {type: number, description: the allowance}
-      required: [basic_salary, allowance]
-    produces: [gross_salary]
-  - name: convert_currency
-    description: Convert an amount from one currency to another
-    input_schema:
-      type: object
-      properties:
-        amount: {type: number, description: the amount to convert}
-        from: {type: string, description: the currency to convert from}
-        to: {type: string, description: the currency to convert to}
-      required: [amount, from, to]
-    produces: [converted_amount]
-  - name: execute_program
-    description: Execute a program
-    input_schema:
-      type: object
-      properties:
-        program_path: {type: string, description: the path of the program}
-      required: [program_path]
-    produces: [output]
-  - name: encrypt_data
-    description: Encrypt data with a key
-    input_schema:
-      type: object
-      properties:
-        data: {type: string, description: the data to encrypt}
-        encryption_key: {type: string, description: the key}
-      required: [data, encryption_key]
-    produces: [encrypted_data]
-";
+const SALARY: &str = include_str!("../fixtures/salary.yaml");
 
 #[test]
 fn words_naming_an_earlier_output_do_not_route_the_clause_back_to_its_maker() {
