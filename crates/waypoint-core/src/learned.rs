@@ -95,9 +95,10 @@ type Remembered = (u64, String, Arc<[f32]>);
 thread_local! {
     /// The probabilities of the texts this thread asked a model about during the request
     /// it plans: planning one request asks about the same clause several times (to rank
-    /// it, to see whether the model is confident, whether it disowns an entry), and with
-    /// a sentence encoder each ask would be an encoder pass. Per thread, so the server's
-    /// workers never wait on each other; emptied when a request starts.
+    /// it, to see whether the model is confident, whether it disowns an entry), and each
+    /// ask would turn the text into features and score every class anew (the sentence
+    /// vector, when on, has a memo of its own). Per thread, so the server's workers never
+    /// wait on each other; emptied when a request starts.
     static RECENT: RefCell<Vec<Remembered>> = const { RefCell::new(Vec::new()) };
 }
 
