@@ -23,18 +23,36 @@ use crate::lexicon::Lexicon;
 use crate::text::Token;
 use crate::understand::ClauseAnalysis;
 
-/// The arguments of one step, the questions its gaps raise, and the values of an
-/// argument the request gave several of where the schema takes one ("into French and
-/// German"): the planner makes one step per value.
+/// The arguments of one step, the required ones it left open with the question each
+/// raises, and the values of an argument the request gave several of where the schema
+/// takes one ("into French and German"): the planner makes one step per value.
 #[derive(Debug, Default)]
 pub struct Filled {
     pub args: Map<String, Value>,
-    pub questions: Vec<String>,
+    pub open: Vec<Open>,
     pub fan_out: Option<(String, Vec<Value>)>,
     /// Earlier steps (by index) an argument was linked to by name (see [`Inputs::outputs`]).
     pub linked: Vec<usize>,
-    /// The required arguments left as placeholders, each with its question's index.
-    pub open: Vec<(String, usize)>,
+}
+
+/// A required argument left as a placeholder, and the question that asks for it.
+#[derive(Debug)]
+pub struct Open {
+    pub arg: String,
+    pub question: String,
+}
+
+impl Filled {
+    /// Fills an open argument after all: it no longer asks its question.
+    pub fn answer(&mut self, arg: &str, value: Value) {
+        self.args.insert(arg.to_string(), value);
+        self.open.retain(|o| o.arg != arg);
+    }
+
+    /// The questions the open arguments raise.
+    pub fn questions(self) -> impl Iterator<Item = String> {
+        self.open.into_iter().map(|o| o.question)
+    }
 }
 
 /// Marks an argument the planner could not fill.
@@ -229,11 +247,8 @@ struct State {
 
 /// Whether a required argument of `tool` takes free text (a note, a brief): then any
 /// object a clause names can be its input (routing uses this).
-pub fn takes_free_text(tool: &Tool, lex: &Lexicon) -> bool {
-    let specs = arg_specs(tool, lex);
-    slots(tool, &specs)
-        .iter()
-        .any(|s| s.required && s.free_text())
+pub fn takes_free_text(tool: &Tool, specs: &[ArgSpec]) -> bool {
+    free_text_arg(tool, specs).is_some()
 }
 
 /// What filling needs to know of one argument of a tool: the kinds of value it takes,
@@ -385,11 +400,13 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
             .and_then(Value::as_str)
             .map_or_else(|| slot.name.replace('_', " "), str::to_string);
         out.args.insert(slot.name.to_string(), placeholder(&what));
-        out.open.push((slot.name.to_string(), out.questions.len()));
-        out.questions.push(format!(
-            "What should `{}` ({what}) be for `{}`?",
-            slot.name, tool.name
-        ));
+        out.open.push(Open {
+            arg: slot.name.to_string(),
+            question: format!(
+                "What should `{}` ({what}) be for `{}`?",
+                slot.name, tool.name
+            ),
+        });
     }
     // Keep the schema's order of arguments.
     let mut ordered = Map::new();
@@ -957,7 +974,6 @@ fn referring_phrases(
             pronoun: true,
         });
     }
-    let definite = |t: &Token| lex.articles.existing.contains(&t.form);
     // The stem of the last word of each product of each earlier step, latest step first.
     let heads: Vec<(usize, Vec<String>)> = outputs
         .iter()
@@ -991,13 +1007,8 @@ fn referring_phrases(
         else {
             continue;
         };
-        // "the (generated random) password": a definite word at most three words before,
-        // nothing but plain words between.
-        let Some(start) = (i.saturating_sub(3)..i)
-            .rev()
-            .take_while(|&j| !toks[j].value && !used.covers(&toks[j]))
-            .find(|&j| definite(&toks[j]))
-        else {
+        // "the (generated random) password".
+        let Some(start) = lex.definite_before(toks, i, |t| !t.value && !used.covers(t)) else {
             continue;
         };
         found.push(Referring {
@@ -1314,20 +1325,25 @@ pub fn made_for(arg: &str, product: &str) -> Option<(u8, String)> {
     (product.contains('_') && !prefix.is_empty()).then(|| (1, prefix.to_string()))
 }
 
+/// The last word of a name, lower case: `best_route` → `route`, `skyId` → `id`.
+pub fn last_name_word(name: &str) -> String {
+    let mut words = name_words(name);
+    let last = usize::from(words.len() > 1);
+    words.swap_remove(last)
+}
+
 /// Whether an argument's name ends in a word the lexicon's `arg_names` give to ids
 /// (`artistId`, `geo_id`): a value that another tool looks up, not words of the request.
 pub fn names_an_id(arg: &str, lex: &Lexicon) -> bool {
-    let words = name_words(arg);
-    let last = words.get(1).unwrap_or(&words[0]);
+    let last = last_name_word(arg);
     lex.arg_names
         .iter()
-        .any(|(kind, names)| kind == "ids" && names.contains(last))
+        .any(|(kind, names)| kind == "ids" && names.contains(&last))
 }
 
 /// The first required argument of `tool` that takes free text (a name, a query).
-pub fn free_text_arg<'t>(tool: &'t Tool, lex: &Lexicon) -> Option<&'t str> {
-    let specs = arg_specs(tool, lex);
-    let at = slots(tool, &specs)
+pub fn free_text_arg<'t>(tool: &'t Tool, specs: &[ArgSpec]) -> Option<&'t str> {
+    let at = slots(tool, specs)
         .iter()
         .position(|s| s.required && s.free_text())?;
     tool.properties().nth(at).map(|(name, _)| name)

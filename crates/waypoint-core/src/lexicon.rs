@@ -508,6 +508,21 @@ impl Lexicon {
         !tok.value && self.light_verbs.contains(&tok.stem)
     }
 
+    /// Where the definite word ("the", "that") of a phrase ending at `end` stands: at most
+    /// three words before it, with nothing but `plain` words between ("*the* generated
+    /// random password").
+    pub fn definite_before(
+        &self,
+        tokens: &[Token],
+        end: usize,
+        plain: impl Fn(&Token) -> bool,
+    ) -> Option<usize> {
+        (end.saturating_sub(3)..end)
+            .rev()
+            .take_while(|&j| plain(&tokens[j]))
+            .find(|&j| self.articles.existing.contains(&tokens[j].form))
+    }
+
     /// The article of the object right after `head`: "the X" exists, "a X" is new.
     pub fn article_after(&self, tokens: &[Token], head: Option<usize>) -> Option<Article> {
         // Skip particles and pronouns ("set *up* an agent", "give *me* a summary").

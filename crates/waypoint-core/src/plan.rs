@@ -353,11 +353,11 @@ impl Planner<'_> {
                 hints.earlier_products.clone_from(&products);
                 let ranking = self.index.rank(clause.tokens(), &hints, self.lex);
                 if let Some(top) = ranking.first() {
-                    for kind in self.produces(&top.id) {
-                        if let Some(last) = kind.rsplit(['_', ' ', '-']).next() {
-                            products.push(self.lex.synonyms.key(&last.to_lowercase()));
-                        }
-                    }
+                    products.extend(
+                        self.produces(&top.id)
+                            .iter()
+                            .map(|kind| self.lex.synonyms.key(&args::last_name_word(kind))),
+                    );
                 }
                 Routed {
                     clause,
@@ -1096,18 +1096,24 @@ impl Planner<'_> {
             let answered = take_lookups(&mut out.drafts, j - lookups.len(), lookups, &mut filled);
             out.questions.extend(answered);
         }
+        let args::Filled {
+            args,
+            open,
+            fan_out: fan,
+            linked,
+        } = filled;
         if clause.vague_object.is_none() {
-            out.questions.extend(filled.questions);
+            out.questions.extend(open.into_iter().map(|o| o.question));
         }
         let draft = &mut out.drafts[j];
-        draft.args = filled.args;
-        for i in filled.linked {
+        draft.args = args;
+        for i in linked {
             if !draft.inputs.contains(&i) {
                 draft.inputs.push(i);
             }
             draft.after.retain(|a| *a != i);
         }
-        let copies = filled.fan_out.map_or(0, |(name, values)| {
+        let copies = fan.map_or(0, |(name, values)| {
             fan_out(&mut out.drafts, j, &name, &values);
             values.len().saturating_sub(1)
         });
@@ -1139,10 +1145,11 @@ impl Planner<'_> {
         consumer: &Draft,
     ) -> Vec<Lookup> {
         let mut groups: Vec<(&Tool, String, Vec<String>)> = Vec::new();
-        for (arg, _) in filled
+        for arg in filled
             .open
             .iter()
-            .filter(|(a, _)| args::names_an_id(a, self.lex))
+            .map(|o| &o.arg)
+            .filter(|a| args::names_an_id(a, self.lex))
         {
             let Some((maker, prefix)) = self.maker_of(arg, &tool.name) else {
                 continue;
@@ -1163,18 +1170,16 @@ impl Planner<'_> {
                     own_words: self.index.own_words(&maker.name),
                     ..*inputs
                 };
-                let mut lf = args::fill(maker, self.index.arg_specs(&maker.name), &own, self.lex);
+                let specs = self.index.arg_specs(&maker.name);
+                let mut lf = args::fill(maker, specs, &own, self.lex);
                 let focus = if prefix.is_empty() {
                     args::proper_run(inputs.clause, inputs.request)
                 } else {
                     args::words_for(&prefix, tool, inputs, self.lex)
                 };
-                if let (Some(focus), Some(name)) = (focus, args::free_text_arg(maker, self.lex)) {
-                    lf.args
-                        .insert(name.to_string(), serde_json::Value::String(focus));
-                    if let Some(&(_, q)) = lf.open.iter().find(|(a, _)| a == name) {
-                        lf.questions.remove(q);
-                    }
+                let text_arg = specs.and_then(|specs| args::free_text_arg(maker, specs));
+                if let (Some(focus), Some(name)) = (focus, text_arg) {
+                    lf.answer(name, serde_json::Value::String(focus));
                 }
                 let mut draft = self.new_draft(
                     &maker.name,
@@ -1187,12 +1192,12 @@ impl Planner<'_> {
                         maker.name
                     ),
                 );
-                draft.args = lf.args;
+                draft.args = std::mem::take(&mut lf.args);
                 draft.after.clone_from(&consumer.after);
                 Lookup {
                     draft,
                     answers,
-                    questions: lf.questions,
+                    questions: lf.questions().collect(),
                 }
             })
             .collect()
@@ -1234,36 +1239,31 @@ fn take_lookups(
     lookups: Vec<Lookup>,
     filled: &mut args::Filled,
 ) -> Vec<String> {
-    let n = lookups.len();
-    for d in drafts.iter_mut() {
-        for list in [&mut d.inputs, &mut d.after] {
-            list.iter_mut().filter(|r| **r >= at).for_each(|r| *r += n);
-        }
-    }
+    make_room(drafts, at, lookups.len());
     let mut questions = Vec::new();
-    let mut answered = Vec::new();
     let mut placed = Vec::new();
     for (i, l) in lookups.into_iter().enumerate() {
         for arg in &l.answers {
-            filled
-                .args
-                .insert(arg.clone(), args::reference(&args::step_id(at + i)));
-            if let Some(&(_, q)) = filled.open.iter().find(|(a, _)| a == arg) {
-                answered.push(q);
-            }
+            filled.answer(arg, args::reference(&args::step_id(at + i)));
         }
         filled.linked.push(at + i);
         questions.extend(l.questions);
         placed.push(l.draft);
     }
-    let mut q = 0;
-    filled.questions.retain(|_| {
-        q += 1;
-        !answered.contains(&(q - 1))
-    });
-    filled.open.retain(|(_, q)| !answered.contains(q));
     drafts.splice(at..at, placed);
     questions
+}
+
+/// Points the `inputs` and `after` of `drafts` that name a draft at `from` or later `n`
+/// further on, for `n` drafts about to be inserted at `from`.
+fn make_room(drafts: &mut [Draft], from: usize, n: usize) {
+    for d in drafts {
+        for list in [&mut d.inputs, &mut d.after] {
+            list.iter_mut()
+                .filter(|r| **r >= from)
+                .for_each(|r| *r += n);
+        }
+    }
 }
 
 /// Makes draft `j` one draft per value of `name`; later drafts that consumed or
@@ -1273,14 +1273,9 @@ fn fan_out(drafts: &mut Vec<Draft>, j: usize, name: &str, values: &[serde_json::
     if extra == 0 {
         return;
     }
-    let shift = |r: &mut usize| {
-        if *r > j {
-            *r += extra;
-        }
-    };
+    make_room(&mut drafts[j + 1..], j + 1, extra);
     for later in drafts.iter_mut().skip(j + 1) {
         for list in [&mut later.inputs, &mut later.after] {
-            list.iter_mut().for_each(shift);
             if list.contains(&j) {
                 list.extend(j + 1..=j + extra);
             }

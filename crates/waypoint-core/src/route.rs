@@ -292,10 +292,9 @@ impl RouteIndex {
                 .filter_map(|(name, _)| arg_kind(name, lex))
                 .collect();
             index.set_profile(&own, takes, lex);
-            let takes_text = crate::args::takes_free_text(tool, lex);
-            index
-                .arg_specs
-                .insert(tool.name.clone(), crate::args::arg_specs(tool, lex));
+            let specs = crate::args::arg_specs(tool, lex);
+            let takes_text = crate::args::takes_free_text(tool, &specs);
+            index.arg_specs.insert(tool.name.clone(), specs);
             if let Some(doc) = index.docs.last_mut() {
                 doc.destructive = tool.effects == waypoint_catalog::Effects::Destructive;
                 doc.takes_text = takes_text;
@@ -1029,22 +1028,14 @@ fn names_earlier_output(tokens: &[Token], i: usize, earlier: &[String], lex: &Le
     if earlier.is_empty() {
         return false;
     }
-    let definite_before = |i: usize| {
-        (i.saturating_sub(3)..i)
-            .rev()
-            .take_while(|&j| !tokens[j].value)
-            .any(|j| lex.articles.existing.contains(&tokens[j].form))
-    };
+    let definite_before = |i: usize| lex.definite_before(tokens, i, |t| !t.value).is_some();
     // "the result", "the output", and what follows as theirs ("the output *of the
     // program*"): any product of the step before.
     let output_noun =
         |j: usize| lex.words.output_nouns.contains(&tokens[j].form) && definite_before(j);
-    let of_an_output = (i.saturating_sub(3)..i).rev().any(|j| {
-        output_noun(j)
-            && tokens[j + 1..i].iter().all(|t| {
-                t.form == "of" || lex.articles.existing.contains(&t.form) || !lex.is_content(t)
-            })
-    });
+    let of_an_output = (i.saturating_sub(3)..i)
+        .rev()
+        .any(|j| output_noun(j) && tokens[j + 1..i].iter().all(|t| !lex.is_content(t)));
     output_noun(i) || of_an_output || (earlier.contains(&tokens[i].key) && definite_before(i))
 }
 
