@@ -78,6 +78,10 @@ pub struct Learned {
     pub(crate) meaning: Option<Arc<Meaning>>,
     /// The labelled requests almost never ask for two entries at once.
     pub(crate) one_at_a_time: bool,
+    /// Entries (route-index ids) no labelled request taught, when the model leads the
+    /// score: the model knows them only by their own few words, so a request for one is
+    /// read as a request for whatever taught entry it resembles most.
+    pub(crate) untaught: Vec<u32>,
     /// Which model this is, for the memo of recent probabilities (see [`RECENT`]).
     memo_id: u64,
 }
@@ -134,13 +138,31 @@ impl Learned {
                 (m, Some(s))
             }
         };
-        let docs = model
+        let docs: Vec<u32> = model
             .classes()
             .iter()
             .map(|c| doc_of(c).unwrap_or(u32::MAX))
             .collect();
         let per_entry = requests as f64 / set.classes().len() as f64;
         let weight = per_entry / (per_entry + HALF_WEIGHT_REQUESTS);
+        let untaught = if weight >= MODEL_LEADS {
+            let taught: std::collections::HashSet<&str> = set
+                .examples()
+                .iter()
+                .filter(|e| e.held_out)
+                .flat_map(|e| &e.labels)
+                .filter_map(|&l| set.classes().get(l as usize).map(String::as_str))
+                .collect();
+            model
+                .classes()
+                .iter()
+                .zip(&docs)
+                .filter(|(c, d)| !taught.contains(c.as_str()) && **d != u32::MAX)
+                .map(|(_, d)| *d)
+                .collect()
+        } else {
+            Vec::new()
+        };
         Some(Self {
             model,
             docs,
@@ -148,6 +170,7 @@ impl Learned {
             source,
             meaning: meaning.cloned(),
             one_at_a_time: weight >= MODEL_LEADS && asks_one_at_a_time(catalog.taught()),
+            untaught,
             memo_id: NEXT_MEMO_ID.fetch_add(1, Ordering::Relaxed),
         })
     }

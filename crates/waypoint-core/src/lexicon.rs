@@ -133,6 +133,7 @@ pub struct Lexicon {
     pub back_references: Vec<Phrase>,
     pub weak_back_references: Vec<Phrase>,
     pub question_words: HashSet<String>,
+    pub asking_words: HashSet<String>,
     pub question_auxiliaries: HashSet<String>,
     pub vague_verbs: HashSet<String>,
     pub anaphora: HashSet<String>,
@@ -247,6 +248,7 @@ struct Raw {
     back_references: Vec<String>,
     weak_back_references: Vec<String>,
     question_words: Vec<String>,
+    asking_words: Vec<String>,
     question_auxiliaries: Vec<String>,
     vague_verbs: Vec<String>,
     anaphora: Vec<String>,
@@ -434,6 +436,7 @@ impl Lexicon {
             back_references: phrases(&raw.back_references),
             weak_back_references: exact(&raw.weak_back_references),
             question_words: forms(&raw.question_words),
+            asking_words: forms(&raw.asking_words),
             question_auxiliaries: forms(&raw.question_auxiliaries),
             vague_verbs: keys(&raw.vague_verbs),
             anaphora: forms(&raw.anaphora),
@@ -490,6 +493,21 @@ impl Lexicon {
     /// Whether a token can head an action.
     pub fn is_verb(&self, tok: &Token) -> bool {
         !tok.value && self.verbs.contains(&tok.stem)
+    }
+
+    /// The noun a question asks for: the first content word after "what" or "which",
+    /// past auxiliaries and articles ("what *day* of the week …", "what is the
+    /// *capacity* …").
+    pub fn asked_for(&self, tokens: &[Token]) -> Option<usize> {
+        let at = tokens
+            .iter()
+            .position(|t| !t.value && self.asking_words.contains(&t.form))?;
+        (at + 1..tokens.len().min(at + 4))
+            .find(|&i| {
+                let t = &tokens[i];
+                !self.question_auxiliaries.contains(&t.form) && !self.stopwords.contains(&t.key)
+            })
+            .filter(|&i| self.is_content(&tokens[i]))
     }
 
     /// Whether a token opens a question ("what", "will", "can").

@@ -72,6 +72,9 @@ const LIGHT_VERB: f64 = 0.5;
 const HEAD_VERB: f64 = 1.5;
 const DESCRIBING: f64 = 0.35;
 const TOPIC: f64 = 0.3;
+/// What is left of a taught entry's score when the clause asks for the thing only an
+/// untaught entry is named after (see [`RouteIndex::asked_of_untaught`]).
+const ASKED_ELSEWHERE: f64 = 0.5;
 
 #[derive(Debug, Clone)]
 struct Doc {
@@ -690,6 +693,49 @@ impl RouteIndex {
         }
     }
 
+    /// "what *day* of the week do flights … fly on": where the trained model leads the
+    /// score, an entry no labelled request taught is known to it only by its own few
+    /// words, so the model reads a question for it as one for the taught entry it
+    /// resembles (flights). When the noun the question asks for is in the name of exactly
+    /// one untaught entry, that entry answers it: it takes the best score and the taught
+    /// entries keep part of theirs.
+    fn asked_of_untaught(
+        &self,
+        tokens: &[Token],
+        lex: &Lexicon,
+        scored: &mut Vec<(f64, u32)>,
+        reasons: &mut Vec<(u32, f64, Reason<'_>)>,
+    ) {
+        let Some(learned) = self.learned.as_ref().filter(|l| !l.untaught.is_empty()) else {
+            return;
+        };
+        let Some(asked) = lex.asked_for(tokens) else {
+            return;
+        };
+        let key = &tokens[asked].key;
+        let mut named = learned.untaught.iter().filter(|&&d| {
+            self.docs
+                .get(d as usize)
+                .is_some_and(|doc| doc.name_keys.contains(key))
+        });
+        let (Some(&doc), None) = (named.next(), named.next()) else {
+            return;
+        };
+        let best = scored.iter().map(|s| s.0).fold(0.0, f64::max);
+        for s in scored.iter_mut() {
+            s.0 *= ASKED_ELSEWHERE;
+        }
+        match scored.iter_mut().find(|s| s.1 == doc) {
+            Some(s) => s.0 = best,
+            None => scored.push((best, doc)),
+        }
+        reasons.push((
+            doc,
+            best * SCALE,
+            Reason::AskedFor(tokens[asked].form.clone()),
+        ));
+    }
+
     /// Whether the verb's object is a word no entry knows ("open a PR"): the verb may fit
     /// an entry, but what it acts on is nothing the catalog handles, so for an entry that
     /// does not take free text the verb's match counts for less and earns no bonus.
@@ -786,6 +832,7 @@ impl RouteIndex {
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
+        self.asked_of_untaught(tokens, lex, &mut scored, &mut reasons);
         let by_rank = |a: &(f64, u32), b: &(f64, u32)| {
             b.0.total_cmp(&a.0)
                 .then_with(|| self.docs[a.1 as usize].id.cmp(&self.docs[b.1 as usize].id))
@@ -861,6 +908,8 @@ enum Reason<'a> {
     Example(u32),
     Learned(f64),
     Meaning(f64),
+    /// The token the clause asks for, which only this (untaught) entry is named after.
+    AskedFor(String),
 }
 
 impl Reason<'_> {
@@ -883,6 +932,7 @@ impl Reason<'_> {
             Reason::Destroys => "deletes, as asked".into(),
             Reason::Evidence => "gives the evidence the goal needs".into(),
             Reason::Learned(p) => format!("learned from requests {p:.2}"),
+            Reason::AskedFor(w) => format!("asks for the {w} it is named after"),
             Reason::Meaning(p) => format!("close in meaning {p:.2}"),
         }
     }

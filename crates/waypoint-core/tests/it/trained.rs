@@ -229,3 +229,21 @@ fn labelled_requests_that_ask_for_two_entries_keep_requests_apart() {
         ["get_weather", "play_music"]
     );
 }
+
+#[test]
+fn a_question_for_what_only_an_untaught_entry_is_named_after_goes_there() {
+    // `get_sunrise_time` has no requests: the model knows it only by its name, and reads
+    // a question about the sunrise as one about the weather it was taught.
+    let catalog = format!("{TOOLS}  - name: get_sunrise_time\n    description: sunrise time\n");
+    let e = engine(&catalog);
+    assert_eq!(
+        tools(&e, "what sunrise time is it in paris tomorrow"),
+        ["get_sunrise_time"]
+    );
+    // A question that asks for something no untaught entry is named after is left to
+    // the model.
+    assert_eq!(
+        tools(&e, "what forecast is there for rome"),
+        ["get_weather"]
+    );
+}
