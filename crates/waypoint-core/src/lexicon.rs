@@ -114,6 +114,7 @@ pub struct Lexicon {
     pub synonyms: Synonyms,
     pub stopwords: HashSet<String>,
     pub verbs: HashSet<String>,
+    pub abbreviations: HashSet<String>,
     pub sequencers: Vec<Phrase>,
     pub soft_sequencers: Vec<Phrase>,
     /// Sequencers that split without ordering (by their text).
@@ -232,6 +233,7 @@ struct RawArgCue {
 struct Raw {
     stopwords: Vec<String>,
     verbs: Vec<String>,
+    abbreviations: Vec<String>,
     sequencers: Vec<String>,
     soft_sequencers: Vec<String>,
     unordered_sequencers: Vec<String>,
@@ -399,6 +401,9 @@ impl Lexicon {
         let forms = |list: &[String]| -> HashSet<String> {
             list.iter().map(|w| w.to_lowercase()).collect()
         };
+        let stems = |list: &[String]| -> HashSet<String> {
+            list.iter().map(|w| stem(&w.to_lowercase())).collect()
+        };
 
         let (mut intents, mut entities) = concepts(&raw, &phrases);
         extend(&mut intents, &catalog.lexicon().intents, &synonyms);
@@ -406,7 +411,8 @@ impl Lexicon {
 
         Ok(Self {
             stopwords: keys(&raw.stopwords),
-            verbs: raw.verbs.iter().map(|v| stem(&v.to_lowercase())).collect(),
+            verbs: stems(&raw.verbs),
+            abbreviations: forms(&raw.abbreviations),
             sequencers: exact(&raw.sequencers),
             soft_sequencers: exact(&raw.soft_sequencers),
             unordered_sequencers: forms(&raw.unordered_sequencers),
@@ -415,16 +421,8 @@ impl Lexicon {
             topic_markers: exact(&raw.topic_markers),
             target_markers: exact(&raw.target_markers),
             anchor_markers: exact(&raw.anchor_markers),
-            light_verbs: raw
-                .light_verbs
-                .iter()
-                .map(|v| stem(&v.to_lowercase()))
-                .collect(),
-            destructive_verbs: raw
-                .destructive_verbs
-                .iter()
-                .map(|v| stem(&v.to_lowercase()))
-                .collect(),
+            light_verbs: stems(&raw.light_verbs),
+            destructive_verbs: stems(&raw.destructive_verbs),
             articles: Articles {
                 existing: forms(&raw.object_articles.existing),
                 new: forms(&raw.object_articles.new),

@@ -36,7 +36,7 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
         .cloned()
         .collect();
     let mut segments: Vec<(Vec<Token>, bool)> = Vec::new();
-    for run in hard_runs(text, &tokens) {
+    for run in hard_runs(text, &tokens, lex) {
         split_run(text, run, lex, &mut segments);
     }
     let mut segments: Vec<(Vec<Token>, bool)> = segments
@@ -100,16 +100,24 @@ fn is_list_marker(text: &str, t: &Token) -> bool {
 /// Groups tokens between hard breaks: `;`, line breaks, and `.`/`!`/`?` that end a
 /// sentence (followed by white space or the end). Values (URLs…) are tokens already, so
 /// their dots never count.
-fn hard_runs<'t>(text: &str, tokens: &'t [Token]) -> Vec<&'t [Token]> {
+fn hard_runs<'t>(text: &str, tokens: &'t [Token], lex: &Lexicon) -> Vec<&'t [Token]> {
     let mut runs = Vec::new();
     let mut from = 0;
     for i in 1..tokens.len() {
         let gap = text
             .get(tokens[i - 1].end..tokens[i].start)
             .unwrap_or_default();
+        // "st. louis": the period of an abbreviation before a lower-case word ends nothing.
+        let abbreviated = gap.trim_end() == "."
+            && lex.abbreviations.contains(&tokens[i - 1].form)
+            && text
+                .get(tokens[i].start..)
+                .and_then(|t| t.chars().next())
+                .is_some_and(char::is_lowercase);
         let breaks = gap.contains(';')
             || gap.contains('\n')
-            || gap.trim_end().ends_with(['.', '!', '?'])
+            || !abbreviated
+                && gap.trim_end().ends_with(['.', '!', '?'])
                 && gap.chars().last().is_some_and(char::is_whitespace);
         if breaks {
             runs.push(&tokens[from..i]);

@@ -37,6 +37,21 @@ fn sequencers_and_coordinated_verbs_split_clauses() {
 }
 
 #[test]
+fn the_period_of_an_abbreviation_ends_no_sentence() {
+    assert_eq!(
+        clauses("find flights to st. louis on monday").len(),
+        1,
+        "an abbreviation before a lower-case word"
+    );
+    assert_eq!(
+        clauses("read the file. summarize it"),
+        ["read the file", "summarize it"]
+    );
+    // Before a capital it may end one ("… pears etc. Then email it").
+    assert_eq!(clauses("buy apples, pears etc. Then email it").len(), 2);
+}
+
+#[test]
 fn and_inside_a_noun_phrase_never_splits() {
     assert_eq!(
         clauses("summarize the terms and conditions PDF at https://example.com/tc.pdf").len(),

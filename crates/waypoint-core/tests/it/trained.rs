@@ -247,3 +247,43 @@ fn a_question_for_what_only_an_untaught_entry_is_named_after_goes_there() {
         ["get_weather"]
     );
 }
+
+#[test]
+fn a_joint_inside_one_phrase_asks_for_nothing_new() {
+    let catalog = r"
+tools:
+  - name: find_flights
+    description: find flights
+    examples:
+      - show me flights from boston to denver
+      - flights leaving from dallas in the morning
+      - i need a flight from paris to rome
+      - flights between miami and chicago on friday
+  - name: find_airlines
+    description: find airlines
+    examples:
+      - which airlines fly to denver
+      - what airlines serve boston
+      - show me the airlines
+      - airlines that fly from dallas
+  - name: arrivals
+    description: arrival times
+    examples:
+      - arriving at dallas
+      - arriving in boston before noon
+      - when do we arrive in denver
+      - what time does it arrive
+";
+    let e = engine(catalog);
+    // Alone, "arriving at denver" asks for arrivals; after "leaving from boston" it goes
+    // on with the same phrase.
+    assert_eq!(
+        tools(&e, "flights leaving from boston and arriving at denver"),
+        ["find_flights"]
+    );
+    // The second half of a range and a repeated preposition split nothing either.
+    assert_eq!(
+        tools(&e, "which airlines fly between boston and dallas"),
+        ["find_airlines"]
+    );
+}
