@@ -10,7 +10,7 @@
 //! requests per entry almost wholly by the model.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -146,7 +146,7 @@ impl Learned {
         let per_entry = requests as f64 / set.classes().len() as f64;
         let weight = per_entry / (per_entry + HALF_WEIGHT_REQUESTS);
         let untaught = if weight >= MODEL_LEADS {
-            let taught: std::collections::HashSet<&str> = set
+            let taught: HashSet<&str> = set
                 .examples()
                 .iter()
                 .filter(|e| e.held_out)

@@ -20,7 +20,6 @@ use waypoint_protocol::{Candidate, ExtractedKind, StepKind};
 use crate::args::{self, Inputs};
 use crate::lexicon::Lexicon;
 use crate::route::{Hints, RouteIndex};
-use crate::text::Token;
 use crate::understand::{Analysis, ClauseAnalysis};
 
 /// How far below the best candidate one that takes an earlier step's output may score
@@ -438,8 +437,7 @@ impl Planner<'_> {
 
     /// The two entries a clause asks for when the trained router, splitting it at one of
     /// its joints, routes each side confidently to a different entry; the split whose
-    /// weaker side is surest wins. A joint between two prepositions joins parts of one
-    /// phrase ("flights to or from Love Field") and is not a split.
+    /// weaker side is surest wins.
     fn two_requests<'i>(&'i self, clause: &ClauseAnalysis) -> Option<(Choice<'i>, Choice<'i>)> {
         let text = &clause.segment.clause.text;
         let base = clause.segment.clause.span.start;
@@ -452,12 +450,6 @@ impl Planner<'_> {
             ) else {
                 continue;
             };
-            let prepositions = &self.lex.words.prepositions;
-            if prepositions.contains(&last.form) && prepositions.contains(&next.form)
-                || continues_phrase(toks, left_end, right_start, self.lex)
-            {
-                continue;
-            }
             let left = text.get(..last.end.saturating_sub(base))?;
             let right = text.get(next.start.saturating_sub(base)..)?;
             let (Some(l), Some(r)) = (self.index.confident(left), self.index.confident(right))
@@ -1396,35 +1388,4 @@ fn gap(clause: &ClauseAnalysis, closest: Option<&Candidate>) -> Draft {
         args: serde_json::Map::new(),
         score: closest.map_or(0.0, |c| c.score),
     }
-}
-
-/// Whether the words after a joint (`toks[..left_end]`, `toks[right_start..]`) go on
-/// with the phrase before it rather than ask for something: the second half of a range
-/// ("between Toronto *and Detroit*"), or a phrase that repeats the shape of one before
-/// it: a prepositional phrase with no verb or question in it after one opened by the same
-/// preposition ("flights from Burbank to Milwaukee *and from St. Louis to Burbank*"; not
-/// "…, *on June 27 I'd like* a gastropub"), a participle after a participle ("flights
-/// leaving Cleveland *and arriving at Dallas*").
-fn continues_phrase(toks: &[Token], left_end: usize, right_start: usize, lex: &Lexicon) -> bool {
-    let (Some(left), Some(right)) = (toks.get(..left_end), toks.get(right_start..)) else {
-        return false;
-    };
-    let Some(first) = right.first() else {
-        return false;
-    };
-    let joint = toks.get(left_end).map(|t| t.form.as_str());
-    let in_range = lex.ranges.iter().any(|r| {
-        joint == Some(r.words[1].as_str())
-            && left.iter().rev().take(4).any(|t| t.form == r.words[0])
-    });
-    // The stemmer took an "-ing" off: a participle or a gerund, not "thing" or "string".
-    let participle =
-        |t: &Token| !t.value && t.form.ends_with("ing") && t.stem.len() + 3 <= t.form.len();
-    in_range
-        || lex.words.prepositions.contains(&first.form)
-            && left.iter().any(|t| t.form == first.form)
-            && !right
-                .iter()
-                .any(|t| lex.is_verb(t) || lex.opens_question(t))
-        || participle(first) && left.iter().any(participle)
 }

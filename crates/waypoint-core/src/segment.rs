@@ -15,7 +15,8 @@ pub struct Segment {
     pub tokens: Vec<Token>,
     /// Where the clause could have been split but was not ("… playlist and humidity in
     /// Denver"): `(left_end, right_start)` token indices around an "and", "or" or comma.
-    /// A trained router may still find two requests there.
+    /// A trained router may still find two requests there. Joints inside one phrase
+    /// ("between Toronto and Detroit") are not listed.
     pub joints: Vec<(usize, usize)>,
     /// The clause runs after the clauses before it: a sequencer that orders ("then",
     /// "after that") opened it, or it is a later item of a numbered list.
@@ -70,7 +71,7 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
             };
             let joints = (1..toks.len())
                 .filter_map(|i| joint_at(text, &toks, i).map(|next| (i, next)))
-                .filter(|(_, next)| *next < toks.len())
+                .filter(|&(at, next)| next < toks.len() && !inside_one_phrase(&toks, at, next, lex))
                 .collect();
             Segment {
                 joints,
@@ -205,6 +206,45 @@ fn joint_at(text: &str, run: &[Token], i: usize) -> Option<usize> {
     } else {
         None
     }
+}
+
+/// Whether a joint (`toks[..left_end]`, `toks[right_start..]`) joins parts of one
+/// phrase rather than two requests: it stands between two prepositions ("flights to or
+/// from Love Field"), in the middle of a range ("between Toronto *and Detroit*"), or
+/// before a phrase that repeats the shape of one before it — a prepositional phrase with
+/// no verb or question after one opened by the same preposition ("flights from Burbank
+/// to Milwaukee *and from St. Louis to Burbank*"; not "…, *on June 27 I'd like* a
+/// gastropub"), a participle after a participle ("flights leaving Cleveland *and
+/// arriving at Dallas*").
+fn inside_one_phrase(toks: &[Token], left_end: usize, right_start: usize, lex: &Lexicon) -> bool {
+    let (Some(left), Some(right)) = (toks.get(..left_end), toks.get(right_start..)) else {
+        return false;
+    };
+    let Some(first) = right.first() else {
+        return false;
+    };
+    let prepositions = &lex.words.prepositions;
+    if left
+        .last()
+        .is_some_and(|last| prepositions.contains(&last.form) && prepositions.contains(&first.form))
+    {
+        return true;
+    }
+    let joint = toks.get(left_end).map(|t| t.form.as_str());
+    let in_range = lex.ranges.iter().any(|r| {
+        joint == Some(r.words[1].as_str())
+            && left.iter().rev().take(4).any(|t| t.form == r.words[0])
+    });
+    // The stemmer took an "-ing" off: a participle or a gerund, not "thing" or "string".
+    let participle =
+        |t: &Token| !t.value && t.form.ends_with("ing") && t.stem.len() + 3 <= t.form.len();
+    in_range
+        || prepositions.contains(&first.form)
+            && left.iter().any(|t| t.form == first.form)
+            && !right
+                .iter()
+                .any(|t| lex.is_verb(t) || lex.opens_question(t))
+        || participle(first) && left.iter().any(participle)
 }
 
 /// Whether a comma separates `run[i]` from the token before it; the comma of a number
