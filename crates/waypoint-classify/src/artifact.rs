@@ -2,10 +2,8 @@
 //! training key, so a cache file from another version or another training set is
 //! recognised, and a damaged one is an error rather than a wrong model.
 
-use std::collections::HashMap;
-
 use crate::calibrate::{Calibration, ClassReport, Report};
-use crate::features::Vocabulary;
+use crate::features::{GramIds, Vocabulary};
 use crate::model::Model;
 
 const MAGIC: &[u8; 4] = b"WPCL";
@@ -99,7 +97,8 @@ impl Model {
         }
         let support = (0..n_classes).map(|_| r.u32()).collect::<Result<_, _>>()?;
         let dims = r.len(12)?;
-        let mut ids = HashMap::with_capacity(dims);
+        let mut ids =
+            GramIds::with_capacity_and_hasher(dims, std::hash::BuildHasherDefault::default());
         let mut idf = Vec::with_capacity(dims);
         for i in 0..dims {
             ids.insert(r.u64()?, u32::try_from(i).map_err(|_| r.damaged())?);

@@ -11,6 +11,7 @@
 //! feature ids.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Shortest and longest character n-gram, counted on the word padded with spaces.
 const CHAR_MIN: usize = 3;
@@ -125,10 +126,34 @@ pub(crate) fn grams(text: &str) -> (Vec<u64>, Vec<u64>) {
     (word, chars)
 }
 
+/// N-gram hash → feature id. The keys are FNV hashes already, so the map only mixes
+/// their bits for its buckets instead of hashing them again with `SipHash`.
+pub(crate) type GramIds = HashMap<u64, u32, BuildHasherDefault<GramHasher>>;
+
+/// A [`Hasher`] for keys that are hashes: one multiply spreads a `u64` over all bits.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct GramHasher(u64);
+
+impl Hasher for GramHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// Hashes seen in training → feature ids, with their inverse document frequencies.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Vocabulary {
-    pub(crate) ids: HashMap<u64, u32>,
+    pub(crate) ids: GramIds,
     pub(crate) idf: Vec<f32>,
 }
 

@@ -98,7 +98,7 @@ pub struct Inputs<'a> {
     /// Earlier steps and the kinds they produce, latest last: a required argument nothing
     /// else fills takes the output of the latest one that makes what the argument is
     /// named after (`draft` ← a step producing `draft`, `originSkyId` ← `skyId`).
-    pub outputs: &'a [(usize, Vec<String>)],
+    pub outputs: &'a [Made],
     /// The values earlier steps of the request were given, by argument name, latest
     /// first: an argument of the same name that the clause leaves open and that names no
     /// content takes it ("find a bus from New York to Boston and buy me a ticket").
@@ -528,14 +528,25 @@ fn listed_between(request: &str, end: usize, start: usize) -> bool {
 /// The stems of an argument's name words that can name it in a request, with the head
 /// (the last word) marked: `mode_of_transport` → mode, transport (head).
 fn naming_words(name: &str, lex: &Lexicon) -> Vec<(String, bool)> {
-    let full = name_words(name).swap_remove(0);
-    let parts: Vec<&str> = full.split('_').filter(|w| !w.is_empty()).collect();
+    let parts = name_parts(name);
+    let last = parts.len().saturating_sub(1);
     parts
         .iter()
         .enumerate()
         .filter(|(_, w)| w.len() > 1 && !w.bytes().all(|b| b.is_ascii_digit()))
-        .map(|(i, w)| (crate::text::stem(w), i + 1 == parts.len()))
+        .map(|(i, w)| (lex.synonyms.stem_and_key(w).0, i == last))
         .filter(|(w, _)| !lex.stopwords.contains(w))
+        .collect()
+}
+
+/// The lower-case words of a name (`pdfSummary`, `pdf_summary` and `pdf-summary` all
+/// give "pdf", "summary").
+pub(crate) fn name_parts(name: &str) -> Vec<String> {
+    name_words(name)
+        .swap_remove(0)
+        .split('_')
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
         .collect()
 }
 
@@ -952,7 +963,7 @@ struct Referring {
 fn referring_phrases(
     toks: &[Token],
     from: usize,
-    outputs: &[(usize, Vec<String>)],
+    outputs: &[Made],
     lex: &Lexicon,
     used: &Used,
 ) -> Vec<Referring> {
@@ -961,32 +972,19 @@ fn referring_phrases(
     if let Some(t) = toks.get(from)
         && lex.words.referring_pronouns.contains(&t.form)
         && !used.covers(t)
-        && let Some((step, kinds)) = outputs.last()
-        && !kinds.is_empty()
+        && let Some(made) = outputs.last()
+        && !made.names.is_empty()
         && toks
             .get(from + 1)
             .is_none_or(|n| !lex.is_content(n) || n.value)
     {
         found.push(Referring {
-            step: *step,
+            step: made.step,
             start: from,
             end: from + 1,
             pronoun: true,
         });
     }
-    // The stem of the last word of each product of each earlier step, latest step first.
-    let heads: Vec<(usize, Vec<String>)> = outputs
-        .iter()
-        .rev()
-        .map(|(step, kinds)| {
-            let heads = kinds
-                .iter()
-                .flat_map(|k| naming_words(k, lex))
-                .filter_map(|(w, head)| head.then_some(w))
-                .collect();
-            (*step, heads)
-        })
-        .collect();
     for i in from..toks.len() {
         if toks[i].value || used.covers(&toks[i]) || found.iter().any(|f| f.start <= i && i < f.end)
         {
@@ -994,14 +992,15 @@ fn referring_phrases(
         }
         // The latest step whose product's last word this is, or the latest step for a
         // word that names any product ("the result").
-        let Some(step) = heads
+        let Some(step) = outputs
             .iter()
-            .find_map(|(step, heads)| heads.contains(&toks[i].stem).then_some(*step))
+            .rev()
+            .find_map(|made| made.heads.contains(&toks[i].stem).then_some(made.step))
             .or_else(|| {
                 lex.words
                     .output_nouns
                     .contains(&toks[i].form)
-                    .then(|| outputs.last().map(|(step, _)| *step))
+                    .then(|| outputs.last().map(|made| made.step))
                     .flatten()
             })
         else {
@@ -1396,17 +1395,44 @@ pub fn proper_run(clause: &ClauseAnalysis, request: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-fn output_named(arg: &str, outputs: &[(usize, Vec<String>)]) -> Option<usize> {
+fn output_named(arg: &str, outputs: &[Made]) -> Option<usize> {
     let arg = name_words(arg).swap_remove(0);
-    outputs.iter().rev().find_map(|(step, kinds)| {
-        kinds
+    outputs.iter().rev().find_map(|made| {
+        made.names
             .iter()
             .any(|k| {
-                let k = name_words(k).swap_remove(0);
-                !k.is_empty() && (arg == k || arg.ends_with(&format!("_{k}")))
+                !k.is_empty()
+                    && arg
+                        .strip_suffix(k.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.ends_with('_'))
             })
-            .then_some(*step)
+            .then_some(made.step)
     })
+}
+
+/// What an earlier step makes, with the words that name it worked out once per step
+/// rather than once for every later argument that looks back at it.
+#[derive(Debug, Clone)]
+pub struct Made {
+    pub step: usize,
+    /// Each kind's name as words joined by `_` (`pdf_summary`).
+    names: Vec<String>,
+    /// The stems of the last words of the kinds' names ("summary").
+    heads: Vec<String>,
+}
+
+impl Made {
+    pub fn new(step: usize, kinds: &[String], lex: &Lexicon) -> Self {
+        Self {
+            step,
+            names: kinds.iter().map(|k| name_words(k).swap_remove(0)).collect(),
+            heads: kinds
+                .iter()
+                .flat_map(|k| naming_words(k, lex))
+                .filter_map(|(w, head)| head.then_some(w))
+                .collect(),
+        }
+    }
 }
 
 /// The typed values of a clause, in order: extracted values, then language names.

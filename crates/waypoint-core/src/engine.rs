@@ -218,6 +218,7 @@ impl Engine {
             stored_plan_ratio: self.options.stored_plan_ratio,
             write_margin: self.options.write_margin,
             destructive_margin: self.options.destructive_margin,
+            max_clauses: self.options.max_steps.saturating_mul(2),
         }
     }
 
@@ -432,6 +433,17 @@ impl Engine {
                 },
             )
         };
+        let mut warnings = verdict.warnings;
+        if drafted.unplanned > 0 {
+            warnings.insert(
+                0,
+                format!(
+                    "the request has {} more action clauses than the {} planned (twice `max_steps`); they are left out",
+                    drafted.unplanned,
+                    self.options.max_steps.saturating_mul(2)
+                ),
+            );
+        }
         let mut questions = drafted.questions.clone();
         questions.extend(verdict.questions);
         let clarity = clarity(
@@ -453,7 +465,7 @@ impl Engine {
             model: None,
             compaction: None,
             usage: None,
-            warnings: verdict.warnings,
+            warnings,
         })
     }
 }

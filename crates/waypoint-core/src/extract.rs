@@ -119,32 +119,32 @@ impl Extractor {
     /// in this order: URLs, e-mails, paths, quoted text, ids; dates, times, schedules and
     /// numbers may overlap them only where they add meaning.
     pub fn find(&self, text: &str) -> Vec<Found> {
-        let mut found: Vec<Found> = Vec::new();
-        let taken = |found: &[Found], s: usize, e: usize| {
-            found
-                .iter()
-                .any(|f| masks(f.kind) && s < f.end && f.start < e)
+        // Every pattern but `quoted` (whose quotation marks may be typographic) runs over
+        // the stand-in; values are cut from the text itself.
+        let folded = ascii_stand_in(text);
+        let stand_in: &str = &folded;
+        let mut c = Claims {
+            text,
+            found: Vec::new(),
         };
-        for m in self.url.find_iter(text) {
-            let v = trim_trailing(m.as_str());
-            push(&mut found, ExtractedKind::Urls, v, m.start());
+        for m in self.url.find_iter(stand_in) {
+            c.claim(
+                ExtractedKind::Urls,
+                m.start(),
+                m.start() + trim_trailing(m.as_str()).len(),
+            );
         }
-        for m in self.email.find_iter(text) {
-            if !taken(&found, m.start(), m.end()) {
-                push(&mut found, ExtractedKind::Emails, m.as_str(), m.start());
+        for m in self.email.find_iter(stand_in) {
+            c.claim_free(ExtractedKind::Emails, m.start(), m.end());
+        }
+        for m in self.bare_url.find_iter(stand_in) {
+            let before = stand_in[..m.start()].chars().next_back();
+            if before != Some('@') && before != Some('/') {
+                let end = m.start() + trim_trailing(m.as_str()).len();
+                c.claim_free(ExtractedKind::Urls, m.start(), end);
             }
         }
-        for m in self.bare_url.find_iter(text) {
-            let v = trim_trailing(m.as_str());
-            let before = text[..m.start()].chars().next_back();
-            if !taken(&found, m.start(), m.start() + v.len())
-                && before != Some('@')
-                && before != Some('/')
-            {
-                push(&mut found, ExtractedKind::Urls, v, m.start());
-            }
-        }
-        for m in self.path.find_iter(text) {
+        for m in self.path.find_iter(stand_in) {
             let v = trim_trailing(m.as_str());
             // A lone "a/b" between words is usually "and/or"; a path has a dot or 2+ slashes.
             // "01/15/2024" is a date.
@@ -154,63 +154,49 @@ impl Extractor {
                     || v.matches('/').count() >= 2
                     || v.starts_with('/')
                     || v.starts_with('~'));
-            if real && !v.is_empty() && !taken(&found, m.start(), m.start() + v.len()) {
-                push(&mut found, ExtractedKind::Paths, v, m.start());
+            if real {
+                c.claim_free(ExtractedKind::Paths, m.start(), m.start() + v.len());
             }
         }
-        for c in self.quoted.captures_iter(text) {
-            if let Some(g) = (1..=5).find_map(|i| c.get(i))
+        for q in self.quoted.captures_iter(text) {
+            if let Some(g) = (1..=5).find_map(|i| q.get(i))
                 && g.as_str().chars().count() <= MAX_QUOTED_CHARS
-                && !taken(&found, g.start(), g.end())
             {
-                push(&mut found, ExtractedKind::Quoted, g.as_str(), g.start());
+                c.claim_free(ExtractedKind::Quoted, g.start(), g.end());
             }
         }
-        for m in self.id.find_iter(text) {
-            if !taken(&found, m.start(), m.end()) {
-                push(&mut found, ExtractedKind::Ids, m.as_str(), m.start());
+        for m in self.id.find_iter(stand_in) {
+            c.claim_free(ExtractedKind::Ids, m.start(), m.end());
+        }
+        for m in self.schedule.find_iter(stand_in) {
+            c.claim_free(ExtractedKind::Schedules, m.start(), m.end());
+        }
+        for m in self.date.find_iter(stand_in) {
+            c.claim_free(ExtractedKind::Dates, m.start(), m.end());
+        }
+        for t in self.time.captures_iter(stand_in) {
+            if let Some(m) = t.get(1).or_else(|| t.get(2)) {
+                c.claim_free(ExtractedKind::Times, m.start(), m.end());
             }
         }
-        for m in self.schedule.find_iter(text) {
-            if !taken(&found, m.start(), m.end()) {
-                push(&mut found, ExtractedKind::Schedules, m.as_str(), m.start());
-            }
-        }
-        for m in self.date.find_iter(text) {
-            if !taken(&found, m.start(), m.end()) {
-                push(&mut found, ExtractedKind::Dates, m.as_str(), m.start());
-            }
-        }
-        for c in self.time.captures_iter(text) {
-            if let Some(m) = c.get(1).or_else(|| c.get(2))
-                && !taken(&found, m.start(), m.end())
+        for n in self.number.captures_iter(stand_in) {
+            if let Some(g) = n.get(1)
+                && !c.overlaps(g.start(), g.end(), |k| {
+                    matches!(
+                        k,
+                        ExtractedKind::Dates | ExtractedKind::Ids | ExtractedKind::Times
+                    )
+                })
             {
-                push(&mut found, ExtractedKind::Times, m.as_str(), m.start());
+                c.claim_free(ExtractedKind::Numbers, g.start(), g.end());
             }
         }
-        let in_date_or_id = |found: &[Found], s: usize, e: usize| {
-            found.iter().any(|f| {
-                matches!(
-                    f.kind,
-                    ExtractedKind::Dates | ExtractedKind::Ids | ExtractedKind::Times
-                ) && s < f.end
-                    && f.start < e
-            })
-        };
-        for c in self.number.captures_iter(text) {
-            if let Some(g) = c.get(1)
-                && !taken(&found, g.start(), g.end())
-                && !in_date_or_id(&found, g.start(), g.end())
-            {
-                push(&mut found, ExtractedKind::Numbers, g.as_str(), g.start());
-            }
-        }
-        for m in self.number_word.find_iter(text) {
+        for m in self.number_word.find_iter(stand_in) {
             let word = m.as_str().to_lowercase();
             if let Some((_, n)) = self.number_words.iter().find(|(w, _)| *w == word)
-                && !taken(&found, m.start(), m.end())
+                && !c.overlaps(m.start(), m.end(), masks)
             {
-                found.push(Found {
+                c.found.push(Found {
                     kind: ExtractedKind::Numbers,
                     value: n.to_string(),
                     start: m.start(),
@@ -218,9 +204,71 @@ impl Extractor {
                 });
             }
         }
+        let mut found = c.found;
         found.sort_by_key(|f| (f.start, f.end));
         found
     }
+}
+
+/// The values found so far in a text.
+struct Claims<'t> {
+    text: &'t str,
+    found: Vec<Found>,
+}
+
+impl Claims<'_> {
+    /// Whether a value of a kind `of` accepts overlaps `start..end`.
+    fn overlaps(&self, start: usize, end: usize, of: impl Fn(ExtractedKind) -> bool) -> bool {
+        self.found
+            .iter()
+            .any(|f| of(f.kind) && start < f.end && f.start < end)
+    }
+
+    /// Takes `start..end` as a value of `kind` unless a masking value has it.
+    fn claim_free(&mut self, kind: ExtractedKind, start: usize, end: usize) {
+        if !self.overlaps(start, end, masks) {
+            self.claim(kind, start, end);
+        }
+    }
+
+    /// Takes `start..end` as a value of `kind`; a span that cuts a character (found over
+    /// the stand-ins) is no value.
+    fn claim(&mut self, kind: ExtractedKind, start: usize, end: usize) {
+        if let Some(value) = self.text.get(start..end) {
+            push(&mut self.found, kind, value, start);
+        }
+    }
+}
+
+/// The text with each non-ASCII character replaced, byte for byte, by an ASCII stand-in
+/// of its class: a decimal digit by `0`, another word character by `q`, white space by a
+/// space, anything else by `^`. The patterns' `\b` is Unicode-aware, and a search that
+/// meets a non-ASCII character near one leaves the regex crate's DFA for an engine tens
+/// of times slower; over the stand-ins the boundaries fall where they fell and the DFA
+/// runs. Byte offsets are the original's.
+fn ascii_stand_in(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+            continue;
+        }
+        let word = regex_syntax::try_is_word_character(c).unwrap_or(c.is_alphanumeric());
+        let stand_in = if word && c.is_numeric() && !c.is_alphabetic() {
+            '0'
+        } else if word {
+            'q'
+        } else if c.is_whitespace() {
+            ' '
+        } else {
+            '^'
+        };
+        out.extend(std::iter::repeat_n(stand_in, c.len_utf8()));
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Kinds whose spans are masked from word matching.
@@ -276,6 +324,43 @@ mod tests {
             .filter(|f| f.kind == kind)
             .map(|f| f.value)
             .collect()
+    }
+
+    #[test]
+    fn values_next_to_non_ascii_text_are_found_whole() {
+        assert_eq!(
+            of("lis résumé.pdf, merci", ExtractedKind::Paths),
+            ["résumé.pdf"]
+        );
+        assert_eq!(
+            of("écris à ana@example.com — vite", ExtractedKind::Emails),
+            ["ana@example.com"]
+        );
+        assert_eq!(
+            of(
+                "voir https://exemple.fr/été?x=ü « ici »",
+                ExtractedKind::Urls
+            ),
+            ["https://exemple.fr/été?x=ü"]
+        );
+        assert_eq!(
+            of("le 2026-01-05 à 10:00 ✓", ExtractedKind::Dates),
+            ["2026-01-05"]
+        );
+        assert_eq!(of("“quoted” text", ExtractedKind::Quoted), ["quoted"]);
+        // A word that runs on in letters outside ASCII is not a number or a weekday.
+        assert!(of("mondayé", ExtractedKind::Dates).is_empty());
+        assert!(of("2é", ExtractedKind::Numbers).is_empty());
+        // Digits outside ASCII stay digits; a span never cuts a character.
+        for text in [
+            "٣٣:٣٣٣ ٣",
+            "\u{FFFD}1\u{FFFD}:2\u{FFFD}",
+            "1.\u{10FFFF}a@b.cd",
+        ] {
+            for f in ex().find(text) {
+                assert_eq!(&text[f.start..f.end], f.value, "{text:?}");
+            }
+        }
     }
 
     #[test]

@@ -100,6 +100,66 @@ pub struct Concept {
     pub named_entity: Option<String>,
 }
 
+/// Intents or entities, with where each may start: most of a long list matches none
+/// of a clause's words, and trying every phrase at every token was a large share of a
+/// plan's time.
+#[derive(Debug, Clone, Default)]
+pub struct Concepts {
+    list: Vec<Concept>,
+    /// First term of a phrase (a key or an exact form) → the concepts it starts.
+    by_key: HashMap<String, Vec<usize>>,
+    by_form: HashMap<String, Vec<usize>>,
+}
+
+impl Concepts {
+    pub fn new(list: Vec<Concept>) -> Self {
+        let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_form: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, c) in list.iter().enumerate() {
+            for p in &c.phrases {
+                let (map, word) = match p.terms.first() {
+                    Some(Term::Key(k)) => (&mut by_key, k),
+                    Some(Term::Form(f)) => (&mut by_form, f),
+                    None => continue,
+                };
+                let starts = map.entry(word.clone()).or_default();
+                if starts.last() != Some(&i) {
+                    starts.push(i);
+                }
+            }
+        }
+        Self {
+            list,
+            by_key,
+            by_form,
+        }
+    }
+
+    /// The concepts, in their order, that have a phrase starting with one of the tokens:
+    /// the only ones a phrase of theirs can match.
+    pub fn starting_in<'a>(&'a self, tokens: &[Token]) -> impl Iterator<Item = &'a Concept> + 'a {
+        let mut hit = vec![false; self.list.len()];
+        for t in tokens.iter().filter(|t| !t.value) {
+            let starts = [self.by_key.get(&t.key), self.by_form.get(&t.form)];
+            for &i in starts.into_iter().flatten().flatten() {
+                hit[i] = true;
+            }
+        }
+        self.list
+            .iter()
+            .zip(hit)
+            .filter_map(|(c, hit)| hit.then_some(c))
+    }
+}
+
+impl std::ops::Deref for Concepts {
+    type Target = [Concept];
+
+    fn deref(&self) -> &[Concept] {
+        &self.list
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct PastQuestion {
     pub auxiliaries: HashSet<String>,
@@ -139,8 +199,8 @@ pub struct Lexicon {
     pub vague_verbs: HashSet<String>,
     pub anaphora: HashSet<String>,
     pub languages: Vec<String>,
-    pub intents: Vec<Concept>,
-    pub entities: Vec<Concept>,
+    pub intents: Concepts,
+    pub entities: Concepts,
     pub past_question: PastQuestion,
     pub identifier_entity: Option<String>,
     pub calendar: Calendar,
@@ -378,6 +438,7 @@ impl Lexicon {
         let groups: Vec<(String, Vec<String>)> = raw.synonyms.clone().into_iter().collect();
         let mut synonyms = Synonyms::new(&groups);
         synonyms.remember(raw.common_words());
+        synonyms.remember(kind_words(catalog).iter().map(String::as_str));
         let phrases = |list: &[String]| -> Vec<Phrase> {
             let mut out: Vec<Phrase> = Vec::new();
             for p in list.iter().filter_map(|p| Phrase::compile(p, &synonyms)) {
@@ -439,8 +500,8 @@ impl Lexicon {
             vague_verbs: keys(&raw.vague_verbs),
             anaphora: forms(&raw.anaphora),
             languages: raw.languages,
-            intents,
-            entities,
+            intents: Concepts::new(intents),
+            entities: Concepts::new(entities),
             past_question: PastQuestion {
                 auxiliaries: forms(&raw.past_question.auxiliaries),
                 subjects: forms(&raw.past_question.subjects),
@@ -653,6 +714,30 @@ impl Phrase {
             text: text.to_string(),
         })
     }
+}
+
+/// Every artifact kind the catalog's entries make or take, and the words of their
+/// names: linking a later step to an earlier one asks for their keys and stems in every
+/// plan.
+fn kind_words(catalog: &Catalog) -> Vec<String> {
+    let tools = catalog
+        .tools()
+        .iter()
+        .flat_map(|t| t.produces.iter().chain(&t.accepts));
+    let pipelines = catalog
+        .pipelines()
+        .iter()
+        .flat_map(|p| p.produces.iter().chain(&p.accepts));
+    let plans = catalog.plans().iter().flat_map(|d| d.produces.iter());
+    tools
+        .chain(pipelines)
+        .chain(plans)
+        .flat_map(|k| {
+            let mut forms = crate::args::name_parts(k);
+            forms.push(k.to_lowercase());
+            forms
+        })
+        .collect()
 }
 
 #[cfg(test)]

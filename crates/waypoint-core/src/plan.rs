@@ -50,6 +50,8 @@ pub struct Drafted {
     pub notes: Vec<String>,
     /// Best route score per clause (0 when nothing matched).
     pub clause_scores: Vec<f64>,
+    /// Action clauses past [`Planner::max_clauses`], left unplanned.
+    pub unplanned: usize,
 }
 
 /// An entry with its probability from the trained router.
@@ -81,11 +83,18 @@ pub struct Planner<'a> {
     /// Leads a writing or destructive tool needs over a less harmful runner-up.
     pub write_margin: f64,
     pub destructive_margin: f64,
+    /// Most action clauses routed and drafted; the rest of a longer request is left
+    /// unplanned (and said so), which bounds the work a plan costs whatever its length.
+    pub max_clauses: usize,
 }
 
-impl Planner<'_> {
+impl<'a> Planner<'a> {
     pub fn draft(&self, analysis: &Analysis) -> Drafted {
-        let mut out = Drafted::default();
+        let mut out = Drafted {
+            unplanned: (analysis.clauses.iter().filter(|c| c.is_action()).count())
+                .saturating_sub(self.max_clauses),
+            ..Drafted::default()
+        };
         let mut routed = self.route_actions(analysis);
         let absorbed = self.absorbed(&mut routed);
         // The entry each clause routes to first: a clause's second intent is not one that
@@ -347,17 +356,19 @@ impl Planner<'_> {
             .clauses
             .iter()
             .filter(|c| c.is_action())
+            .take(self.max_clauses)
             .map(|clause| {
                 let goal = goal_iter.next();
                 let mut hints = self.hints(clause, goal);
                 hints.earlier_products.clone_from(&products);
                 let ranking = self.index.rank(clause.tokens(), &hints, self.lex);
                 if let Some(top) = ranking.first() {
-                    products.extend(
-                        self.produces(&top.id)
-                            .iter()
-                            .map(|kind| self.lex.synonyms.key(&args::last_name_word(kind))),
-                    );
+                    for kind in self.produces(&top.id) {
+                        let key = self.lex.synonyms.key(&args::last_name_word(kind));
+                        if !products.contains(&key) {
+                            products.push(key);
+                        }
+                    }
                 }
                 Routed {
                     clause,
@@ -925,38 +936,50 @@ impl Planner<'_> {
     /// A clause that refers back ("translate it", "email them the summary") takes the
     /// output of the latest earlier step that produces something it accepts.
     fn link_references(&self, analysis: &Analysis, out: &mut Drafted) {
+        // The keys of what the steps before `j` make, grown as `j` moves on.
+        let mut made_before: HashSet<String> = HashSet::new();
         for j in 0..out.drafts.len() {
-            let d = &out.drafts[j];
-            if d.kind == StepKind::Unknown || !d.inputs.is_empty() {
-                continue;
-            }
-            let Some(clause) = analysis.clause(d.clause) else {
-                continue;
-            };
-            let accepts = self.accepts(&d.tool);
-            let refers_back = clause
-                .tokens()
-                .iter()
-                .skip(clause.head_verb.map_or(0, |h| h + 1))
-                .any(|t| {
-                    self.lex.anaphora.contains(&t.form)
-                        || out.drafts[..j].iter().any(|e| {
-                            self.produces(&e.tool)
-                                .iter()
-                                .any(|k| self.lex.synonyms.key(k) == t.key)
-                        })
-                });
-            if !refers_back {
-                continue;
-            }
-            if let Some(i) = (0..j).rev().find(|&i| {
-                let e = &out.drafts[i];
-                e.clause != d.clause
-                    && e.kind != StepKind::Unknown
-                    && self.produces(&e.tool).iter().any(|k| accepts.contains(k))
-            }) {
-                out.drafts[j].inputs.push(i);
-            }
+            self.link_one(analysis, out, j, &made_before);
+            made_before.extend(
+                self.produces(&out.drafts[j].tool)
+                    .iter()
+                    .map(|k| self.lex.synonyms.key(k)),
+            );
+        }
+    }
+
+    /// Links draft `j` to the latest earlier step it can take from, when its clause
+    /// points back: an anaphor after its verb, or a word naming what an earlier step made.
+    fn link_one(
+        &self,
+        analysis: &Analysis,
+        out: &mut Drafted,
+        j: usize,
+        made_before: &HashSet<String>,
+    ) {
+        let d = &out.drafts[j];
+        if d.kind == StepKind::Unknown || !d.inputs.is_empty() {
+            return;
+        }
+        let Some(clause) = analysis.clause(d.clause) else {
+            return;
+        };
+        let refers_back = clause
+            .tokens()
+            .iter()
+            .skip(clause.head_verb.map_or(0, |h| h + 1))
+            .any(|t| self.lex.anaphora.contains(&t.form) || made_before.contains(&t.key));
+        if !refers_back {
+            return;
+        }
+        let accepts = self.accepts(&d.tool);
+        if let Some(i) = (0..j).rev().find(|&i| {
+            let e = &out.drafts[i];
+            e.clause != d.clause
+                && e.kind != StepKind::Unknown
+                && self.produces(&e.tool).iter().any(|k| accepts.contains(k))
+        }) {
+            out.drafts[j].inputs.push(i);
         }
     }
 
@@ -965,20 +988,20 @@ impl Planner<'_> {
         self.produces(from).iter().any(|k| accepts.contains(k))
     }
 
-    pub fn produces(&self, id: &str) -> Vec<String> {
+    pub fn produces(&self, id: &str) -> &'a [String] {
         match self.catalog.entry(id) {
-            Some(Entry::Tool(t)) => t.produces.clone(),
-            Some(Entry::Pipeline(p)) => p.produces.clone(),
-            Some(Entry::Plan(d)) => d.produces.clone(),
-            None => Vec::new(),
+            Some(Entry::Tool(t)) => &t.produces,
+            Some(Entry::Pipeline(p)) => &p.produces,
+            Some(Entry::Plan(d)) => &d.produces,
+            None => &[],
         }
     }
 
-    pub fn accepts(&self, id: &str) -> Vec<String> {
+    pub fn accepts(&self, id: &str) -> &'a [String] {
         match self.catalog.entry(id) {
-            Some(Entry::Tool(t)) => t.accepts.clone(),
-            Some(Entry::Pipeline(p)) => p.accepts.clone(),
-            Some(Entry::Plan(_)) | None => Vec::new(),
+            Some(Entry::Tool(t)) => &t.accepts,
+            Some(Entry::Pipeline(p)) => &p.accepts,
+            Some(Entry::Plan(_)) | None => &[],
         }
     }
 
@@ -1003,7 +1026,7 @@ impl Planner<'_> {
     ) {
         let names_artifact = |key: &str| self.index.names_artifact(key);
         // What each earlier step produces, grown as the loop goes (copies included).
-        let mut outputs: Vec<(usize, Vec<String>)> = Vec::new();
+        let mut outputs: Vec<args::Made> = Vec::new();
         let mut j = 0;
         while j < out.drafts.len() {
             let next = self.fill_one(
@@ -1017,7 +1040,11 @@ impl Planner<'_> {
             );
             for k in j..next {
                 if out.drafts[k].kind != StepKind::Unknown {
-                    outputs.push((k, self.produces(&out.drafts[k].tool)));
+                    outputs.push(args::Made::new(
+                        k,
+                        self.produces(&out.drafts[k].tool),
+                        self.lex,
+                    ));
                 }
             }
             j = next;
@@ -1036,7 +1063,7 @@ impl Planner<'_> {
         payload: Option<&serde_json::Value>,
         out: &mut Drafted,
         j: usize,
-        outputs: &[(usize, Vec<String>)],
+        outputs: &[args::Made],
         names_artifact: &dyn Fn(&str) -> bool,
     ) -> usize {
         let d = &out.drafts[j];
@@ -1298,23 +1325,22 @@ fn order_phases(analysis: &Analysis, drafts: &mut [Draft]) {
         phase_of_clause.insert(c.segment.clause.index, phase);
     }
     let phase = |d: &Draft| phase_of_clause.get(&d.clause).copied().unwrap_or(0);
-    for j in 0..drafts.len() {
-        let mine = phase(&drafts[j]);
-        let runs = |d: &Draft| d.kind != StepKind::Unknown;
+    // The steps that run, by phase, among the drafts before this one.
+    let mut running: std::collections::BTreeMap<usize, Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for (j, draft) in drafts.iter_mut().enumerate() {
+        let mine = phase(draft);
         // The latest earlier phase that has a step that runs.
-        let Some(before) = drafts[..j]
-            .iter()
-            .filter(|d| runs(d) && phase(d) < mine)
-            .map(phase)
-            .max()
-        else {
-            continue;
-        };
-        let after: Vec<usize> = (0..j)
-            .filter(|&i| runs(&drafts[i]) && phase(&drafts[i]) == before)
-            .filter(|i| !drafts[j].inputs.contains(i))
-            .collect();
-        drafts[j].after = after;
+        if let Some((_, steps)) = running.range(..mine).next_back() {
+            draft.after = steps
+                .iter()
+                .copied()
+                .filter(|i| !draft.inputs.contains(i))
+                .collect();
+        }
+        if draft.kind != StepKind::Unknown {
+            running.entry(mine).or_default().push(j);
+        }
     }
 }
 

@@ -90,12 +90,19 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
 
 /// "1." or "a)" opening a line: numbering, not words.
 fn is_list_marker(text: &str, t: &Token) -> bool {
-    let line_start = text[..t.start].rfind('\n').map_or(0, |i| i + 1);
-    let before_blank = text[line_start..t.start].trim().is_empty();
+    // Only blank space back to the line's start (read back from the token, so a long line
+    // costs one step per token, not its length).
+    let before_blank = || {
+        text[..t.start]
+            .chars()
+            .rev()
+            .take_while(|&c| c != '\n')
+            .all(char::is_whitespace)
+    };
     let after = text[t.end..].chars().next();
     let short =
         t.end - t.start <= 3 && (t.form.chars().all(|c| c.is_ascii_digit()) || t.form.len() == 1);
-    !t.value && before_blank && short && matches!(after, Some('.' | ')'))
+    !t.value && short && matches!(after, Some('.' | ')')) && before_blank()
 }
 
 /// Groups tokens between hard breaks: `;`, line breaks, and `.`/`!`/`?` that end a

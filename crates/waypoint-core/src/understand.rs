@@ -10,7 +10,7 @@ use waypoint_catalog::EvidenceRule;
 use waypoint_protocol::{Ambiguity, ClauseRole, Extracted, Goal, Understanding};
 
 use crate::extract::{self, Extractor, Found};
-use crate::lexicon::{Concept, Lexicon};
+use crate::lexicon::{Concept, Concepts, Lexicon};
 use crate::segment::{Segment, segment};
 use crate::text::Token;
 
@@ -269,7 +269,7 @@ fn is_noun_use(toks: &[Token], at: usize, lex: &Lexicon) -> bool {
 }
 
 fn score_concepts<'l>(
-    concepts: &'l [Concept],
+    concepts: &'l Concepts,
     toks: &[Token],
     head: Option<usize>,
     role: Role,
@@ -280,7 +280,7 @@ fn score_concepts<'l>(
     // vector for each was a measurable share of a plan's time.
     let mut covered = vec![false; toks.len()];
     let mut scored = Vec::new();
-    for c in concepts {
+    for c in concepts.starting_in(toks) {
         let mut score = 0.0;
         let mut words = Vec::new();
         covered.fill(false);

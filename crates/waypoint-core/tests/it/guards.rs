@@ -148,3 +148,18 @@ fn a_destructive_tool_needs_a_clear_lead_over_a_harmless_one() {
     assert_eq!(first("clear the notes").tool, "notes_purge");
     assert_eq!(first("show the notes").tool, "notes_show");
 }
+
+#[test]
+fn a_request_longer_than_twice_max_steps_plans_its_first_clauses_and_says_so() {
+    let request = "translate the notes into French and email them to ana@example.com. ".repeat(60);
+    let plan = crate::engine().plan(&request, None).unwrap();
+    assert_eq!(plan.steps().len(), 32);
+    // 120 action clauses, of which twice `max_steps` are planned.
+    assert!(
+        plan.warnings()
+            .iter()
+            .any(|w| w.contains("56 more action clauses") && w.contains("left out")),
+        "{:?}",
+        plan.warnings()
+    );
+}
