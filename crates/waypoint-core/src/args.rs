@@ -763,7 +763,8 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         else {
             continue;
         };
-        let next_cue = cues.get(n + 1).map_or(toks.len(), |c| c.0);
+        // A cue that starts inside this one leaves it no words.
+        let next_cue = cues.get(n + 1).map_or(toks.len(), |c| c.0).max(cue_end);
         let end = (cue_end..next_cue)
             .find(|&i| used.covers(&toks[i]))
             .unwrap_or(next_cue);
