@@ -209,6 +209,12 @@ impl Engine {
         Ok(self.analyse(request, context)?.understanding)
     }
 
+    /// Most action clauses one plan routes and drafts: twice `max_steps`, so a request
+    /// whose pipelines fold several clauses into one step still fills its plan.
+    fn max_clauses(&self) -> usize {
+        self.options.max_steps.saturating_mul(2)
+    }
+
     fn planner(&self) -> Planner<'_> {
         Planner {
             catalog: &self.catalog,
@@ -218,7 +224,7 @@ impl Engine {
             stored_plan_ratio: self.options.stored_plan_ratio,
             write_margin: self.options.write_margin,
             destructive_margin: self.options.destructive_margin,
-            max_clauses: self.options.max_steps.saturating_mul(2),
+            max_clauses: self.max_clauses(),
         }
     }
 
@@ -440,7 +446,7 @@ impl Engine {
                 format!(
                     "the request has {} more action clauses than the {} planned (twice `max_steps`); they are left out",
                     drafted.unplanned,
-                    self.options.max_steps.saturating_mul(2)
+                    self.max_clauses()
                 ),
             );
         }
