@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
 use waypoint_core::meaning::{MeaningSettings, Scale};
-use waypoint_embed::Encoder;
+use waypoint_embed::{Encoder, Precision};
 
 use crate::config::EmbedSection;
 
@@ -34,7 +34,8 @@ pub fn settings(
     let Some(dir) = folder(section, chosen) else {
         return (None, None);
     };
-    let encoder = match load(&dir) {
+    let precision = section.precision.unwrap_or_else(Precision::best);
+    let encoder = match load(&dir, precision) {
         Ok(e) => e,
         Err(why) => return (None, Some(why)),
     };
@@ -52,24 +53,27 @@ pub fn settings(
     (Some(s), None)
 }
 
-/// Loads an encoder once per folder per process (a reload reuses it).
-fn load(dir: &Path) -> Result<Arc<Encoder>, String> {
-    static LOADED: OnceLock<Mutex<HashMap<PathBuf, Arc<Encoder>>>> = OnceLock::new();
+type Loaded = Mutex<HashMap<(PathBuf, Precision), Arc<Encoder>>>;
+
+/// Loads an encoder once per folder and precision per process (a reload reuses it).
+fn load(dir: &Path, precision: Precision) -> Result<Arc<Encoder>, String> {
+    static LOADED: OnceLock<Loaded> = OnceLock::new();
     let loaded = LOADED.get_or_init(Mutex::default);
-    let cached = |l: &Mutex<HashMap<PathBuf, Arc<Encoder>>>| {
+    let key = (dir.to_path_buf(), precision.on_this_cpu());
+    let cached = |l: &Loaded| {
         l.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(dir)
+            .get(&key)
             .cloned()
     };
     if let Some(e) = cached(loaded) {
         return Ok(e);
     }
-    let e = Arc::new(Encoder::load(dir).map_err(|e| e.to_string())?);
+    let e = Arc::new(Encoder::load_with(dir, precision).map_err(|e| e.to_string())?);
     loaded
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(dir.to_path_buf(), e.clone());
+        .insert(key, e.clone());
     Ok(e)
 }
 
@@ -96,11 +100,14 @@ pub fn status(engine: &waypoint_core::Engine) -> Status {
         },
         MeaningState::On(m) => Status {
             state: "on",
-            detail: engine
-                .options()
-                .meaning
-                .as_ref()
-                .map(|s| s.encoder.dir().display().to_string()),
+            detail: engine.options().meaning.as_ref().map(|s| {
+                let e = &s.encoder;
+                let precision = match e.precision() {
+                    Precision::Int8 => "int8",
+                    Precision::F32 => "f32",
+                };
+                format!("{} ({precision})", e.dir().display())
+            }),
             rows: Some(m.rows()),
         },
         MeaningState::Failed(why) => Status {

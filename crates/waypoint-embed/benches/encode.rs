@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use waypoint_embed::Encoder;
+use waypoint_embed::{Encoder, Precision};
 
 fn main() {
     if encoder().is_none() {
@@ -14,14 +14,19 @@ fn main() {
     divan::main();
 }
 
+fn load(precision: Precision) -> Option<Encoder> {
+    let dir = PathBuf::from(std::env::var_os("WAYPOINT_EMBED_MODEL")?);
+    Encoder::load_with(&dir, precision).ok()
+}
+
 fn encoder() -> Option<&'static Encoder> {
     static ENCODER: OnceLock<Option<Encoder>> = OnceLock::new();
-    ENCODER
-        .get_or_init(|| {
-            let dir = PathBuf::from(std::env::var_os("WAYPOINT_EMBED_MODEL")?);
-            Encoder::load(&dir).ok()
-        })
-        .as_ref()
+    ENCODER.get_or_init(|| load(Precision::Int8)).as_ref()
+}
+
+fn encoder_f32() -> Option<&'static Encoder> {
+    static ENCODER: OnceLock<Option<Encoder>> = OnceLock::new();
+    ENCODER.get_or_init(|| load(Precision::F32)).as_ref()
 }
 
 const REQUEST: &str = "what's the weather going to be like in Denver tomorrow morning";
@@ -29,6 +34,14 @@ const REQUEST: &str = "what's the weather going to be like in Denver tomorrow mo
 #[divan::bench]
 fn one_request() {
     if let Some(e) = encoder() {
+        divan::black_box(e.embed(divan::black_box(REQUEST)).ok());
+    }
+}
+
+/// The same request through the checkpoint's 32-bit weights.
+#[divan::bench]
+fn one_request_f32() {
+    if let Some(e) = encoder_f32() {
         divan::black_box(e.embed(divan::black_box(REQUEST)).ok());
     }
 }

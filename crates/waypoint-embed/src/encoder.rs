@@ -8,7 +8,7 @@ use candle_core::{Device, Tensor};
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use crate::bert::{self, Bert, Config};
+use crate::bert::{self, Bert, Config, Precision};
 
 /// Texts encoded together in one forward pass when a batch is asked for. Batches are
 /// formed from texts of similar length, so padding costs little.
@@ -49,6 +49,7 @@ pub struct Encoder {
     normalize: bool,
     dims: usize,
     digest: [u8; 32],
+    precision: Precision,
     device: Device,
     dir: PathBuf,
 }
@@ -76,6 +77,13 @@ impl Encoder {
     /// `model.safetensors`, with `modules.json` and `1_Pooling/config.json` when present
     /// (mean pooling and normalisation otherwise, as all-MiniLM-L6-v2 does).
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        Self::load_with(dir, Precision::best())
+    }
+
+    /// [`Encoder::load`] with the dense layers held in `precision` (as far as this CPU
+    /// runs it: [`Precision::on_this_cpu`]).
+    pub fn load_with(dir: &Path, precision: Precision) -> Result<Self, EmbedError> {
+        let precision = precision.on_this_cpu();
         let config_path = dir.join("config.json");
         let config_bytes = read(&config_path)?;
         let config: Config =
@@ -127,6 +135,9 @@ impl Encoder {
         h.update(&config_bytes);
         h.update(&tokenizer_bytes);
         h.update((weights.len() as u64).to_le_bytes());
+        // Vectors from 8-bit weights differ a little from those of 32-bit ones; a cache
+        // of one must not answer for the other.
+        h.update(format!("{precision:?}").as_bytes());
         // A sample of the weights (every 64th KiB) tells one checkpoint from another
         // without hashing 90 MB at every start.
         for chunk in weights.chunks(64 * 1024) {
@@ -135,10 +146,11 @@ impl Encoder {
         let digest: [u8; 32] = h.finalize().into();
 
         let device = Device::Cpu;
-        let bert = Bert::load(weights, &config, &device).map_err(|e| EmbedError::Weights {
-            path: weights_path,
-            reason: e.to_string(),
-        })?;
+        let bert =
+            Bert::load(weights, &config, precision, &device).map_err(|e| EmbedError::Weights {
+                path: weights_path,
+                reason: e.to_string(),
+            })?;
         let (pooling, normalize) = pipeline(dir);
         Ok(Self {
             bert,
@@ -147,9 +159,15 @@ impl Encoder {
             normalize,
             dims: config.hidden_size,
             digest,
+            precision,
             device,
             dir: dir.to_path_buf(),
         })
+    }
+
+    /// The precision the dense layers run in.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// Length of a sentence vector.

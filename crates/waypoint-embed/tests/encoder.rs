@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use waypoint_embed::{EmbedError, Encoder, cosine};
+use waypoint_embed::{EmbedError, Encoder, Precision, cosine};
 
 fn model_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("WAYPOINT_TEST_EMBED_MODEL") {
@@ -22,7 +22,8 @@ fn model_dir() -> Option<PathBuf> {
 #[test]
 fn vectors_match_the_reference_implementation() {
     let Some(dir) = model_dir() else { return };
-    let e = Encoder::load(&dir).unwrap();
+    let e = Encoder::load_with(&dir, Precision::F32).unwrap();
+    assert_eq!(e.precision(), Precision::F32);
     assert_eq!(e.dims(), 384);
     let v = e
         .embed("what's the weather like in Denver tomorrow")
@@ -36,6 +37,32 @@ fn vectors_match_the_reference_implementation() {
     for (got, want) in v.iter().zip(reference) {
         assert!((got - want).abs() < 1e-4, "{got} vs {want}");
     }
+}
+
+#[test]
+fn int8_vectors_stay_close_to_the_float_ones() {
+    let Some(dir) = model_dir() else { return };
+    let fast = Encoder::load_with(&dir, Precision::Int8).unwrap();
+    if fast.precision() != Precision::Int8 {
+        eprintln!("skipped: this CPU has no AVX-512 VNNI, so int8 is f32 here");
+        return;
+    }
+    let exact = Encoder::load_with(&dir, Precision::F32).unwrap();
+    assert_ne!(fast.digest(), exact.digest(), "caches must not mix the two");
+    let texts = [
+        "what's the weather like in Denver tomorrow",
+        "delete notes.txt",
+        "book a table for two at an italian place near the office at 7pm on friday",
+        "hi",
+        "translate the release notes into French and German, then email them to ana@example.com",
+    ];
+    let mut worst = 1.0_f32;
+    for t in texts {
+        let c = cosine(&fast.embed(t).unwrap(), &exact.embed(t).unwrap());
+        worst = worst.min(c);
+    }
+    assert!(worst > 0.99, "worst cosine {worst}");
+    eprintln!("int8 against f32: worst cosine {worst}");
 }
 
 #[test]
