@@ -79,10 +79,6 @@ impl QuantDense {
         }
     }
 
-    pub fn outputs(&self) -> usize {
-        self.outputs
-    }
-
     /// `x` is `rows × inputs`, row-major; the result is `rows × outputs`.
     pub fn forward(&self, x: &[f32]) -> Vec<f32> {
         self.forward_with(x, dots)

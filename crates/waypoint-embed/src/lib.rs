@@ -8,6 +8,7 @@
 //! [`EmbedError`] naming the file, and the caller routes without meaning.
 
 mod bert;
+mod bert_int8;
 pub mod cache;
 mod encoder;
 mod int8;
