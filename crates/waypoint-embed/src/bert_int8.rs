@@ -124,6 +124,9 @@ impl Int8Layer {
         let scale = (dim as f32).sqrt().recip();
         let stride = 3 * h;
         let mut context = vec![0.0_f32; qkv.len() / 3];
+        if tokens == 0 {
+            return context;
+        }
         let mut weights = vec![0.0_f32; tokens];
         for (seq, (rows, mask)) in qkv
             .chunks_exact(tokens * stride)

@@ -108,6 +108,21 @@ impl Encoder {
                 ),
             });
         }
+        if config.hidden_size == 0
+            || config.intermediate_size == 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
+        {
+            return Err(EmbedError::Config {
+                path: config_path,
+                reason: format!(
+                    "hidden_size {} and intermediate_size {} with {} heads; expected sizes \
+                     above 0 and a hidden size the heads divide",
+                    config.hidden_size, config.intermediate_size, config.num_attention_heads
+                ),
+            });
+        }
 
         let tokenizer_path = dir.join("tokenizer.json");
         let tokenizer_bytes = read(&tokenizer_path)?;

@@ -100,6 +100,21 @@ fn a_folder_without_weights_is_a_clear_error() {
 }
 
 #[test]
+fn a_config_with_sizes_the_heads_do_not_divide_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.json"),
+        r#"{"vocab_size": 10, "hidden_size": 10, "num_hidden_layers": 1,
+            "num_attention_heads": 3, "intermediate_size": 0,
+            "max_position_embeddings": 8}"#,
+    )
+    .unwrap();
+    let err = Encoder::load(dir.path()).unwrap_err();
+    assert!(matches!(err, EmbedError::Config { .. }), "{err}");
+    assert!(err.to_string().contains("heads divide"), "{err}");
+}
+
+#[test]
 fn vectors_are_cached_by_encoder_and_texts() {
     use waypoint_embed::cache::{Source, embed_all};
     let Some(dir) = model_dir() else { return };
