@@ -369,6 +369,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     fill_refs(&cx, &mut st);
     fill_typed(&cx, &mut st);
     fill_cued(&cx, &mut st);
+    fill_modifier(&cx, &mut st);
     fill_carried(&cx, &mut st);
     fill_text(&cx, &mut st);
     let mut out = st.out;
@@ -514,6 +515,56 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
             as_value(piece)
         };
         out.args.insert(slot.name.to_string(), value);
+    }
+}
+
+/// A word written right before an argument's name is its value when no typed value
+/// or cue gave one ("using *driving* mode", "in the *electronics* category", "the *Uber*
+/// platform"); a capitalised name that ends in the argument's word is kept whole ("the
+/// *Example Library*"). Only a plain-text argument whose name is named well (its head
+/// word, or two of its words) takes it, and only a content word no other argument took,
+/// written after the clause's verb with nothing but a space before the name. Not a
+/// word of the name nor one of the tool's own ("list the *product* categories" names
+/// the tool's object), not a participle ("the *translated* sentence" is an earlier
+/// output), and not after "a" ("send it as *a text* message" names a kind of message,
+/// not one).
+fn fill_modifier(cx: &Context<'_, '_>, st: &mut State) {
+    let toks = cx.inputs.clause.tokens();
+    let request = cx.inputs.request;
+    let from = cx.inputs.clause.head_verb.map_or(0, |h| h + 1);
+    let State { used, out } = st;
+    for slot in cx.slots {
+        if out.args.contains_key(slot.name) || !slot.free_text() || slot.is_array() {
+            continue;
+        }
+        for at in from.saturating_add(1)..toks.len() {
+            let (score, n) = naming_run(toks[at..].iter(), slot.naming);
+            let word = &toks[at - 1];
+            let named = &toks[at..at + n];
+            let kind_word = at >= 2 && matches!(toks[at - 2].form.as_str(), "a" | "an");
+            if score < 2
+                || kind_word
+                || !cx.lex.is_content(word)
+                || used.covers(word)
+                || word.form.ends_with("ed")
+                || slot.naming.iter().any(|(w, _)| *w == word.stem)
+                || cx.inputs.own_words.contains(&word.stem)
+                || !request
+                    .get(word.end..toks[at].start)
+                    .is_some_and(|gap| gap.chars().all(char::is_whitespace))
+            {
+                continue;
+            }
+            let end = named.last().map_or(word.end, |t| t.end);
+            let whole = word.proper && named.iter().all(|t| t.proper);
+            let Some(text) = request.get(word.start..if whole { end } else { word.end }) else {
+                continue;
+            };
+            used.spans.push((word.start, end, true));
+            out.args
+                .insert(slot.name.to_string(), Value::String(text.to_string()));
+            break;
+        }
     }
 }
 
@@ -802,10 +853,16 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         if slot.kinds.contains(&Kind::Enum) && !fits(&value, slot.schema) {
             continue;
         }
-        if let Some(i) = quoted {
-            used.pieces.push(i);
-        }
-        used.spans.push((toks[cue_start].start, last.end, true));
+        // A quotation ends the value: the words after it are the request's again
+        // ("between 'Lisbon' and 'Porto' *using driving mode*").
+        let used_end = match quoted {
+            Some(i) => {
+                used.pieces.push(i);
+                pieces[i].end
+            }
+            None => last.end,
+        };
+        used.spans.push((toks[cue_start].start, used_end, true));
         out.args.insert(slot.name.to_string(), value);
     }
 }

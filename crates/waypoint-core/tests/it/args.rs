@@ -380,6 +380,21 @@ fn words_naming_an_earlier_output_link_to_the_step_that_makes_it() {
 }
 
 #[test]
+fn a_word_written_before_an_arguments_name_is_its_value() {
+    let s = ledger("calculate the trip distance between 'Lisbon' and 'Porto' using driving mode");
+    assert_eq!(s[0].0, "travel_distance");
+    assert_eq!(s[0].1["mode"], json!("driving"));
+    // A capitalised name that ends in the argument's word is kept whole.
+    let s = ledger("borrow 'Dune' from the Example Library");
+    assert_eq!(s[0].0, "borrow_book");
+    assert_eq!(s[0].1["library"], json!("Example Library"));
+    // "a text message" names a kind of message, not its words: "it" stays the link.
+    let s = ledger("tell me a random joke, then send it as a text message to 555");
+    assert_eq!(s[1].0, "text_message");
+    assert_eq!(s[1].1["message"], json!({"$ref": "s1/output"}));
+}
+
+#[test]
 fn a_free_text_value_is_not_the_words_that_restate_the_tool() {
     assert_eq!(
         ledger("report on the sales figures for laptops"),
