@@ -668,6 +668,7 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
             .filter(|&i| slot.takes(&pieces[i], cx.lex))
             .filter(|&i| {
                 let other = piece_end(&pieces[i], toks, cx.lex);
+                let other = other.or_else(|| bare_language_end(slot, slots, pieces, toks, cx.lex));
                 slot.end.is_none() || other.is_none() || other == slot.end
             })
             .filter(|&i| {
@@ -725,6 +726,29 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
         };
         out.args.insert(slot.name.to_string(), value);
     }
+}
+
+/// The end a language with no preposition belongs to, when the tool has a language
+/// argument for each end (`source_language`, `target_language`) and no language of the
+/// clause is already marked for that end: the vocabulary's `bare_languages` end ("the
+/// translation of 'hello' in French"; in "the English text, translated to French" the
+/// bare "English" keeps going to the source).
+fn bare_language_end(
+    slot: &Slot<'_>,
+    slots: &[Slot<'_>],
+    pieces: &[Piece],
+    toks: &[Token],
+    lex: &Lexicon,
+) -> Option<usize> {
+    let language = |s: &Slot<'_>| s.kinds.contains(&Kind::Language) && s.end.is_some();
+    if !language(slot) || slots.iter().filter(|s| language(s)).count() < 2 {
+        return None;
+    }
+    let end = lex.ends.iter().position(|e| e.bare_languages)?;
+    let taken = pieces
+        .iter()
+        .any(|p| p.kind == Kind::Language && piece_end(p, toks, lex) == Some(end));
+    (!taken).then_some(end)
 }
 
 /// An enum argument takes the first word of the clause (after its verb) that is one of

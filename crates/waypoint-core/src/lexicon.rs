@@ -249,6 +249,10 @@ impl FileType {
 pub struct End {
     pub prepositions: Vec<String>,
     pub args: Vec<String>,
+    /// A language named with no preposition of either end ("the translation of 'hello'
+    /// in French") belongs to this end: one translates *into* the language one names.
+    #[serde(default)]
+    pub bare_languages: bool,
 }
 
 /// Two words that open both ends of a range ("between … and …"), each standing for the

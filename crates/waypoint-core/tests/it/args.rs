@@ -395,6 +395,18 @@ fn a_word_written_before_an_arguments_name_is_its_value() {
 }
 
 #[test]
+fn a_language_with_no_preposition_is_the_one_to_translate_into() {
+    let s = ledger("get the translation of the word 'hello' in French");
+    assert_eq!(s[0].0, "translate_words");
+    assert_eq!(s[0].1["target_language"], json!("French"));
+    assert_ne!(s[0].1["source_language"], json!("French"));
+    // With the target marked ("to French"), a bare language is the source.
+    let s = ledger("translate the English words 'good night' to French");
+    assert_eq!(s[0].1["source_language"], json!("English"));
+    assert_eq!(s[0].1["target_language"], json!("French"));
+}
+
+#[test]
 fn a_free_text_value_is_not_the_words_that_restate_the_tool() {
     assert_eq!(
         ledger("report on the sales figures for laptops"),
