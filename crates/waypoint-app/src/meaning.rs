@@ -34,7 +34,9 @@ pub fn settings(
     let Some(dir) = folder(section, chosen) else {
         return (None, None);
     };
-    let precision = section.precision.unwrap_or_else(Precision::best);
+    let precision = section
+        .precision
+        .map_or_else(Precision::best, Precision::on_this_cpu);
     let encoder = match load(&dir, precision) {
         Ok(e) => e,
         Err(why) => return (None, Some(why)),
@@ -55,11 +57,12 @@ pub fn settings(
 
 type Loaded = Mutex<HashMap<(PathBuf, Precision), Arc<Encoder>>>;
 
-/// Loads an encoder once per folder and precision per process (a reload reuses it).
+/// Loads an encoder once per folder and precision (one this CPU runs) per process (a
+/// reload reuses it).
 fn load(dir: &Path, precision: Precision) -> Result<Arc<Encoder>, String> {
     static LOADED: OnceLock<Loaded> = OnceLock::new();
     let loaded = LOADED.get_or_init(Mutex::default);
-    let key = (dir.to_path_buf(), precision.on_this_cpu());
+    let key = (dir.to_path_buf(), precision);
     let cached = |l: &Loaded| {
         l.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -102,11 +105,7 @@ pub fn status(engine: &waypoint_core::Engine) -> Status {
             state: "on",
             detail: engine.options().meaning.as_ref().map(|s| {
                 let e = &s.encoder;
-                let precision = match e.precision() {
-                    Precision::Int8 => "int8",
-                    Precision::F32 => "f32",
-                };
-                format!("{} ({precision})", e.dir().display())
+                format!("{} ({})", e.dir().display(), e.precision().name())
             }),
             rows: Some(m.rows()),
         },

@@ -526,8 +526,8 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
 /// written after the clause's verb with nothing but a space before the name. Not a
 /// word of the name nor one of the tool's own ("list the *product* categories" names
 /// the tool's object), not a participle ("the *translated* sentence" is an earlier
-/// output), and not after "a" ("send it as *a text* message" names a kind of message,
-/// not one).
+/// output), and not after an indefinite article ("send it as *a text* message" names a
+/// kind of message, not one).
 fn fill_modifier(cx: &Context<'_, '_>, st: &mut State) {
     let toks = cx.inputs.clause.tokens();
     let request = cx.inputs.request;
@@ -541,7 +541,7 @@ fn fill_modifier(cx: &Context<'_, '_>, st: &mut State) {
             let (score, n) = naming_run(toks[at..].iter(), slot.naming);
             let word = &toks[at - 1];
             let named = &toks[at..at + n];
-            let kind_word = at >= 2 && matches!(toks[at - 2].form.as_str(), "a" | "an");
+            let kind_word = at >= 2 && cx.lex.articles.new.contains(&toks[at - 2].form);
             if score < 2
                 || kind_word
                 || !cx.lex.is_content(word)
@@ -663,12 +663,12 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
             fill_enum(slot, toks.get(from..).unwrap_or_default(), used, out);
             continue;
         }
+        let bare_end = bare_language_end(slot, slots, pieces, toks, cx.lex);
         let fitting: Vec<usize> = (0..pieces.len())
             .filter(|i| !used.pieces.contains(i))
             .filter(|&i| slot.takes(&pieces[i], cx.lex))
             .filter(|&i| {
-                let other = piece_end(&pieces[i], toks, cx.lex);
-                let other = other.or_else(|| bare_language_end(slot, slots, pieces, toks, cx.lex));
+                let other = piece_end(&pieces[i], toks, cx.lex).or(bare_end);
                 slot.end.is_none() || other.is_none() || other == slot.end
             })
             .filter(|&i| {

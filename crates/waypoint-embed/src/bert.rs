@@ -99,6 +99,14 @@ impl Precision {
         Self::Int8.on_this_cpu()
     }
 
+    /// Its name in `[embed] precision`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::Int8 => "int8",
+        }
+    }
+
     /// What this precision becomes on this CPU.
     #[must_use]
     pub fn on_this_cpu(self) -> Self {
@@ -201,7 +209,8 @@ impl Bert {
         };
         let embeddings = Embeddings::load(&vb.pp("embeddings"), config)?;
         let at = |i: usize| vb.pp("encoder").pp("layer").pp(i.to_string());
-        let layers = match precision.on_this_cpu() {
+        // `precision` is what this CPU runs (the encoder resolved it).
+        let layers = match precision {
             Precision::Int8 => Layers::Int8(
                 (0..config.num_hidden_layers)
                     .map(|i| Int8Layer::load(&at(i), config))

@@ -66,23 +66,15 @@ impl Int8Layer {
         let h = c.hidden_size;
         let att = vb.pp("attention");
         let dense = |inputs: usize, outputs: usize, vb: VarBuilder| -> Result<QuantDense> {
-            let l = linear(inputs, outputs, vb)?;
-            let bias = match l.bias() {
-                Some(b) => b.to_vec1::<f32>()?,
-                None => vec![0.0; outputs],
-            };
-            let weight = l.weight().flatten_all()?.to_vec1::<f32>()?;
+            let (weight, bias) = weights(inputs, outputs, vb)?;
             Ok(QuantDense::new(&weight, &bias, outputs, inputs))
         };
         let mut qkv_weight = Vec::with_capacity(3 * h * h);
         let mut qkv_bias = Vec::with_capacity(3 * h);
         for part in ["query", "key", "value"] {
-            let l = linear(h, h, att.pp("self").pp(part))?;
-            qkv_weight.extend(l.weight().flatten_all()?.to_vec1::<f32>()?);
-            match l.bias() {
-                Some(b) => qkv_bias.extend(b.to_vec1::<f32>()?),
-                None => qkv_bias.extend(std::iter::repeat_n(0.0, h)),
-            }
+            let (weight, bias) = weights(h, h, att.pp("self").pp(part))?;
+            qkv_weight.extend(weight);
+            qkv_bias.extend(bias);
         }
         let eps = c.layer_norm_eps;
         Ok(Self {
@@ -161,6 +153,17 @@ impl Int8Layer {
         }
         context
     }
+}
+
+/// A linear layer's weight (`outputs × inputs`, row-major) and bias (zeros when it has
+/// none), as plain vectors.
+fn weights(inputs: usize, outputs: usize, vb: VarBuilder) -> Result<(Vec<f32>, Vec<f32>)> {
+    let l = linear(inputs, outputs, vb)?;
+    let bias = match l.bias() {
+        Some(b) => b.to_vec1::<f32>()?,
+        None => vec![0.0; outputs],
+    };
+    Ok((l.weight().flatten_all()?.to_vec1::<f32>()?, bias))
 }
 
 /// `Σ aᵢbᵢ`, kept in eight lanes so the loop vectorizes (a float sum in one accumulator

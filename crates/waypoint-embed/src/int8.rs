@@ -201,9 +201,8 @@ fn to_u8(v: f32) -> u8 {
 /// when the CPU has it.
 fn dots(a: &[u8], w: &[i8], width: usize, sums: &mut [i32]) {
     #[cfg(target_arch = "x86_64")]
-    if available() {
-        return vnni::dots_checked(a, w, width, sums);
-    }
+    vnni::dots_checked(a, w, width, sums);
+    #[cfg(not(target_arch = "x86_64"))]
     dots_portable(a, w, width, sums);
 }
 
