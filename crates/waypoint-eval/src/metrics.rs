@@ -230,7 +230,9 @@ impl Scorer {
                 .steps()
                 .iter()
                 .flat_map(|s| {
-                    s.input_refs.iter().filter_map(|r| {
+                    // A dependency is an edge whether it carries data or only order, as
+                    // in TaskBench's task graphs ("pay the bill, then call my friend").
+                    s.input_refs.iter().chain(&s.after).filter_map(|r| {
                         plan.steps()
                             .iter()
                             .find(|p| &p.id == r)

@@ -185,6 +185,31 @@ fn a_metric_no_case_carries_is_null_and_every_key_is_printed() {
 }
 
 #[test]
+fn an_order_the_request_gave_is_an_edge_like_a_data_link() {
+    let mut s = Scorer::default();
+    let mut call = step(2, "call", StepKind::Tool, &[]);
+    call.after = vec!["s1".into()];
+    call.group = 2;
+    let text = step(3, "text", StepKind::Tool, &["s1"]);
+    s.score(
+        &case(json!({"id": "o", "request": "r", "expect": {
+            "tools": ["pay", "call", "text"],
+            "links": [["pay", "call"], ["call", "text"]]}})),
+        Ok(&plan(
+            vec![step(1, "pay", StepKind::Tool, &[]), call, text],
+            None,
+            &[],
+            true,
+        )),
+        1,
+    );
+    let r = s.finish();
+    // got (pay, call) by order and (pay, text) by data: 1 of 2 right each way.
+    assert_eq!(r.edge_f1, Some(0.5));
+    assert_eq!(r.failures[0].field, "links");
+}
+
+#[test]
 fn a_planning_error_fails_the_case() {
     let mut s = Scorer::default();
     s.score(
