@@ -189,6 +189,7 @@ impl<'a> Planner<'a> {
         }
         self.collapse_pipelines(analysis, &mut out);
         self.link_references(analysis, &mut out);
+        drop_restatements(analysis, &mut out.drafts);
         order_phases(analysis, &mut out.drafts);
         out
     }
@@ -1274,6 +1275,57 @@ fn take_lookups(
     }
     drafts.splice(at..at, placed);
     questions
+}
+
+/// Drops a step that asks again for the step before it: "estimate the depth of objects
+/// in my image. Please help me analyze this image to understand the depth" routes both
+/// sentences to one tool, and the second, pointing back at "this image", would take the
+/// first one's output. A clause that names no value of its own, is not ordered after the
+/// one before ("then"), and whose only input is the same tool's step for the action
+/// clause just before it restates that request; its step would run the tool on its own
+/// result. Later steps that took from it take from the step it restated.
+fn drop_restatements(analysis: &Analysis, drafts: &mut Vec<Draft>) {
+    let mut j = 1;
+    while j < drafts.len() {
+        let d = &drafts[j];
+        let restates = match d.inputs.as_slice() {
+            [i] => {
+                let e = &drafts[*i];
+                let previous_action = analysis
+                    .clauses
+                    .iter()
+                    .filter(|c| c.is_action() && c.segment.clause.index < d.clause)
+                    .map(|c| c.segment.clause.index)
+                    .next_back();
+                (e.tool == d.tool
+                    && e.kind == d.kind
+                    && previous_action == Some(e.clause)
+                    && analysis
+                        .clause(d.clause)
+                        .is_some_and(|c| !c.segment.follows && c.values.is_empty()))
+                .then_some(*i)
+            }
+            _ => None,
+        };
+        let Some(i) = restates else {
+            j += 1;
+            continue;
+        };
+        drafts.remove(j);
+        for later in drafts.iter_mut().skip(j) {
+            for list in [&mut later.inputs, &mut later.after] {
+                for r in list.iter_mut() {
+                    if *r == j {
+                        *r = i;
+                    } else if *r > j {
+                        *r -= 1;
+                    }
+                }
+                list.sort_unstable();
+                list.dedup();
+            }
+        }
+    }
 }
 
 /// Points the `inputs` and `after` of `drafts` that name a draft at `from` or later `n`

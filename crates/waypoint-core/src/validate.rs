@@ -64,8 +64,53 @@ pub fn validate(steps: &mut Vec<Step>, guards: &Guards<'_>) -> Verdict {
     for (i, step) in steps.iter_mut().enumerate() {
         step.order = u32::try_from(i + 1).unwrap_or(u32::MAX);
     }
+    drop_implied_orders(steps);
     assign_groups(steps);
     verdict
+}
+
+/// Drops an `after` that another dependency of the step already implies: in "get a
+/// joke, then send it by SMS" after an earlier phase, the SMS step takes the joke, which
+/// follows that phase, so following the phase as well says nothing and would show the
+/// plan's graph an edge the request never drew. References must point backwards (checked
+/// before this runs).
+fn drop_implied_orders(steps: &mut [Step]) {
+    let index: HashMap<&str, usize> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id.as_str(), i))
+        .collect();
+    // ancestors[i]: every step that step i follows, directly or through others.
+    let mut ancestors: Vec<HashSet<usize>> = Vec::with_capacity(steps.len());
+    let mut implied: Vec<Vec<String>> = vec![Vec::new(); steps.len()];
+    for (i, step) in steps.iter().enumerate() {
+        let deps: Vec<usize> = step
+            .input_refs
+            .iter()
+            .chain(&step.after)
+            .filter_map(|r| index.get(r.as_str()).copied())
+            .filter(|&d| d < i)
+            .collect();
+        let mut mine = HashSet::new();
+        for &d in &deps {
+            mine.insert(d);
+            mine.extend(ancestors[d].iter().copied());
+        }
+        for a in &step.after {
+            let Some(&ai) = index.get(a.as_str()) else {
+                continue;
+            };
+            if step.input_refs.contains(a)
+                || deps.iter().any(|&d| d != ai && ancestors[d].contains(&ai))
+            {
+                implied[i].push(a.clone());
+            }
+        }
+        ancestors.push(mine);
+    }
+    for (step, drop) in steps.iter_mut().zip(implied) {
+        step.after.retain(|a| !drop.contains(a));
+    }
 }
 
 fn demote(step: &mut Step, why: &str) {

@@ -287,6 +287,15 @@ tools:
         image: {type: string, description: the image}
         image_2: {type: string, description: the style image}
       required: [image, image_2]
+  - name: estimate_depth
+    description: Estimate the depth of the objects in an image.
+    accepts: [image]
+    produces: [image]
+    input_schema:
+      type: object
+      properties:
+        image: {type: string, description: the image}
+      required: [image]
 ";
 
 fn media(request: &str) -> Vec<(String, Value)> {
@@ -321,6 +330,23 @@ fn an_argument_named_for_a_file_type_takes_files_of_that_type_only() {
     assert_eq!(s[0].0, "sync_voiceover");
     assert!(symbolic(&s[0].1["video"]), "{}", s[0].1);
     assert!(symbolic(&s[0].1["audio"]), "{}", s[0].1);
+}
+
+#[test]
+fn a_sentence_that_asks_again_for_the_step_before_is_that_step() {
+    // The second sentence points back at the image and routes to the same tool: running
+    // the tool on its own result is not what was asked.
+    assert_eq!(
+        media(
+            "I need to estimate the depth of objects in my image 'example.jpg'. Please \
+             help me analyze this image to understand the depth of the objects in it."
+        ),
+        [("estimate_depth".into(), json!({"image": "example.jpg"}))]
+    );
+    // Ordered by "then", the second step is asked for in its own right.
+    let s = media("estimate the depth of 'example.jpg', then estimate the depth of it");
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(s[1].1["image"], json!({"$ref": "s1/output"}));
 }
 
 /// Tools whose arguments are named for what they hold and whose outputs are declared,

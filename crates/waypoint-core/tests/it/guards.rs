@@ -110,6 +110,26 @@ fn references_point_backwards_and_groups_follow_them() {
 }
 
 #[test]
+fn an_order_another_dependency_implies_is_dropped_and_groups_stay() {
+    // s1, then s2; s3 also follows s1 but takes s2's output, which follows s1 already;
+    // s4 lists s2 both as its input and as an order.
+    let mut s2 = step("s2", "git_status", json!({}), &[]);
+    s2.after = vec!["s1".into()];
+    let mut s3 = step("s3", "git_status", json!({}), &["s2"]);
+    s3.after = vec!["s1".into()];
+    let mut s4 = step("s4", "git_status", json!({}), &["s2"]);
+    s4.after = vec!["s2".into(), "s1".into()];
+    let mut steps = vec![step("s1", "git_status", json!({}), &[]), s2, s3, s4];
+    run(&mut steps, None, 10);
+    let after: Vec<&[String]> = steps.iter().map(|s| s.after.as_slice()).collect();
+    assert_eq!(after, [&[][..], &["s1".to_string()][..], &[][..], &[][..]]);
+    assert_eq!(
+        steps.iter().map(|s| s.group).collect::<Vec<_>>(),
+        [1, 2, 3, 3]
+    );
+}
+
+#[test]
 fn max_steps_truncates_with_a_warning() {
     let mut steps: Vec<Step> = (1..=5)
         .map(|i| step(&format!("s{i}"), "git_status", json!({}), &[]))
