@@ -1007,7 +1007,7 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         };
         // "fetch https://… and then summarize it": a value an earlier clause gave that
         // this argument takes is what a bare pronoun stands for (see `object_value`).
-        if pronoun && earlier_value(slot, inputs).is_some() {
+        if pronoun && earlier_value(slot, inputs, lex).is_some() {
             continue;
         }
         used.spans
@@ -1211,7 +1211,7 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         // "summarize it" after "fetch https://…": with no earlier output it can take, the
         // step takes the value the earlier clause named, when it fits.
         Object::PointsBack { pronoun } => {
-            match earlier_value(slot, inputs) {
+            match earlier_value(slot, inputs, lex) {
                 Some(f) => Some(Value::String(f.value.clone())),
                 // "remember this launch, write a blog about it": it is the launch (but "the
                 // results" of "build it" are its output, not the thing built).
@@ -1226,17 +1226,36 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
 }
 
 /// The latest value an earlier clause gave that an argument takes: what "it" stands for
-/// when no earlier step's output does.
-fn earlier_value<'i>(slot: &Slot<'_>, inputs: &'i Inputs<'_>) -> Option<&'i crate::extract::Found> {
-    inputs
-        .earlier
+/// when no earlier step's output does. "them" is never one value, and a quotation is
+/// "it" only when its clause quotes nothing else: after "find the lyrics of 'Bohemian Rhapsody' by 'Queen'", "translate
+/// them" means the lyrics, not one of the two names that found them.
+fn earlier_value<'i>(
+    slot: &Slot<'_>,
+    inputs: &'i Inputs<'_>,
+    lex: &Lexicon,
+) -> Option<&'i crate::extract::Found> {
+    let clause = inputs.clause;
+    let plural = clause
+        .tokens()
         .iter()
-        .rev()
-        .flat_map(|c| c.values.iter().rev())
-        .find(|f| {
+        .skip(clause.head_verb.map_or(0, |h| h + 1))
+        .any(|t| lex.plural_anaphora.contains(&t.form));
+    if plural {
+        return None;
+    }
+    inputs.earlier.iter().rev().find_map(|c| {
+        let quotes = c
+            .values
+            .iter()
+            .filter(|f| f.kind == ExtractedKind::Quoted)
+            .count();
+        c.values.iter().rev().find(|f| {
             slot.kinds.contains(&Kind::Value(f.kind))
-                || (slot.kinds.contains(&Kind::Text) && f.kind == ExtractedKind::Quoted)
+                || (slot.kinds.contains(&Kind::Text)
+                    && f.kind == ExtractedKind::Quoted
+                    && quotes == 1)
         })
+    })
 }
 
 fn is_one_word(text: &str) -> bool {

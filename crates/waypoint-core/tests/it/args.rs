@@ -349,6 +349,46 @@ fn a_sentence_that_asks_again_for_the_step_before_is_that_step() {
     assert_eq!(s[1].1["image"], json!({"$ref": "s1/output"}));
 }
 
+const LYRICS: &str = r"
+tools:
+  - name: find_song_lyrics
+    description: Find the lyrics of a song
+    produces: [lyrics]
+    input_schema:
+      type: object
+      properties:
+        title: {type: string, description: The title of the song}
+        artist: {type: string, description: The artist of the song}
+      required: [title, artist]
+  - name: get_translation
+    description: Get the translation of a text in a given language
+    accepts: [text, target_language]
+    produces: [translation]
+    input_schema:
+      type: object
+      properties:
+        text: {type: string, description: The text to translate}
+        target_language: {type: string, description: The target language}
+      required: [text, target_language]
+";
+
+#[test]
+fn them_after_a_step_is_its_output_not_a_value_said_before() {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let engine = engine(&ENGINE, "lyrics.yaml", LYRICS);
+    for request in [
+        // Two quotations: "them" is neither name.
+        "Find the lyrics of 'Bohemian Rhapsody' by 'Queen' and then translate them to French",
+        // One quotation, but "them" is several things: the lyrics.
+        "Help me find the lyrics for the song 'Shape of You' by Ed Sheeran and then \
+         translate them to Spanish",
+    ] {
+        let s = steps(&engine.plan(request, None).unwrap());
+        assert_eq!(s.len(), 2, "{request}: {s:?}");
+        assert_eq!(s[1].1["text"], json!({"$ref": "s1/output"}), "{request}");
+    }
+}
+
 /// Tools whose arguments are named for what they hold and whose outputs are declared,
 /// as function-calling catalogs write them.
 const LEDGER: &str = include_str!("../fixtures/ledger.yaml");
