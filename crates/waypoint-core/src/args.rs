@@ -372,6 +372,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     fill_modifier(&cx, &mut st);
     fill_carried(&cx, &mut st);
     fill_text(&cx, &mut st);
+    fill_last_quote(&cx, &mut st);
     let mut out = st.out;
 
     // What the request does not give, an earlier step's output may: one argument takes
@@ -436,6 +437,7 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
         return;
     }
     let naming: Vec<&[(String, bool)]> = slots.iter().map(|s| s.naming).collect();
+    let verb_end = cx.inputs.clause.head_verb.map_or(0, |h| h + 1);
     for (p, piece) in pieces.iter().enumerate() {
         let Some(at) = toks.iter().position(|t| t.end > piece.start) else {
             continue;
@@ -462,8 +464,11 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
                 continue;
             }
             let words = &naming[s];
-            if let Some((score, from)) = named_before(&toks[..at], words, lex) {
-                pairs.push((score, p, s, from, at));
+            // The clause's verb says what the tool does, not which argument a value is:
+            // "encrypt 'hello' with the key 'k'" does not name `encryption_key` by "encrypt".
+            let lo = verb_end.min(at);
+            if let Some((score, from)) = named_before(&toks[lo..at], words, lex) {
+                pairs.push((score, p, s, lo + from, at));
             }
             if let Some((score, to)) = named_after(toks.get(after..).unwrap_or_default(), words) {
                 pairs.push((score, p, s, at, after + to));
@@ -991,7 +996,7 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         let named = slots
             .iter()
             .filter(open)
-            .find(|s| named_before(&toks[..start], s.naming, lex).is_some());
+            .find(|s| named_before(&toks[from.min(start)..start], s.naming, lex).is_some());
         let slot = named
             .or_else(|| slots.iter().filter(open).find(|s| takes_content(s, lex)))
             .or_else(|| slots.iter().filter(open).find(|s| s.numeric()))
@@ -1152,6 +1157,43 @@ fn fill_text(cx: &Context<'_, '_>, st: &mut State) {
             out.args.insert(slot.name.to_string(), v);
         }
     }
+}
+
+/// A quotation nothing took goes to the one required argument still open, when it fits
+/// there and no earlier output is left to fill it: "then encrypt the result with
+/// 'abc'" gives the result to `data` and `'abc'` to `encryption_key`, which the request
+/// does not name. Two open arguments, or two quotations, leave the question.
+fn fill_last_quote(cx: &Context<'_, '_>, st: &mut State) {
+    let (slots, pieces, lex) = (cx.slots, cx.pieces, cx.lex);
+    let State { used, out } = st;
+    let flowing = cx.inputs.from_step.is_some_and(|step| {
+        let r = reference(step);
+        !out.args.values().any(|v| *v == r)
+    });
+    if flowing {
+        return;
+    }
+    let quotes: Vec<usize> = (0..pieces.len())
+        .filter(|i| {
+            !used.pieces.contains(i) && pieces[*i].kind == Kind::Value(ExtractedKind::Quoted)
+        })
+        .collect();
+    let open: Vec<&Slot<'_>> = slots
+        .iter()
+        .filter(|s| s.required && !out.args.contains_key(s.name))
+        .collect();
+    let ([q], [slot]) = (quotes.as_slice(), open.as_slice()) else {
+        return;
+    };
+    if slot.kinds.contains(&Kind::Enum) || slot.is_array() {
+        return;
+    }
+    let value = coerce(&pieces[*q].value, slot.item_schema(), lex);
+    if !value.is_string() || !fits(&value, slot.item_schema()) {
+        return;
+    }
+    used.pieces.push(*q);
+    out.args.insert(slot.name.to_string(), value);
 }
 
 /// What the clause is about, for its main free-text argument: an earlier step's output

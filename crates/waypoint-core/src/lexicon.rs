@@ -418,6 +418,19 @@ pub struct WordClasses {
     pub prepositions: HashSet<String>,
 }
 
+impl WordClasses {
+    /// Articles, possessives, demonstratives and prepositions: words that open a phrase
+    /// and never head one.
+    fn function_words(&self) -> HashSet<String> {
+        (self.articles.iter())
+            .chain(&self.possessives)
+            .chain(&self.demonstratives)
+            .chain(&self.prepositions)
+            .cloned()
+            .collect()
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPast {
@@ -479,7 +492,7 @@ impl Lexicon {
 
         Ok(Self {
             stopwords: keys(&raw.stopwords),
-            verbs: stems(&raw.verbs),
+            verbs: &stems(&raw.verbs) | &catalog_verbs(catalog, &raw.word_classes),
             abbreviations: forms(&raw.abbreviations),
             sequencers: exact(&raw.sequencers),
             soft_sequencers: exact(&raw.soft_sequencers),
@@ -727,6 +740,42 @@ impl Phrase {
 /// Every artifact kind the catalog's entries make or take, and the words of their
 /// names: linking a later step to an earlier one asks for their keys and stems in every
 /// plan.
+/// Stems of the verbs a catalog's tools are named for: the first word of a tool's name
+/// when its description opens with that word and a function word (`validate_email`:
+/// "Validate an email address"; `search_hotel`: "Search for hotels"), so a clause
+/// opened by a verb the built-in vocabulary lacks still has one. A description that
+/// restates the name ("Image classification is the task…", "account blocked
+/// (banking)") or names a thing ("Hotel order modification interface") says nothing
+/// about the word's class.
+fn catalog_verbs(catalog: &Catalog, classes: &WordClasses) -> HashSet<String> {
+    let function_words = classes.function_words();
+    let words = |text: &str| -> Vec<String> {
+        waypoint_classify::features::words(text)
+            .into_iter()
+            .filter(|w| !w.starts_with('0'))
+            .collect()
+    };
+    catalog
+        .tools()
+        .iter()
+        .filter_map(|t| {
+            let short = t.name.rsplit('.').next().unwrap_or(&t.name);
+            let name = words(short);
+            let plain = t.description.split('(').next().unwrap_or_default();
+            let about = words(plain);
+            let first = name.first()?;
+            (name.len() >= 2
+                && about.len() > name.len()
+                && about.first() == Some(first)
+                && about.get(1) != name.get(1)
+                && about.get(1).is_some_and(|w| function_words.contains(w))
+                && first.len() >= 3
+                && first.chars().all(|c| c.is_ascii_alphabetic()))
+            .then(|| stem(first))
+        })
+        .collect()
+}
+
 fn kind_words(catalog: &Catalog) -> Vec<String> {
     let tools = catalog
         .tools()

@@ -389,6 +389,62 @@ fn them_after_a_step_is_its_output_not_a_value_said_before() {
     }
 }
 
+const OBFUSCATE: &str = r"
+tools:
+  - name: calculate_gcd
+    description: Calculate the greatest common divisor of two numbers
+    produces: [gcd]
+    input_schema:
+      type: object
+      properties:
+        num1: {type: integer, description: The first number}
+        num2: {type: integer, description: The second number}
+      required: [num1, num2]
+  - name: obfuscate_data
+    description: Obfuscate the given data with a key
+    accepts: [data]
+    produces: [obfuscated_data]
+    input_schema:
+      type: object
+      properties:
+        data: {type: string, description: The data to obfuscate}
+        obfuscation_key: {type: string, description: The key}
+      required: [data, obfuscation_key]
+  - name: image_classification
+    description: Image classification is the task of assigning a label to an image.
+    input_schema:
+      type: object
+      properties:
+        image: {type: string, description: the image}
+      required: [image]
+";
+
+#[test]
+fn a_verb_the_catalog_names_its_tools_for_heads_a_clause() {
+    // "obfuscate" is no verb of the built-in vocabulary; the catalog's tool is named for
+    // it and its description opens with it. As the clause's verb it names no argument
+    // ("obfuscation_key" shares its stem) and is no value.
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let engine = engine(&ENGINE, "obfuscate.yaml", OBFUSCATE);
+    for request in [
+        "Calculate the GCD of 123 and 456 and then obfuscate the result with 'k1'",
+        "Calculate the GCD of 123 and 456 and then obfuscate the result",
+    ] {
+        let s = steps(&engine.plan(request, None).unwrap());
+        assert_eq!(s.len(), 2, "{request}: {s:?}");
+        assert_eq!(s[1].1["data"], json!({"$ref": "s1/output"}), "{request}");
+    }
+    let s = steps(
+        &engine
+            .plan(
+                "Calculate the GCD of 123 and 456 and then obfuscate the result with 'k1'",
+                None,
+            )
+            .unwrap(),
+    );
+    assert_eq!(s[1].1["obfuscation_key"], json!("k1"));
+}
+
 /// Tools whose arguments are named for what they hold and whose outputs are declared,
 /// as function-calling catalogs write them.
 const LEDGER: &str = include_str!("../fixtures/ledger.yaml");
