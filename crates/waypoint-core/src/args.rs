@@ -1077,6 +1077,26 @@ fn referring_phrases(
         {
             continue;
         }
+        // "the recorded audio": a participle of the verb an earlier step's tool is named
+        // for, before a noun, after a definite word.
+        if toks[i].form.ends_with("ed")
+            && let Some(made) = outputs
+                .iter()
+                .rev()
+                .find(|made| made.verb.as_deref() == Some(toks[i].stem.as_str()))
+            && toks
+                .get(i + 1)
+                .is_some_and(|n| lex.is_content(n) && !n.value && !used.covers(n))
+            && let Some(start) = lex.definite_before(toks, i, |t| !t.value && !used.covers(t))
+        {
+            found.push(Referring {
+                step: made.step,
+                start,
+                end: i + 2,
+                pronoun: false,
+            });
+            continue;
+        }
         // The latest step whose product's last word this is, or the latest step for a
         // word that names any product ("the result").
         let Some(step) = outputs
@@ -1562,12 +1582,21 @@ pub struct Made {
     names: Vec<String>,
     /// The stems of the last words of the kinds' names ("summary").
     heads: Vec<String>,
+    /// The stem of the verb the step's tool is named for (`record_audio`: "record"), so
+    /// "the *recorded* audio" names its output whatever the tool calls it.
+    verb: Option<String>,
 }
 
 impl Made {
-    pub fn new(step: usize, kinds: &[String], lex: &Lexicon) -> Self {
+    pub fn new(step: usize, tool: &str, kinds: &[String], lex: &Lexicon) -> Self {
+        let short = tool.rsplit('.').next().unwrap_or(tool);
+        let verb = name_parts(short)
+            .first()
+            .map(|w| lex.synonyms.stem_and_key(w).0)
+            .filter(|w| lex.verbs.contains(w));
         Self {
             step,
+            verb,
             names: kinds.iter().map(|k| name_words(k).swap_remove(0)).collect(),
             heads: kinds
                 .iter()

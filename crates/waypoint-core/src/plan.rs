@@ -1043,6 +1043,7 @@ impl<'a> Planner<'a> {
                 if out.drafts[k].kind != StepKind::Unknown {
                     outputs.push(args::Made::new(
                         k,
+                        &out.drafts[k].tool,
                         self.produces(&out.drafts[k].tool),
                         self.lex,
                     ));

@@ -445,6 +445,32 @@ fn a_verb_the_catalog_names_its_tools_for_heads_a_clause() {
     assert_eq!(s[1].1["obfuscation_key"], json!("k1"));
 }
 
+#[test]
+fn the_participle_of_an_earlier_steps_verb_names_its_output() {
+    // `obfuscate_data` makes `obfuscated_data`, not a number; "the obfuscated number" is
+    // still its output, because the tool is named for the verb.
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let engine = engine(&ENGINE, "obfuscate.yaml", OBFUSCATE);
+    let s = steps(
+        &engine
+            .plan(
+                "Obfuscate the data 'abc' with the key 'k1', then calculate the GCD of \
+                 the obfuscated number and 12",
+                None,
+            )
+            .unwrap(),
+    );
+    assert_eq!(s[1].0, "calculate_gcd", "{s:?}");
+    assert!(
+        s[1].1
+            .as_object()
+            .unwrap()
+            .values()
+            .any(|v| *v == json!({"$ref": "s1/output"})),
+        "{s:?}"
+    );
+}
+
 /// Tools whose arguments are named for what they hold and whose outputs are declared,
 /// as function-calling catalogs write them.
 const LEDGER: &str = include_str!("../fixtures/ledger.yaml");
