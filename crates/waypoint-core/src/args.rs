@@ -1182,7 +1182,8 @@ fn fill_text(cx: &Context<'_, '_>, st: &mut State) {
 /// A quotation nothing took goes to the one required argument still open, when it fits
 /// there and no earlier output is left to fill it: "then encrypt the result with
 /// 'abc'" gives the result to `data` and `'abc'` to `encryption_key`, which the request
-/// does not name. Two open arguments, or two quotations, leave the question.
+/// does not name. Two open arguments, or two quotations, leave the question, and so does
+/// an address (path, URL, e-mail) the quotation is not a value of.
 fn fill_last_quote(cx: &Context<'_, '_>, st: &mut State) {
     let (slots, pieces, lex) = (cx.slots, cx.pieces, cx.lex);
     let State { used, out } = st;
@@ -1205,7 +1206,19 @@ fn fill_last_quote(cx: &Context<'_, '_>, st: &mut State) {
     let ([q], [slot]) = (quotes.as_slice(), open.as_slice()) else {
         return;
     };
-    if slot.kinds.contains(&Kind::Enum) || slot.is_array() {
+    // An address (a path, a URL, an e-mail) takes only a value of its kind: "create a
+    // folder called '$(touch pwned)'" names no folder path.
+    let address = [
+        ExtractedKind::Paths,
+        ExtractedKind::Urls,
+        ExtractedKind::Emails,
+    ]
+    .iter()
+    .any(|k| slot.kinds.contains(&Kind::Value(*k)));
+    if slot.kinds.contains(&Kind::Enum)
+        || slot.is_array()
+        || (address && !slot.takes(&pieces[*q], lex))
+    {
         return;
     }
     let value = coerce(&pieces[*q].value, slot.item_schema(), lex);
