@@ -178,6 +178,20 @@ impl Slot<'_> {
         })
     }
 
+    /// Takes an address — a path, a file of some type, a URL or an e-mail — which names
+    /// one thing and so takes no words that are not one.
+    fn takes_addresses(&self) -> bool {
+        self.kinds.iter().any(|k| {
+            matches!(
+                k,
+                Kind::File(_)
+                    | Kind::Value(
+                        ExtractedKind::Paths | ExtractedKind::Urls | ExtractedKind::Emails
+                    )
+            )
+        })
+    }
+
     /// Takes words of the clause: a plain string with no format, pattern or enum.
     fn free_text(&self) -> bool {
         let s = self.item_schema();
@@ -378,10 +392,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     // What the request does not give, an earlier step's output may: one argument takes
     // it, not every one left ("convert the distance into kilometers" does not make the
     // distance the unit it is converted from).
-    let mut flowing = inputs.from_step.filter(|step| {
-        let r = reference(step);
-        !out.args.values().any(|v| *v == r)
-    });
+    let mut flowing = unplaced_flow(inputs, &out.args);
     for slot in slots.iter().filter(|s| s.required) {
         if out.args.contains_key(slot.name) {
             continue;
@@ -1179,6 +1190,14 @@ fn fill_text(cx: &Context<'_, '_>, st: &mut State) {
     }
 }
 
+/// The earlier step whose output flows into this one, while no argument refers to it yet.
+fn unplaced_flow<'i>(inputs: &Inputs<'i>, args: &Map<String, Value>) -> Option<&'i str> {
+    inputs.from_step.filter(|step| {
+        let r = reference(step);
+        !args.values().any(|v| *v == r)
+    })
+}
+
 /// A quotation nothing took goes to the one required argument still open, when it fits
 /// there and no earlier output is left to fill it: "then encrypt the result with
 /// 'abc'" gives the result to `data` and `'abc'` to `encryption_key`, which the request
@@ -1187,11 +1206,7 @@ fn fill_text(cx: &Context<'_, '_>, st: &mut State) {
 fn fill_last_quote(cx: &Context<'_, '_>, st: &mut State) {
     let (slots, pieces, lex) = (cx.slots, cx.pieces, cx.lex);
     let State { used, out } = st;
-    let flowing = cx.inputs.from_step.is_some_and(|step| {
-        let r = reference(step);
-        !out.args.values().any(|v| *v == r)
-    });
-    if flowing {
+    if unplaced_flow(cx.inputs, &out.args).is_some() {
         return;
     }
     let quotes: Vec<usize> = (0..pieces.len())
@@ -1208,16 +1223,9 @@ fn fill_last_quote(cx: &Context<'_, '_>, st: &mut State) {
     };
     // An address (a path, a URL, an e-mail) takes only a value of its kind: "create a
     // folder called '$(touch pwned)'" names no folder path.
-    let address = [
-        ExtractedKind::Paths,
-        ExtractedKind::Urls,
-        ExtractedKind::Emails,
-    ]
-    .iter()
-    .any(|k| slot.kinds.contains(&Kind::Value(*k)));
     if slot.kinds.contains(&Kind::Enum)
         || slot.is_array()
-        || (address && !slot.takes(&pieces[*q], lex))
+        || (slot.takes_addresses() && !slot.takes(&pieces[*q], lex))
     {
         return;
     }

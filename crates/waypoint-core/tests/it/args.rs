@@ -349,33 +349,14 @@ fn a_sentence_that_asks_again_for_the_step_before_is_that_step() {
     assert_eq!(s[1].1["image"], json!({"$ref": "s1/output"}));
 }
 
-const LYRICS: &str = r"
-tools:
-  - name: find_song_lyrics
-    description: Find the lyrics of a song
-    produces: [lyrics]
-    input_schema:
-      type: object
-      properties:
-        title: {type: string, description: The title of the song}
-        artist: {type: string, description: The artist of the song}
-      required: [title, artist]
-  - name: get_translation
-    description: Get the translation of a text in a given language
-    accepts: [text, target_language]
-    produces: [translation]
-    input_schema:
-      type: object
-      properties:
-        text: {type: string, description: The text to translate}
-        target_language: {type: string, description: The target language}
-      required: [text, target_language]
-";
-
 #[test]
 fn them_after_a_step_is_its_output_not_a_value_said_before() {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    let engine = engine(&ENGINE, "lyrics.yaml", LYRICS);
+    let engine = engine(
+        &ENGINE,
+        "lyrics.yaml",
+        include_str!("../fixtures/lyrics.yaml"),
+    );
     for request in [
         // Two quotations: "them" is neither name.
         "Find the lyrics of 'Bohemian Rhapsody' by 'Queen' and then translate them to French",
@@ -389,43 +370,21 @@ fn them_after_a_step_is_its_output_not_a_value_said_before() {
     }
 }
 
-const OBFUSCATE: &str = r"
-tools:
-  - name: calculate_gcd
-    description: Calculate the greatest common divisor of two numbers
-    produces: [gcd]
-    input_schema:
-      type: object
-      properties:
-        num1: {type: integer, description: The first number}
-        num2: {type: integer, description: The second number}
-      required: [num1, num2]
-  - name: obfuscate_data
-    description: Obfuscate the given data with a key
-    accepts: [data]
-    produces: [obfuscated_data]
-    input_schema:
-      type: object
-      properties:
-        data: {type: string, description: The data to obfuscate}
-        obfuscation_key: {type: string, description: The key}
-      required: [data, obfuscation_key]
-  - name: image_classification
-    description: Image classification is the task of assigning a label to an image.
-    input_schema:
-      type: object
-      properties:
-        image: {type: string, description: the image}
-      required: [image]
-";
+fn obfuscate() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    engine(
+        &ENGINE,
+        "obfuscate.yaml",
+        include_str!("../fixtures/obfuscate.yaml"),
+    )
+}
 
 #[test]
 fn a_verb_the_catalog_names_its_tools_for_heads_a_clause() {
     // "obfuscate" is no verb of the built-in vocabulary; the catalog's tool is named for
     // it and its description opens with it. As the clause's verb it names no argument
     // ("obfuscation_key" shares its stem) and is no value.
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    let engine = engine(&ENGINE, "obfuscate.yaml", OBFUSCATE);
+    let engine = obfuscate();
     for request in [
         "Calculate the GCD of 123 and 456 and then obfuscate the result with 'k1'",
         "Calculate the GCD of 123 and 456 and then obfuscate the result",
@@ -449,8 +408,7 @@ fn a_verb_the_catalog_names_its_tools_for_heads_a_clause() {
 fn the_participle_of_an_earlier_steps_verb_names_its_output() {
     // `obfuscate_data` makes `obfuscated_data`, not a number; "the obfuscated number" is
     // still its output, because the tool is named for the verb.
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    let engine = engine(&ENGINE, "obfuscate.yaml", OBFUSCATE);
+    let engine = obfuscate();
     let s = steps(
         &engine
             .plan(
