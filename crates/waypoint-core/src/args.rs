@@ -131,6 +131,10 @@ struct Slot<'t> {
     /// The stems of its name's words, each with whether it is the last (see
     /// `naming_words`).
     naming: &'t [(String, bool)],
+    /// The values its description lists ("eg. buy, sell"): see [`crate::suggested`].
+    suggested: &'t [String],
+    /// The preposition its description ends with: see [`described_cue`].
+    own_cue: Option<&'t str>,
 }
 
 impl Slot<'_> {
@@ -276,13 +280,32 @@ pub struct ArgSpec {
     cued_by: Vec<usize>,
     end: Option<usize>,
     naming: Vec<(String, bool)>,
+    suggested: Vec<String>,
+    /// The preposition its description ends with (see [`described_cue`]); its cue rule is
+    /// the vocabulary's rule count plus the argument's position.
+    own_cue: Option<String>,
+}
+
+/// The preposition an argument's description ends its first phrase with: "The location
+/// to order the taxi *to*", "The bank to do the operation *at*", "The social network to
+/// share the content *by*, eg. …". The request says the value after the same word
+/// ("order a taxi *to* 123 Main St").
+fn described_cue(schema: &Value, lex: &Lexicon) -> Option<String> {
+    let description = schema.get("description").and_then(Value::as_str)?;
+    let phrase = description
+        .split(['.', ',', ';', '(', ':'])
+        .next()
+        .unwrap_or_default();
+    let last = phrase.split_whitespace().last()?.to_lowercase();
+    lex.words.prepositions.contains(&last).then_some(last)
 }
 
 /// The specs of `tool`'s arguments, in schema order.
 pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
     let required: Vec<&str> = tool.required().collect();
     tool.properties()
-        .map(|(name, schema)| {
+        .enumerate()
+        .map(|(position, (name, schema))| {
             let words = all_words(name);
             let mut slot = Slot {
                 name,
@@ -295,6 +318,8 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                     .iter()
                     .position(|e| words.iter().any(|w| e.args.contains(w))),
                 naming: &[],
+                suggested: &[],
+                own_cue: None,
             };
             // A path is a name too: "a folder called reports" when no path is written.
             if slot.free_text()
@@ -305,12 +330,21 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                     .filter(|&r| words.iter().any(|w| lex.arg_cues[r].args.contains(w)))
                     .collect();
             }
+            let own_cue = slot
+                .free_text()
+                .then(|| described_cue(schema, lex))
+                .flatten();
+            if own_cue.is_some() {
+                slot.cued_by.push(lex.arg_cues.len() + position);
+            }
             ArgSpec {
                 kinds: slot.kinds,
                 required: slot.required,
                 cued_by: slot.cued_by,
                 end: slot.end,
                 naming: naming_words(name, lex),
+                suggested: crate::suggested::suggested_values(schema, &lex.example_markers),
+                own_cue,
             }
         })
         .collect()
@@ -328,6 +362,8 @@ fn slots<'t>(tool: &'t Tool, specs: &'t [ArgSpec]) -> Vec<Slot<'t>> {
             cued_by: spec.cued_by.clone(),
             end: spec.end,
             naming: &spec.naming,
+            suggested: &spec.suggested,
+            own_cue: spec.own_cue.as_deref(),
         })
         .collect()
 }
@@ -382,6 +418,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     fill_named(&cx, &mut st);
     fill_refs(&cx, &mut st);
     fill_typed(&cx, &mut st);
+    fill_suggested(&cx, &mut st);
     fill_cued(&cx, &mut st);
     fill_modifier(&cx, &mut st);
     fill_carried(&cx, &mut st);
@@ -458,20 +495,7 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
             .position(|t| t.start >= piece.end)
             .unwrap_or(toks.len());
         for (s, slot) in slots.iter().enumerate() {
-            let takes = if slot.kinds.contains(&Kind::Enum) {
-                false
-            } else if slot.typed() {
-                // A quotation right after an argument's name is its value, whatever kind
-                // the name suggests ("the key 'abc123'").
-                (slot.takes(piece, lex) || piece.kind == Kind::Value(ExtractedKind::Quoted))
-                    && fits(
-                        &coerce(&piece.value, slot.item_schema(), lex),
-                        slot.item_schema(),
-                    )
-            } else {
-                slot.free_text() && piece.kind == Kind::Value(ExtractedKind::Quoted)
-            };
-            if !takes {
+            if !takes_named(slot, piece, at, cx) {
                 continue;
             }
             let words = &naming[s];
@@ -531,6 +555,38 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
             as_value(piece)
         };
         out.args.insert(slot.name.to_string(), value);
+    }
+}
+
+/// Whether `slot` can take `piece` (at token `at`) when the words next to it name the
+/// slot. A quotation right after an argument's name is its value, whatever kind the name
+/// suggests ("the key 'abc123'"). A number goes to words only right after their head,
+/// and only when no typed argument takes it: "for the *year* 2021" gives `year` "2021",
+/// not "year 2021"; "a text message to 555" keeps 555 for `phone`.
+fn takes_named(slot: &Slot<'_>, piece: &Piece, at: usize, cx: &Context<'_, '_>) -> bool {
+    let lex = cx.lex;
+    if slot.kinds.contains(&Kind::Enum) {
+        return false;
+    }
+    if slot.typed() {
+        return (slot.takes(piece, lex) || piece.kind == Kind::Value(ExtractedKind::Quoted))
+            && fits(
+                &coerce(&piece.value, slot.item_schema(), lex),
+                slot.item_schema(),
+            );
+    }
+    match piece.kind {
+        Kind::Value(ExtractedKind::Quoted) => slot.free_text(),
+        Kind::Value(ExtractedKind::Numbers) if slot.free_text() => {
+            let toks = cx.inputs.clause.tokens();
+            let right_after = at.checked_sub(1).is_some_and(|i| {
+                slot.naming
+                    .iter()
+                    .any(|(w, head)| *head && *w == toks[i].stem)
+            });
+            right_after && !cx.slots.iter().any(|o| o.typed() && o.takes(piece, lex))
+        }
+        _ => false,
     }
 }
 
@@ -788,6 +844,68 @@ fn fill_enum(slot: &Slot<'_>, toks: &[Token], used: &mut Used, out: &mut Filled)
     }
 }
 
+/// A free-text argument whose description lists values ("eg. buy, sell, short") takes
+/// the one the clause says, its verb included: "I want to buy Apple stocks" gives
+/// `operation` "buy", "share it on Facebook" gives `social_network` "Facebook". A name
+/// that starts with a listed value is kept whole ("using Uber Eats"). Two listed values
+/// in one clause say neither is the one, and leave the argument to the other passes.
+fn fill_suggested(cx: &Context<'_, '_>, st: &mut State) {
+    let toks = cx.inputs.clause.tokens();
+    let State { used, out } = st;
+    for slot in cx.slots {
+        if slot.suggested.is_empty() || !slot.free_text() || out.args.contains_key(slot.name) {
+            continue;
+        }
+        let free = |t: &Token| !t.value && !used.covers(t);
+        // (suggestion, first token, token count) of every place a listed value is said.
+        let mut said: Vec<(usize, usize, usize)> = Vec::new();
+        for (k, option) in slot.suggested.iter().enumerate() {
+            let words: Vec<String> = option.split_whitespace().map(str::to_lowercase).collect();
+            let stem = match words.as_slice() {
+                [one] => crate::text::stem(one),
+                _ => String::new(),
+            };
+            for at in 0..toks.len() {
+                let Some(run) = toks.get(at..at + words.len()) else {
+                    break;
+                };
+                let matches = run.iter().zip(&words).all(|(t, w)| {
+                    free(t) && (t.form == *w || (!stem.is_empty() && t.stem == stem))
+                });
+                if matches {
+                    said.push((k, at, words.len()));
+                }
+            }
+        }
+        let Some(&(k, at, mut n)) = said.first() else {
+            continue;
+        };
+        if said.iter().any(|&(other, ..)| other != k) {
+            continue;
+        }
+        while toks[at].proper && toks.get(at + n).is_some_and(|t| t.proper && free(t)) {
+            n += 1;
+        }
+        let value = if n > slot.suggested[k].split_whitespace().count() {
+            cx.inputs
+                .request
+                .get(toks[at].start..toks[at + n - 1].end)
+                .map_or_else(|| slot.suggested[k].clone(), str::to_string)
+        } else {
+            slot.suggested[k].clone()
+        };
+        // The value ends the clause's object ("a taxi to 123 Main St using the *Uber*
+        // platform"), with the preposition that introduced it.
+        let start = at
+            .checked_sub(1)
+            .map(|i| &toks[i])
+            .filter(|prev| cx.lex.value_prepositions.contains(&prev.form))
+            .map_or(toks[at].start, |prev| prev.start);
+        used.spans.push((start, toks[at + n - 1].end, true));
+        out.args.insert(slot.name.to_string(), Value::String(value));
+    }
+}
+
 /// A used value's span, with the preposition that introduced it ("to ana@…", "into French").
 /// The end of a move or translation the preposition right before a value makes it
 /// ("*to* French"), by index in the lexicon's `ends`.
@@ -835,6 +953,21 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         for p in &rule.cues {
             for at in p.find_all(toks).filter(|&at| at >= from) {
                 cues.push((at, at + p.len(), r));
+            }
+        }
+    }
+    // The words an argument's description ends with ("to" for "the location to order
+    // the taxi to"), where they stand as a preposition: not "to" before a verb ("a pizza
+    // *to* be delivered").
+    for (i, slot) in slots.iter().enumerate() {
+        let Some(word) = slot.own_cue else { continue };
+        let r = lex.arg_cues.len() + i;
+        for at in (from..toks.len()).filter(|&at| toks[at].form == *word) {
+            let infinitive = toks.get(at + 1).is_some_and(|next| {
+                lex.is_verb(next) || lex.question_auxiliaries.contains(&next.form)
+            });
+            if !infinitive {
+                cues.push((at, at + 1, r));
             }
         }
     }

@@ -225,6 +225,9 @@ pub struct Lexicon {
     pub value_prepositions: HashSet<String>,
     pub about_markers: HashSet<String>,
     pub trailing_joiners: Vec<String>,
+    /// Words after which an argument's description lists values it takes ("eg. buy,
+    /// sell"), lower-case.
+    pub example_markers: Vec<String>,
 }
 
 /// A family of file types ("audio": .wav, .mp3…) and the argument words that take them.
@@ -338,6 +341,7 @@ struct Raw {
     value_prepositions: Vec<String>,
     about_markers: Vec<String>,
     trailing_joiners: Vec<String>,
+    example_markers: Vec<String>,
     intents: BTreeMap<String, RawIntent>,
     entities: BTreeMap<String, Vec<String>>,
 }
@@ -448,6 +452,11 @@ struct RawIntent {
     named_entity: Option<String>,
 }
 
+/// The words of a list in lower case, in its order.
+fn lower(list: &[String]) -> Vec<String> {
+    list.iter().map(|w| w.to_lowercase()).collect()
+}
+
 impl Lexicon {
     /// The built-in vocabulary extended by the catalog's `lexicon:` section.
     pub fn for_catalog(catalog: &Catalog) -> Result<Self, CoreError> {
@@ -542,11 +551,8 @@ impl Lexicon {
             file_types: raw.file_types.into_values().collect(),
             value_prepositions: forms(&raw.value_prepositions),
             about_markers: forms(&raw.about_markers),
-            trailing_joiners: raw
-                .trailing_joiners
-                .iter()
-                .map(|w| w.to_lowercase())
-                .collect(),
+            trailing_joiners: lower(&raw.trailing_joiners),
+            example_markers: lower(&raw.example_markers),
             arg_cues: raw.arg_cues.iter().map(ArgCue::compile).collect(),
             ends: raw.ends,
             ranges: raw.ranges,

@@ -18,6 +18,7 @@ pub mod render;
 pub mod route;
 pub mod segment;
 pub mod specialists;
+pub mod suggested;
 pub mod synth;
 pub mod text;
 pub mod understand;

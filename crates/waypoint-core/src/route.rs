@@ -31,6 +31,9 @@ const W_NAME: f64 = 2.0;
 const W_DESCRIPTION: f64 = 1.0;
 const W_PRODUCES: f64 = 1.0;
 const W_ACCEPTS: f64 = 0.5;
+/// A value an argument's description lists ("eg. buy, sell"): a word of what the tool
+/// does, said by its arguments rather than its name.
+const W_SUGGESTED: f64 = 1.0;
 /// A word of an example request; whole examples also count by similarity.
 const W_EXAMPLE: f64 = 1.5;
 /// Weight of the best example's cosine similarity with the clause, above the floor.
@@ -280,6 +283,11 @@ impl RouteIndex {
                     .map(|k| (W_ACCEPTS, k.replace('_', " "))),
             );
             fields.extend(tool.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
+            fields.extend(tool.properties().flat_map(|(_, schema)| {
+                crate::suggested::suggested_values(schema, &lex.example_markers)
+                    .into_iter()
+                    .map(|v| (W_SUGGESTED, v))
+            }));
             let phrases: Vec<&String> = tool.keywords.iter().collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
             index.add_examples(&tool.examples, lex);

@@ -734,3 +734,60 @@ fn the_output_of_an_earlier_step_does_not_route_the_clause_back_to_its_maker() {
     let tools: Vec<&str> = p.steps().iter().map(|s| s.tool.as_str()).collect();
     assert_eq!(tools, ["execute_program", "encrypt_data"]);
 }
+
+fn errands(request: &str) -> Vec<(String, Value)> {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let engine = engine(
+        &ENGINE,
+        "errands.yaml",
+        include_str!("../fixtures/errands.yaml"),
+    );
+    steps(&engine.plan(request, None).unwrap())
+}
+
+#[test]
+fn a_value_a_description_lists_fills_the_argument_and_names_the_tool() {
+    // "buy" names no tool's words but `side`'s examples; the verb is the value.
+    assert_eq!(
+        errands("I want to buy Tesla shares"),
+        [(
+            "trade_shares".into(),
+            json!({"shares": "Tesla", "side": "buy"})
+        )]
+    );
+    assert_eq!(
+        errands("please install the 'ripgrep' package"),
+        [(
+            "manage_package".into(),
+            json!({"package": "ripgrep", "action": "install"})
+        )]
+    );
+}
+
+#[test]
+fn the_preposition_a_description_ends_with_introduces_the_value() {
+    // "to" before a verb is no preposition; the listed service ends the address.
+    assert_eq!(
+        errands("book a car to take me to 221B Baker Street using Lyft"),
+        [(
+            "book_ride".into(),
+            json!({"place": "221B Baker Street", "service": "Lyft"})
+        )]
+    );
+    // A name that starts with a listed value is kept whole.
+    assert_eq!(
+        errands("book a ride to 5 Elm Road with Bolt Business"),
+        [(
+            "book_ride".into(),
+            json!({"place": "5 Elm Road", "service": "Bolt Business"})
+        )]
+    );
+}
+
+#[test]
+fn a_number_after_the_head_word_of_a_text_argument_is_its_value() {
+    assert_eq!(
+        errands("then file my income return for the year 2021"),
+        [("file_return".into(), json!({"year": "2021"}))]
+    );
+}

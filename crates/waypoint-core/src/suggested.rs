@@ -1,0 +1,138 @@
+//! Values an argument's description suggests: "The operation to do, eg. buy, sell, short,
+//! cover etc." lists the words that fill `operation`, as an `enum` would but without
+//! closing the list. Schemas imported from MCP servers and API specs say this far more
+//! often than they declare an `enum`, so filling reads the list as a soft enum (a word of
+//! the request that is one of them is the value) and routing reads it as words of the
+//! tool ("buy Apple stocks" names the tool whose operation can be "buy").
+
+use serde_json::Value;
+
+/// Longest suggestion kept, in words: longer items describe a value rather than are one
+/// ("a city name or an airport code").
+const MAX_WORDS: usize = 3;
+
+/// The values `schema`'s description lists after one of `markers` ("e.g.", "such as"),
+/// in their order and as written. Empty when it lists none.
+pub fn suggested_values(schema: &Value, markers: &[String]) -> Vec<String> {
+    let Some(description) = schema.get("description").and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let lower = description.to_lowercase();
+    let Some(start) = markers.iter().find_map(|m| marker_end(&lower, m)) else {
+        return Vec::new();
+    };
+    let rest = &description[start..];
+    // The list ends where its sentence or its parenthesis does; "etc." ends it too.
+    let end = rest
+        .char_indices()
+        .find(|&(i, c)| {
+            c == ')'
+                || c == ';'
+                || (c == '.' && rest[i + 1..].chars().next().is_none_or(char::is_whitespace))
+        })
+        .map_or(rest.len(), |(i, _)| i);
+    rest[..end]
+        .split([',', '/'])
+        .flat_map(|item| item.split(" or "))
+        .flat_map(|item| item.split(" and "))
+        .map(|item| {
+            item.trim()
+                .trim_matches(|c: char| "'\"`“”‘’".contains(c))
+                .trim()
+        })
+        .map(|item| item.strip_suffix("etc").unwrap_or(item).trim())
+        .filter(|item| {
+            !item.is_empty()
+                && item.split_whitespace().count() <= MAX_WORDS
+                && item.chars().any(char::is_alphanumeric)
+                && !item.eq_ignore_ascii_case("etc")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Where the text after `marker` begins in `lower`, when the marker stands as words of
+/// its own (not "eg" inside "leg").
+fn marker_end(lower: &str, marker: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(marker).map(|i| i + from) {
+        let end = at + marker.len();
+        let before_ok = lower[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric());
+        let after_ok = lower[end..]
+            .chars()
+            .next()
+            .is_none_or(|c| !c.is_alphanumeric());
+        if before_ok && after_ok {
+            // Skip the punctuation a marker is written with ("e.g.,", "eg:").
+            let skip = lower[end..]
+                .char_indices()
+                .find(|&(_, c)| !matches!(c, '.' | ',' | ':'))
+                .map_or(lower.len() - end, |(i, _)| i);
+            return Some(end + skip);
+        }
+        from = end;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn markers() -> Vec<String> {
+        [
+            "e.g.",
+            "eg.",
+            "e.g",
+            "eg",
+            "such as",
+            "for example",
+            "for instance",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    fn of(description: &str) -> Vec<String> {
+        suggested_values(
+            &json!({"type": "string", "description": description}),
+            &markers(),
+        )
+    }
+
+    #[test]
+    fn a_listed_example_is_a_value() {
+        assert_eq!(
+            of("The operation to do, eg. buy, sell, short, cover etc."),
+            ["buy", "sell", "short", "cover"]
+        );
+        assert_eq!(
+            of("Mode of transportation (e.g. driving, walking, cycling). Optional."),
+            ["driving", "walking", "cycling"]
+        );
+        assert_eq!(
+            of("Language for the results (e.g., 'en', 'es', 'fr')"),
+            ["en", "es", "fr"]
+        );
+        assert_eq!(of("A platform such as Uber or Didi"), ["Uber", "Didi"]);
+    }
+
+    #[test]
+    fn a_description_without_a_list_suggests_nothing() {
+        assert!(of("The leg of the trip to book").is_empty());
+        assert!(of("The stock to do the operation on").is_empty());
+        assert!(suggested_values(&json!({"type": "string"}), &markers()).is_empty());
+    }
+
+    #[test]
+    fn a_long_item_describes_a_value_and_is_not_one() {
+        assert_eq!(
+            of("Where to go, e.g. a city name written in full, or London"),
+            ["London"]
+        );
+    }
+}
