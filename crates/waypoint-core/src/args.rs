@@ -993,6 +993,15 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
             .find(|&i| used.covers(&toks[i]))
             .unwrap_or(next_cue);
         let mut span = &toks[cue_end..end];
+        // "from the Example Library": the article is not the name's ("for the best
+        // boots" keeps it: the words are a phrase, not a name).
+        if let [first, next, ..] = span
+            && !first.proper
+            && next.proper
+            && lex.words.articles.contains(&first.form)
+        {
+            span = &span[1..];
+        }
         // "named John Doe with a description …": not the words that lead to the next value.
         while let [rest @ .., last] = span
             && !last.value

@@ -774,6 +774,14 @@ fn the_preposition_a_description_ends_with_introduces_the_value() {
             json!({"place": "221B Baker Street", "service": "Lyft"})
         )]
     );
+    // The article before a name is not the name's.
+    assert_eq!(
+        errands("book a ride to the Grand Hotel with Lyft"),
+        [(
+            "book_ride".into(),
+            json!({"place": "Grand Hotel", "service": "Lyft"})
+        )]
+    );
     // A name that starts with a listed value is kept whole.
     assert_eq!(
         errands("book a ride to 5 Elm Road with Bolt Business"),
