@@ -62,7 +62,7 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
         .enumerate()
         .map(|(index, (toks, follows))| {
             let start = toks.first().map_or(0, |t| t.start);
-            let end = toks.last().map_or(0, |t| t.end);
+            let end = toks.last().map_or(0, |t| closing_quote_end(text, t));
             let role = if !all_context && lex.presentational.iter().any(|p| p.matches_at(&toks, 0))
             {
                 ClauseRole::Context
@@ -89,6 +89,20 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
 }
 
 /// "1." or "a)" opening a line: numbering, not words.
+/// Where a clause ending in token `t` ends: after the closing quote of a quotation it
+/// ends with (the token is the quotation's inside), so the clause reads as written.
+fn closing_quote_end(text: &str, t: &Token) -> usize {
+    const QUOTES: [char; 5] = ['\'', '"', '”', '’', '`'];
+    let opened = text
+        .get(..t.start)
+        .and_then(|before| before.chars().next_back())
+        .is_some_and(|c| QUOTES.contains(&c) || c == '“' || c == '‘');
+    match text.get(t.end..).and_then(|after| after.chars().next()) {
+        Some(c) if opened && QUOTES.contains(&c) => t.end + c.len_utf8(),
+        _ => t.end,
+    }
+}
+
 fn is_list_marker(text: &str, t: &Token) -> bool {
     // Only blank space back to the line's start (read back from the token, so a long line
     // costs one step per token, not its length).

@@ -80,6 +80,14 @@ fn clause_spans_point_into_the_request() {
 }
 
 #[test]
+fn a_clause_that_ends_in_a_quotation_keeps_its_closing_quote() {
+    assert_eq!(
+        clauses("read the file 'notes.txt' and then summarize \"it all\""),
+        ["read the file 'notes.txt'", "summarize \"it all\""]
+    );
+}
+
+#[test]
 fn presentational_clauses_feed_context_not_steps() {
     let u = engine()
         .understand(
