@@ -943,41 +943,7 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
     let toks = inputs.clause.tokens();
     let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
     let takes = |s: &Slot<'_>, r: usize| s.cued_by.contains(&r);
-    // Every cue this tool has an argument for, as (start token, end token, rule): only
-    // those count, as values and as ends of values.
-    let mut cues: Vec<(usize, usize, usize)> = Vec::new();
-    for (r, rule) in lex.arg_cues.iter().enumerate() {
-        if !slots.iter().any(|s| takes(s, r)) {
-            continue;
-        }
-        for p in &rule.cues {
-            for at in p.find_all(toks).filter(|&at| at >= from) {
-                cues.push((at, at + p.len(), r));
-            }
-        }
-    }
-    // The words an argument's description ends with ("to" for "the location to order
-    // the taxi to"), where they stand as a preposition: not "to" before a verb ("a pizza
-    // *to* be delivered").
-    for (i, slot) in slots.iter().enumerate() {
-        let Some(word) = slot.own_cue else { continue };
-        let r = lex.arg_cues.len() + i;
-        for at in (from..toks.len()).filter(|&at| toks[at].form == *word) {
-            let infinitive = toks.get(at + 1).is_some_and(|next| {
-                lex.is_verb(next) || lex.question_auxiliaries.contains(&next.form)
-            });
-            if !infinitive {
-                cues.push((at, at + 1, r));
-            }
-        }
-    }
-    ranged_cues(
-        toks,
-        from,
-        lex,
-        &|r| slots.iter().any(|s| takes(s, r)),
-        &mut cues,
-    );
+    let mut cues = tool_cues(slots, toks, from, lex);
     cues.sort_unstable();
     cues.dedup_by_key(|c| c.0);
     for (n, &(cue_start, cue_end, r)) in cues.iter().enumerate() {
@@ -1047,6 +1013,51 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         used.spans.push((toks[cue_start].start, used_end, true));
         out.args.insert(slot.name.to_string(), value);
     }
+}
+
+/// Every cue of the clause (after token `from`) this tool has an argument for, as (start
+/// token, end token, rule): only those count, as values and as ends of values.
+fn tool_cues(
+    slots: &[Slot<'_>],
+    toks: &[Token],
+    from: usize,
+    lex: &Lexicon,
+) -> Vec<(usize, usize, usize)> {
+    let takes = |s: &Slot<'_>, r: usize| s.cued_by.contains(&r);
+    let mut cues: Vec<(usize, usize, usize)> = Vec::new();
+    for (r, rule) in lex.arg_cues.iter().enumerate() {
+        if !slots.iter().any(|s| takes(s, r)) {
+            continue;
+        }
+        for p in &rule.cues {
+            for at in p.find_all(toks).filter(|&at| at >= from) {
+                cues.push((at, at + p.len(), r));
+            }
+        }
+    }
+    // The words an argument's description ends with ("to" for "the location to order
+    // the taxi to"), where they stand as a preposition: not "to" before a verb ("a pizza
+    // *to* be delivered").
+    for (i, slot) in slots.iter().enumerate() {
+        let Some(word) = slot.own_cue else { continue };
+        let r = lex.arg_cues.len() + i;
+        for at in (from..toks.len()).filter(|&at| toks[at].form == *word) {
+            let infinitive = toks.get(at + 1).is_some_and(|next| {
+                lex.is_verb(next) || lex.question_auxiliaries.contains(&next.form)
+            });
+            if !infinitive {
+                cues.push((at, at + 1, r));
+            }
+        }
+    }
+    ranged_cues(
+        toks,
+        from,
+        lex,
+        &|r| slots.iter().any(|s| takes(s, r)),
+        &mut cues,
+    );
+    cues
 }
 
 /// "between A and B": the first word of a range stands for the cue of its first end and
