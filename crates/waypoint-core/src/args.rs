@@ -959,6 +959,18 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
             .find(|&i| used.covers(&toks[i]))
             .unwrap_or(next_cue);
         let mut span = &toks[cue_end..end];
+        // A name or place ends before a preposition that brings a value of its own ("in
+        // San Diego *for 3 days* starting …"); a message keeps it ("saying meet me at 5").
+        if !takes_content(slot, lex)
+            && let Some(cut) = (1..span.len()).find(|&i| {
+                span[i + 1..]
+                    .first()
+                    .is_some_and(|t| t.value || t.form.starts_with(|c: char| c.is_ascii_digit()))
+                    && lex.words.prepositions.contains(&span[i].form)
+            })
+        {
+            span = &span[..cut];
+        }
         // "from the Example Library": the article is not the name's ("for the best
         // boots" keeps it: the words are a phrase, not a name).
         if let [first, next, ..] = span

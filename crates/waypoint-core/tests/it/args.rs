@@ -799,3 +799,12 @@ fn a_number_after_the_head_word_of_a_text_argument_is_its_value() {
         [("file_return".into(), json!({"year": "2021"}))]
     );
 }
+
+#[test]
+fn a_place_ends_before_a_preposition_that_brings_its_own_value() {
+    // No argument takes the 3, and still it is not the city's.
+    assert_eq!(
+        errands("rent a car in San Diego for 3 days starting tomorrow"),
+        [("rent_car".into(), json!({"city": "San Diego"}))]
+    );
+}
