@@ -98,7 +98,9 @@ impl Extractor {
             quoted: build(
                 // Unbounded here, bounded below: a counted repetition of a Unicode class
                 // compiles to an automaton whose search state costs ~10 MiB per thread.
-                r#""([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`|(?:^|[\s(:,])'([^'\n]+)'(?:$|[\s).,;:!?])"#,
+                // Inside single quotes an apostrophe before a letter is a contraction's
+                // ("'He don't like it'"), not the closing quote.
+                r#""([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`|(?:^|[\s(:,])'((?:[^'\n]|'\pL)+)'(?:$|[\s).,;:!?])"#,
             )?,
             // A phone number keeps the form it is written in ("+1234567890",
             // "555-123-4567"): read as digits it would lose its sign or its tail.
@@ -348,6 +350,20 @@ mod tests {
             ["2026-01-05"]
         );
         assert_eq!(of("“quoted” text", ExtractedKind::Quoted), ["quoted"]);
+        assert_eq!(
+            of(
+                "check 'He don't like it' and 'Bob's car'",
+                ExtractedKind::Quoted
+            ),
+            ["He don't like it", "Bob's car"]
+        );
+        assert_eq!(
+            of(
+                "participants 'Alice', 'Bob' and 'Charlie'",
+                ExtractedKind::Quoted
+            ),
+            ["Alice", "Bob", "Charlie"]
+        );
         // A word that runs on in letters outside ASCII is not a number or a weekday.
         assert!(of("mondayé", ExtractedKind::Dates).is_empty());
         assert!(of("2é", ExtractedKind::Numbers).is_empty());
