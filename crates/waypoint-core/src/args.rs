@@ -981,8 +981,10 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
             span = &span[1..];
         }
         // "named John Doe with a description …": not the words that lead to the next value.
+        // A capitalised word is a name's ("named John *Doe*", though "doe" stems like "does").
         while let [rest @ .., last] = span
             && !last.value
+            && !last.proper
             && !lex.is_content(last)
         {
             span = rest;
@@ -1174,6 +1176,12 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
             .filter(open)
             .find(|s| named_before(&toks[from.min(start)..start], s.naming, lex).is_some());
         let slot = named
+            .or_else(|| {
+                slots
+                    .iter()
+                    .filter(open)
+                    .find(|s| head_near(s, toks, from, start, cx, used))
+            })
             .or_else(|| slots.iter().filter(open).find(|s| takes_content(s, lex)))
             .or_else(|| slots.iter().filter(open).find(|s| s.numeric()))
             .or_else(|| slots.iter().filter(open).find(|s| s.free_text()))
@@ -1203,6 +1211,37 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
 
 /// Whether an argument is named for content (`message`, `body`, `text`): what an
 /// earlier step made goes there first.
+/// Whether the head word of `slot`'s name is written a few words before token `start`
+/// in the same stretch of the clause (no comma, no other argument's words between): "an
+/// *amount* equal to the driving distance" gives the reference to `amount`.
+fn head_near(
+    slot: &Slot<'_>,
+    toks: &[Token],
+    from: usize,
+    start: usize,
+    cx: &Context<'_, '_>,
+    used: &Used,
+) -> bool {
+    const WINDOW: usize = 4;
+    let request = cx.inputs.request;
+    for i in (from.max(start.saturating_sub(WINDOW))..start).rev() {
+        let gap = request
+            .get(toks[i].end..toks[i + 1].start)
+            .unwrap_or_default();
+        if used.covers(&toks[i]) || gap.contains([',', ';']) {
+            return false;
+        }
+        if slot
+            .naming
+            .iter()
+            .any(|(w, head)| *head && *w == toks[i].stem)
+        {
+            return true;
+        }
+    }
+    false
+}
+
 fn takes_content(slot: &Slot<'_>, lex: &Lexicon) -> bool {
     slot.free_text()
         && name_words(slot.name).iter().any(|w| {

@@ -808,3 +808,15 @@ fn a_place_ends_before_a_preposition_that_brings_its_own_value() {
         [("rent_car".into(), json!({"city": "San Diego"}))]
     );
 }
+
+#[test]
+fn a_reference_goes_to_the_argument_named_a_few_words_before_it() {
+    let s = errands(
+        "measure the distance from Lisbon to Porto, then create an invoice for a client \
+         named John Doe with the note 'trip' and an amount equal to the distance",
+    );
+    assert_eq!(s[1].0, "create_invoice", "{s:?}");
+    assert_eq!(s[1].1["amount"], json!({"$ref": "s1/output"}), "{s:?}");
+    // A surname that stems like a function word ("Doe", "does") is still the name's.
+    assert_eq!(s[1].1["client_name"], json!("John Doe"), "{s:?}");
+}
