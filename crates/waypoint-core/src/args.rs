@@ -20,6 +20,7 @@ use waypoint_catalog::Tool;
 use waypoint_protocol::ExtractedKind;
 
 use crate::lexicon::Lexicon;
+use crate::suggested::Suggestion;
 use crate::text::Token;
 use crate::understand::ClauseAnalysis;
 
@@ -132,7 +133,7 @@ struct Slot<'t> {
     /// `naming_words`).
     naming: &'t [(String, bool)],
     /// The values its description lists ("eg. buy, sell"): see [`crate::suggested`].
-    suggested: &'t [String],
+    suggested: &'t [Suggestion],
     /// The preposition its description ends with: see [`described_cue`].
     own_cue: Option<&'t str>,
 }
@@ -280,10 +281,17 @@ pub struct ArgSpec {
     cued_by: Vec<usize>,
     end: Option<usize>,
     naming: Vec<(String, bool)>,
-    suggested: Vec<String>,
+    suggested: Vec<Suggestion>,
     /// The preposition its description ends with (see [`described_cue`]); its cue rule is
     /// the vocabulary's rule count plus the argument's position.
     own_cue: Option<String>,
+}
+
+impl ArgSpec {
+    /// The values the argument's description lists ("eg. buy, sell"), as written.
+    pub fn suggested(&self) -> impl Iterator<Item = &str> {
+        self.suggested.iter().map(|s| s.text.as_str())
+    }
 }
 
 /// The preposition an argument's description ends its first phrase with: "The location
@@ -343,7 +351,7 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                 cued_by: slot.cued_by,
                 end: slot.end,
                 naming: naming_words(name, lex),
-                suggested: crate::suggested::suggested_values(schema, &lex.example_markers),
+                suggested: crate::suggested::suggestions(schema, &lex.example_markers),
                 own_cue,
             }
         })
@@ -860,20 +868,16 @@ fn fill_suggested(cx: &Context<'_, '_>, st: &mut State) {
         // (suggestion, first token, token count) of every place a listed value is said.
         let mut said: Vec<(usize, usize, usize)> = Vec::new();
         for (k, option) in slot.suggested.iter().enumerate() {
-            let words: Vec<String> = option.split_whitespace().map(str::to_lowercase).collect();
-            let stem = match words.as_slice() {
-                [one] => crate::text::stem(one),
-                _ => String::new(),
-            };
+            let n = option.words.len();
             for at in 0..toks.len() {
-                let Some(run) = toks.get(at..at + words.len()) else {
+                let Some(run) = toks.get(at..at + n) else {
                     break;
                 };
-                let matches = run.iter().zip(&words).all(|(t, w)| {
-                    free(t) && (t.form == *w || (!stem.is_empty() && t.stem == stem))
+                let matches = run.iter().zip(&option.words).all(|(t, w)| {
+                    free(t) && (t.form == *w || option.stem.as_ref() == Some(&t.stem))
                 });
                 if matches {
-                    said.push((k, at, words.len()));
+                    said.push((k, at, n));
                 }
             }
         }
@@ -886,13 +890,14 @@ fn fill_suggested(cx: &Context<'_, '_>, st: &mut State) {
         while toks[at].proper && toks.get(at + n).is_some_and(|t| t.proper && free(t)) {
             n += 1;
         }
-        let value = if n > slot.suggested[k].split_whitespace().count() {
+        let listed = &slot.suggested[k];
+        let value = if n > listed.words.len() {
             cx.inputs
                 .request
                 .get(toks[at].start..toks[at + n - 1].end)
-                .map_or_else(|| slot.suggested[k].clone(), str::to_string)
+                .map_or_else(|| listed.text.clone(), str::to_string)
         } else {
-            slot.suggested[k].clone()
+            listed.text.clone()
         };
         // The value ends the clause's object ("a taxi to 123 Main St using the *Uber*
         // platform"), with the preposition that introduced it.
@@ -1056,9 +1061,9 @@ fn tool_cues(
         let Some(word) = slot.own_cue else { continue };
         let r = lex.arg_cues.len() + i;
         for at in (from..toks.len()).filter(|&at| toks[at].form == *word) {
-            let infinitive = toks.get(at + 1).is_some_and(|next| {
-                lex.is_verb(next) || lex.question_auxiliaries.contains(&next.form)
-            });
+            let infinitive = toks
+                .get(at + 1)
+                .is_some_and(|next| lex.is_verb(next) || lex.base_auxiliaries.contains(&next.form));
             if !infinitive {
                 cues.push((at, at + 1, r));
             }
@@ -1209,8 +1214,6 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
     }
 }
 
-/// Whether an argument is named for content (`message`, `body`, `text`): what an
-/// earlier step made goes there first.
 /// Whether the head word of `slot`'s name is written a few words before token `start`
 /// in the same stretch of the clause (no comma, no other argument's words between): "an
 /// *amount* equal to the driving distance" gives the reference to `amount`.
@@ -1242,6 +1245,8 @@ fn head_near(
     false
 }
 
+/// Whether an argument is named for content (`message`, `body`, `text`): what an
+/// earlier step made goes there first.
 fn takes_content(slot: &Slot<'_>, lex: &Lexicon) -> bool {
     slot.free_text()
         && name_words(slot.name).iter().any(|w| {

@@ -196,6 +196,7 @@ pub struct Lexicon {
     pub question_words: HashSet<String>,
     pub asking_words: HashSet<String>,
     pub question_auxiliaries: HashSet<String>,
+    pub base_auxiliaries: HashSet<String>,
     pub vague_verbs: HashSet<String>,
     pub anaphora: HashSet<String>,
     /// Anaphora that stand for several things, never for one value said before.
@@ -321,6 +322,7 @@ struct Raw {
     question_words: Vec<String>,
     asking_words: Vec<String>,
     question_auxiliaries: Vec<String>,
+    base_auxiliaries: Vec<String>,
     vague_verbs: Vec<String>,
     anaphora: Vec<String>,
     plural_anaphora: Vec<String>,
@@ -526,6 +528,7 @@ impl Lexicon {
             question_words: forms(&raw.question_words),
             asking_words: forms(&raw.asking_words),
             question_auxiliaries: forms(&raw.question_auxiliaries),
+            base_auxiliaries: forms(&raw.base_auxiliaries),
             vague_verbs: keys(&raw.vague_verbs),
             anaphora: forms(&raw.anaphora),
             plural_anaphora: forms(&raw.plural_anaphora),

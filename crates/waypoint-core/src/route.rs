@@ -268,6 +268,7 @@ impl RouteIndex {
     fn lexical_only(catalog: &Catalog, lex: &Lexicon) -> Self {
         let mut index = Self::default();
         for tool in catalog.tools() {
+            let specs = crate::args::arg_specs(tool, lex);
             let mut fields: Vec<(f64, String)> =
                 vec![(W_NAME, tool.name.replace(['_', '.', '-'], " "))];
             fields.push((W_DESCRIPTION, tool.description.clone()));
@@ -283,11 +284,12 @@ impl RouteIndex {
                     .map(|k| (W_ACCEPTS, k.replace('_', " "))),
             );
             fields.extend(tool.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
-            fields.extend(tool.properties().flat_map(|(_, schema)| {
-                crate::suggested::suggested_values(schema, &lex.example_markers)
-                    .into_iter()
-                    .map(|v| (W_SUGGESTED, v))
-            }));
+            fields.extend(
+                specs
+                    .iter()
+                    .flat_map(crate::args::ArgSpec::suggested)
+                    .map(|v| (W_SUGGESTED, v.to_string())),
+            );
             let phrases: Vec<&String> = tool.keywords.iter().collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
             index.add_examples(&tool.examples, lex);
@@ -303,7 +305,6 @@ impl RouteIndex {
                 .filter_map(|(name, _)| arg_kind(name, lex))
                 .collect();
             index.set_profile(&own, takes, lex);
-            let specs = crate::args::arg_specs(tool, lex);
             let takes_text = crate::args::takes_free_text(tool, &specs);
             index.arg_specs.insert(tool.name.clone(), specs);
             if let Some(doc) = index.docs.last_mut() {

@@ -88,7 +88,6 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
         .collect()
 }
 
-/// "1." or "a)" opening a line: numbering, not words.
 /// Where a clause ending in token `t` ends: after the closing quote of a quotation it
 /// ends with (the token is the quotation's inside), so the clause reads as written.
 fn closing_quote_end(text: &str, t: &Token) -> usize {
@@ -103,6 +102,7 @@ fn closing_quote_end(text: &str, t: &Token) -> usize {
     }
 }
 
+/// "1." or "a)" opening a line: numbering, not words.
 fn is_list_marker(text: &str, t: &Token) -> bool {
     // Only blank space back to the line's start (read back from the token, so a long line
     // costs one step per token, not its length).

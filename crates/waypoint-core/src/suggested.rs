@@ -7,17 +7,49 @@
 
 use serde_json::Value;
 
+/// One listed value, ready to be found in a clause: its lower-case words, and for a
+/// one-word value its stem ("buying" says "buy").
+#[derive(Debug, Clone)]
+pub struct Suggestion {
+    /// As the description writes it: the value an argument takes.
+    pub text: String,
+    pub words: Vec<String>,
+    pub stem: Option<String>,
+}
+
+impl Suggestion {
+    fn new(text: String) -> Self {
+        let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+        let stem = match words.as_slice() {
+            [one] => Some(crate::text::stem(one)),
+            _ => None,
+        };
+        Self { text, words, stem }
+    }
+}
+
+/// The values `schema`'s description lists, each ready to be matched (see
+/// [`suggested_values`]).
+pub fn suggestions(schema: &Value, markers: &[String]) -> Vec<Suggestion> {
+    suggested_values(schema, markers)
+        .into_iter()
+        .map(Suggestion::new)
+        .collect()
+}
+
 /// Longest suggestion kept, in words: longer items describe a value rather than are one
 /// ("a city name or an airport code").
 const MAX_WORDS: usize = 3;
 
 /// The values `schema`'s description lists after one of `markers` ("e.g.", "such as"),
 /// in their order and as written. Empty when it lists none.
-pub fn suggested_values(schema: &Value, markers: &[String]) -> Vec<String> {
+fn suggested_values(schema: &Value, markers: &[String]) -> Vec<String> {
     let Some(description) = schema.get("description").and_then(Value::as_str) else {
         return Vec::new();
     };
-    let lower = description.to_lowercase();
+    // ASCII lower case keeps every byte where it was, so an offset found in `lower` is one
+    // in `description` (full lower case can change a character's length: "İ").
+    let lower = description.to_ascii_lowercase();
     let Some(start) = markers.iter().find_map(|m| marker_end(&lower, m)) else {
         return Vec::new();
     };
@@ -126,6 +158,11 @@ mod tests {
         assert!(of("The leg of the trip to book").is_empty());
         assert!(of("The stock to do the operation on").is_empty());
         assert!(suggested_values(&json!({"type": "string"}), &markers()).is_empty());
+    }
+
+    #[test]
+    fn a_character_whose_lower_case_is_longer_does_not_shift_the_list() {
+        assert_eq!(of("İİİ the mode, e.g. fast, slow"), ["fast", "slow"]);
     }
 
     #[test]

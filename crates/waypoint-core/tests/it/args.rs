@@ -735,6 +735,11 @@ fn the_output_of_an_earlier_step_does_not_route_the_clause_back_to_its_maker() {
     assert_eq!(tools, ["execute_program", "encrypt_data"]);
 }
 
+/// The plan of a request that makes one step: `tool` with `args`.
+fn one_step(tool: &str, args: Value) -> Vec<(String, Value)> {
+    vec![(tool.to_string(), args)]
+}
+
 fn errands(request: &str) -> Vec<(String, Value)> {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
     let engine = engine(
@@ -750,17 +755,14 @@ fn a_value_a_description_lists_fills_the_argument_and_names_the_tool() {
     // "buy" names no tool's words but `side`'s examples; the verb is the value.
     assert_eq!(
         errands("I want to buy Tesla shares"),
-        [(
-            "trade_shares".into(),
-            json!({"shares": "Tesla", "side": "buy"})
-        )]
+        one_step("trade_shares", json!({"shares": "Tesla", "side": "buy"}))
     );
     assert_eq!(
         errands("please install the 'ripgrep' package"),
-        [(
-            "manage_package".into(),
+        one_step(
+            "manage_package",
             json!({"package": "ripgrep", "action": "install"})
-        )]
+        )
     );
 }
 
@@ -769,26 +771,26 @@ fn the_preposition_a_description_ends_with_introduces_the_value() {
     // "to" before a verb is no preposition; the listed service ends the address.
     assert_eq!(
         errands("book a car to take me to 221B Baker Street using Lyft"),
-        [(
-            "book_ride".into(),
+        one_step(
+            "book_ride",
             json!({"place": "221B Baker Street", "service": "Lyft"})
-        )]
+        )
     );
     // The article before a name is not the name's.
     assert_eq!(
         errands("book a ride to the Grand Hotel with Lyft"),
-        [(
-            "book_ride".into(),
+        one_step(
+            "book_ride",
             json!({"place": "Grand Hotel", "service": "Lyft"})
-        )]
+        )
     );
     // A name that starts with a listed value is kept whole.
     assert_eq!(
         errands("book a ride to 5 Elm Road with Bolt Business"),
-        [(
-            "book_ride".into(),
+        one_step(
+            "book_ride",
             json!({"place": "5 Elm Road", "service": "Bolt Business"})
-        )]
+        )
     );
 }
 
@@ -796,7 +798,7 @@ fn the_preposition_a_description_ends_with_introduces_the_value() {
 fn a_number_after_the_head_word_of_a_text_argument_is_its_value() {
     assert_eq!(
         errands("then file my income return for the year 2021"),
-        [("file_return".into(), json!({"year": "2021"}))]
+        one_step("file_return", json!({"year": "2021"}))
     );
 }
 
@@ -805,7 +807,7 @@ fn a_place_ends_before_a_preposition_that_brings_its_own_value() {
     // No argument takes the 3, and still it is not the city's.
     assert_eq!(
         errands("rent a car in San Diego for 3 days starting tomorrow"),
-        [("rent_car".into(), json!({"city": "San Diego"}))]
+        one_step("rent_car", json!({"city": "San Diego"}))
     );
 }
 
