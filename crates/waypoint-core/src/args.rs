@@ -256,6 +256,9 @@ struct Context<'c, 't> {
     lent: &'c [Piece],
     inputs: &'c Inputs<'c>,
     lex: &'c Lexicon,
+    /// Stems of the words of the tool's name: "calculate the *sales tax*" names the
+    /// tool's own thing, not an earlier step's sales.
+    name_stems: &'c [String],
 }
 
 /// What the passes write: the words and values used so far, and the arguments.
@@ -412,12 +415,17 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
             )
         })
         .collect();
+    let name_stems: Vec<String> = name_parts(&tool.name)
+        .iter()
+        .map(|w| lex.synonyms.stem_and_key(w).0)
+        .collect();
     let cx = Context {
         slots: &slots,
         pieces: &pieces,
         lent: &lent,
         inputs,
         lex,
+        name_stems: &name_stems,
     };
     let mut st = State {
         used: Used::default(),
@@ -1173,13 +1181,33 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         start,
         end,
         pronoun,
-    } in referring_phrases(toks, from, inputs.outputs, lex, used)
+    } in referring_phrases(toks, from, inputs.outputs, cx.name_stems, lex, used)
     {
         let open = |s: &&Slot<'_>| s.required && !out.args.contains_key(s.name);
         let named = slots
             .iter()
             .filter(open)
-            .find(|s| named_before(&toks[from.min(start)..start], s.naming, lex).is_some());
+            .find(|s| {
+                // Not by the words of the tool's own name: "calculate the sales *tax* for
+                // the total" does not name `tax_rate`.
+                let before = &toks[from.min(start)..start];
+                named_before(before, s.naming, lex).is_some_and(|(_, first)| {
+                    before[first..]
+                        .iter()
+                        .filter(|t| lex.is_content(t))
+                        .any(|t| {
+                            !cx.name_stems.contains(&t.stem)
+                                || s.naming.iter().any(|(w, head)| *head && *w == t.stem)
+                        })
+                })
+            })
+            .or_else(|| {
+                // Said outright, so an optional argument too.
+                slots
+                    .iter()
+                    .filter(|s| !out.args.contains_key(s.name))
+                    .find(|s| named_as(&toks[end..], s.naming, lex))
+            });
         let slot = named
             .or_else(|| {
                 slots
@@ -1212,6 +1240,24 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
             out.linked.push(step);
         }
     }
+}
+
+/// Whether the words after a reference say which argument it is: "with the recorded
+/// audio *as a ringtone*" (the argument's head word after "as" and an article or a
+/// possessive at most).
+fn named_as(after: &[Token], words: &[(String, bool)], lex: &Lexicon) -> bool {
+    let Some(rest) = after
+        .split_first()
+        .and_then(|(first, rest)| lex.words.role_markers.contains(&first.form).then_some(rest))
+    else {
+        return false;
+    };
+    let rest = rest
+        .split_first()
+        .filter(|(t, _)| lex.is_determiner(t) || lex.words.possessives.contains(&t.form))
+        .map_or(rest, |(_, r)| r);
+    rest.first()
+        .is_some_and(|t| words.iter().any(|(w, head)| *head && *w == t.stem))
 }
 
 /// Whether the head word of `slot`'s name is written a few words before token `start`
@@ -1271,6 +1317,7 @@ fn referring_phrases(
     toks: &[Token],
     from: usize,
     outputs: &[Made],
+    name_stems: &[String],
     lex: &Lexicon,
     used: &Used,
 ) -> Vec<Referring> {
@@ -1333,10 +1380,23 @@ fn referring_phrases(
         else {
             continue;
         };
+        // "calculate the sales *tax*": the word is part of the name of this tool's thing.
+        if toks
+            .get(i + 1)
+            .is_some_and(|n| !n.value && lex.is_content(n) && name_stems.contains(&n.stem))
+        {
+            continue;
+        }
         // "the (generated random) password".
         let Some(start) = lex.definite_before(toks, i, |t| !t.value && !used.covers(t)) else {
             continue;
         };
+        // "the total sales amount" is one phrase: a later noun of it extends it, and the
+        // step a product's word named stays (a word for any product names only the last).
+        if let Some(f) = found.iter_mut().find(|f| f.start == start) {
+            f.end = i + 1;
+            continue;
+        }
         found.push(Referring {
             step,
             start,

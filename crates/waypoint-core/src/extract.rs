@@ -117,6 +117,14 @@ impl Extractor {
         })
     }
 
+    /// Whether the text is one date and nothing else: "from '2024-01-01'" quotes a date,
+    /// which the date pass then reads as one.
+    fn is_whole_date(&self, text: &str) -> bool {
+        self.date
+            .find(text)
+            .is_some_and(|m| m.start() == 0 && m.end() == text.len())
+    }
+
     /// Finds every value in `text`. Later kinds never claim a span an earlier kind took,
     /// in this order: URLs, e-mails, paths, quoted text, ids; dates, times, schedules and
     /// numbers may overlap them only where they add meaning.
@@ -163,6 +171,9 @@ impl Extractor {
         for q in self.quoted.captures_iter(text) {
             if let Some(g) = (1..=5).find_map(|i| q.get(i))
                 && g.as_str().chars().count() <= MAX_QUOTED_CHARS
+                && !stand_in
+                    .get(g.start()..g.end())
+                    .is_some_and(|q| self.is_whole_date(q))
             {
                 c.claim_free(ExtractedKind::Quoted, g.start(), g.end());
             }
@@ -402,6 +413,20 @@ mod tests {
                 ExtractedKind::Urls
             ),
             ["https://jobs.example.com/search?q=rust"]
+        );
+    }
+
+    #[test]
+    fn a_quoted_date_is_a_date() {
+        assert_eq!(
+            of("from '2024-01-01' to '2024-06-30'", ExtractedKind::Dates),
+            ["2024-01-01", "2024-06-30"]
+        );
+        assert!(of("from '2024-01-01' to '2024-06-30'", ExtractedKind::Quoted).is_empty());
+        // A quotation with more than a date in it stays one quotation.
+        assert_eq!(
+            of("titled 'Report 2024-01-01'", ExtractedKind::Quoted),
+            ["Report 2024-01-01"]
         );
     }
 

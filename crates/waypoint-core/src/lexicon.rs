@@ -419,6 +419,9 @@ pub struct WordClasses {
     pub object_pronouns: HashSet<String>,
     pub referring_pronouns: HashSet<String>,
     pub output_nouns: HashSet<String>,
+    /// After a reference, name the argument it fills ("the recorded audio *as* a
+    /// ringtone").
+    pub role_markers: HashSet<String>,
     pub particles: HashSet<String>,
     pub demonstratives: HashSet<String>,
     pub prepositions: HashSet<String>,

@@ -822,3 +822,34 @@ fn a_reference_goes_to_the_argument_named_a_few_words_before_it() {
     // A surname that stems like a function word ("Doe", "does") is still the name's.
     assert_eq!(s[1].1["client_name"], json!("John Doe"), "{s:?}");
 }
+
+#[test]
+fn a_reference_goes_to_the_argument_it_is_given_as() {
+    let plan = errands(
+        "record a voice memo for 30 seconds, then save a contact Ada Lovelace 5551234567 \
+         with the recorded memo as her ringtone",
+    );
+    assert_eq!(plan[1].0, "save_contact");
+    assert_eq!(plan[1].1["ringtone"], json!({"$ref": "s1/output"}));
+    assert_eq!(plan[1].1["phone"], json!("5551234567"));
+}
+
+#[test]
+fn a_quoted_date_is_a_date_and_the_tools_own_words_name_no_reference() {
+    let plan = errands(
+        "sum up the sales of 'Lamps' from '2024-01-01' to '2024-06-30' and then work out \
+         the sales tax on the total sales amount",
+    );
+    assert_eq!(
+        plan[0].1,
+        json!({"product": "Lamps", "start_date": "2024-01-01", "end_date": "2024-06-30"})
+    );
+    // "the sales tax" is this tool's own thing; "the total sales amount" is one phrase,
+    // so the earlier step's output fills one argument.
+    assert_eq!(plan[1].1["amount"], json!({"$ref": "s1/output"}));
+    assert!(
+        plan[1].1["tax_rate"].get("$placeholder").is_some(),
+        "{}",
+        plan[1].1
+    );
+}
