@@ -993,6 +993,18 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         {
             span = &span[1..];
         }
+        // A name ends at a preposition after it that opens words of another kind ("at
+        // Chase *to my friend's account*"), not one inside it ("Bank *of* America").
+        if span.first().is_some_and(|t| t.proper)
+            && let Some(cut) = (1..span.len()).find(|&i| {
+                !span[i].proper
+                    && lex.words.prepositions.contains(&span[i].form)
+                    && span.get(i + 1).is_some_and(|n| !n.proper)
+            })
+            && span[..cut].iter().all(|t| t.proper)
+        {
+            span = &span[..cut];
+        }
         // "named John Doe with a description …": not the words that lead to the next value.
         // A capitalised word is a name's ("named John *Doe*", though "doe" stems like "does").
         while let [rest @ .., last] = span

@@ -31,9 +31,20 @@ const W_NAME: f64 = 2.0;
 const W_DESCRIPTION: f64 = 1.0;
 const W_PRODUCES: f64 = 1.0;
 const W_ACCEPTS: f64 = 0.5;
-/// A value an argument's description lists ("eg. buy, sell"): a word of what the tool
-/// does, said by its arguments rather than its name.
-const W_SUGGESTED: f64 = 1.0;
+/// A one-word value an argument's description lists ("eg. transfer, deposit"): what the
+/// tool does, said by its arguments rather than its name, as telling as a name's word.
+const W_SUGGESTED: f64 = 2.5;
+/// Each word of a listed value of several words ("e.g., city name"): one of them alone
+/// ("the *names* of the singles") is not the value.
+const W_SUGGESTED_WORDS: f64 = 1.0;
+
+fn suggested_weight(value: &str) -> f64 {
+    if value.contains(' ') {
+        W_SUGGESTED_WORDS
+    } else {
+        W_SUGGESTED
+    }
+}
 /// A word of an example request; whole examples also count by similarity.
 const W_EXAMPLE: f64 = 1.5;
 /// Weight of the best example's cosine similarity with the clause, above the floor.
@@ -288,7 +299,7 @@ impl RouteIndex {
                 specs
                     .iter()
                     .flat_map(crate::args::ArgSpec::suggested)
-                    .map(|v| (W_SUGGESTED, v.to_string())),
+                    .map(|v| (suggested_weight(v), v.to_string())),
             );
             let phrases: Vec<&String> = tool.keywords.iter().collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);

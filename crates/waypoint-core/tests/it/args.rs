@@ -853,3 +853,21 @@ fn a_quoted_date_is_a_date_and_the_tools_own_words_name_no_reference() {
         plan[1].1
     );
 }
+
+#[test]
+fn a_one_word_listed_value_names_the_tool_and_a_name_ends_before_other_words() {
+    assert_eq!(
+        errands("Transfer $300 from my savings at Chase to my sister's account"),
+        one_step(
+            "bank_errand",
+            json!({"instruction": "transfer", "bank": "Chase"})
+        )
+    );
+    assert_eq!(
+        errands("please deposit this cheque at Bank of America"),
+        one_step(
+            "bank_errand",
+            json!({"instruction": "deposit", "bank": "Bank of America"})
+        )
+    );
+}
