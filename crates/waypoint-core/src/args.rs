@@ -256,9 +256,9 @@ struct Context<'c, 't> {
     lent: &'c [Piece],
     inputs: &'c Inputs<'c>,
     lex: &'c Lexicon,
-    /// Stems of the words of the tool's name: "calculate the *sales tax*" names the
-    /// tool's own thing, not an earlier step's sales.
-    name_stems: &'c [String],
+    /// "calculate the *sales tax*" names the tool's own thing, not an earlier step's
+    /// sales (see [`name_stems`]).
+    tool_name: &'c str,
 }
 
 /// What the passes write: the words and values used so far, and the arguments.
@@ -415,17 +415,13 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
             )
         })
         .collect();
-    let name_stems: Vec<String> = name_parts(&tool.name)
-        .iter()
-        .map(|w| lex.synonyms.stem_and_key(w).0)
-        .collect();
     let cx = Context {
         slots: &slots,
         pieces: &pieces,
         lent: &lent,
         inputs,
         lex,
-        name_stems: &name_stems,
+        tool_name: &tool.name,
     };
     let mut st = State {
         used: Used::default(),
@@ -1188,12 +1184,13 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
     let toks = inputs.clause.tokens();
     let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
     let State { used, out } = st;
+    let own_name = name_stems(cx.tool_name, lex);
     for Referring {
         step,
         start,
         end,
         pronoun,
-    } in referring_phrases(toks, from, inputs.outputs, cx.name_stems, lex, used)
+    } in referring_phrases(toks, from, inputs.outputs, &own_name, lex, used)
     {
         let open = |s: &&Slot<'_>| s.required && !out.args.contains_key(s.name);
         let named = slots
@@ -1208,7 +1205,7 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
                         .iter()
                         .filter(|t| lex.is_content(t))
                         .any(|t| {
-                            !cx.name_stems.contains(&t.stem)
+                            !own_name.contains(&t.stem)
                                 || s.naming.iter().any(|(w, head)| *head && *w == t.stem)
                         })
                 })
@@ -1252,6 +1249,15 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
             out.linked.push(step);
         }
     }
+}
+
+/// Stems of the words of a tool's name, worked out only for a clause after a step that
+/// makes something (most plans have none).
+fn name_stems(tool: &str, lex: &Lexicon) -> Vec<String> {
+    name_parts(tool)
+        .iter()
+        .map(|w| lex.synonyms.stem_and_key(w).0)
+        .collect()
 }
 
 /// Whether the words after a reference say which argument it is: "with the recorded
