@@ -139,6 +139,11 @@ struct Slot<'t> {
 }
 
 impl Slot<'_> {
+    /// Whether a stem is the last word of the argument's name (`tax_rate`: "rate").
+    fn headed_by(&self, stem: &str) -> bool {
+        self.naming.iter().any(|(w, head)| *head && w == stem)
+    }
+
     fn is_array(&self) -> bool {
         self.schema.get("type").and_then(Value::as_str) == Some("array")
     }
@@ -256,8 +261,7 @@ struct Context<'c, 't> {
     lent: &'c [Piece],
     inputs: &'c Inputs<'c>,
     lex: &'c Lexicon,
-    /// "calculate the *sales tax*" names the tool's own thing, not an earlier step's
-    /// sales (see [`name_stems`]).
+    /// Its name's words are the tool's own thing in a reference (see [`fill_refs`]).
     tool_name: &'c str,
 }
 
@@ -291,9 +295,9 @@ pub struct ArgSpec {
 }
 
 impl ArgSpec {
-    /// The values the argument's description lists ("eg. buy, sell"), as written.
-    pub fn suggested(&self) -> impl Iterator<Item = &str> {
-        self.suggested.iter().map(|s| s.text.as_str())
+    /// The values the argument's description lists ("eg. buy, sell").
+    pub fn suggested(&self) -> &[Suggestion] {
+        &self.suggested
     }
 }
 
@@ -1184,7 +1188,11 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
     let toks = inputs.clause.tokens();
     let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
     let State { used, out } = st;
-    let own_name = name_stems(cx.tool_name, lex);
+    // "calculate the *sales tax*" names the tool's own thing, not an earlier step's sales.
+    let own_name: Vec<String> = naming_words(cx.tool_name, lex)
+        .into_iter()
+        .map(|(w, _)| w)
+        .collect();
     for Referring {
         step,
         start,
@@ -1196,26 +1204,13 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         let named = slots
             .iter()
             .filter(open)
-            .find(|s| {
-                // Not by the words of the tool's own name: "calculate the sales *tax* for
-                // the total" does not name `tax_rate`.
-                let before = &toks[from.min(start)..start];
-                named_before(before, s.naming, lex).is_some_and(|(_, first)| {
-                    before[first..]
-                        .iter()
-                        .filter(|t| lex.is_content(t))
-                        .any(|t| {
-                            !own_name.contains(&t.stem)
-                                || s.naming.iter().any(|(w, head)| *head && *w == t.stem)
-                        })
-                })
-            })
+            .find(|s| named_just_before(s, &toks[from.min(start)..start], &own_name, lex))
             .or_else(|| {
                 // Said outright, so an optional argument too.
                 slots
                     .iter()
                     .filter(|s| !out.args.contains_key(s.name))
-                    .find(|s| named_as(&toks[end..], s.naming, lex))
+                    .find(|s| named_as(s, &toks[end..], lex))
             });
         let slot = named
             .or_else(|| {
@@ -1251,19 +1246,27 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
     }
 }
 
-/// Stems of the words of a tool's name, worked out only for a clause after a step that
-/// makes something (most plans have none).
-fn name_stems(tool: &str, lex: &Lexicon) -> Vec<String> {
-    name_parts(tool)
-        .iter()
-        .map(|w| lex.synonyms.stem_and_key(w).0)
-        .collect()
+/// Whether the words just before a reference name `slot` ("an allowance equal to the
+/// GCD"), and not only by words of the tool's own name: "calculate the sales *tax* for
+/// the total" does not name `tax_rate`.
+fn named_just_before(
+    slot: &Slot<'_>,
+    before: &[Token],
+    own_name: &[String],
+    lex: &Lexicon,
+) -> bool {
+    named_before(before, slot.naming, lex).is_some_and(|(_, first)| {
+        before[first..]
+            .iter()
+            .filter(|t| lex.is_content(t))
+            .any(|t| !own_name.contains(&t.stem) || slot.headed_by(&t.stem))
+    })
 }
 
 /// Whether the words after a reference say which argument it is: "with the recorded
 /// audio *as a ringtone*" (the argument's head word after "as" and an article or a
 /// possessive at most).
-fn named_as(after: &[Token], words: &[(String, bool)], lex: &Lexicon) -> bool {
+fn named_as(slot: &Slot<'_>, after: &[Token], lex: &Lexicon) -> bool {
     let Some(rest) = after
         .split_first()
         .and_then(|(first, rest)| lex.words.role_markers.contains(&first.form).then_some(rest))
@@ -1274,8 +1277,7 @@ fn named_as(after: &[Token], words: &[(String, bool)], lex: &Lexicon) -> bool {
         .split_first()
         .filter(|(t, _)| lex.is_determiner(t) || lex.words.possessives.contains(&t.form))
         .map_or(rest, |(_, r)| r);
-    rest.first()
-        .is_some_and(|t| words.iter().any(|(w, head)| *head && *w == t.stem))
+    rest.first().is_some_and(|t| slot.headed_by(&t.stem))
 }
 
 /// Whether the head word of `slot`'s name is written a few words before token `start`
@@ -1298,11 +1300,7 @@ fn head_near(
         if used.covers(&toks[i]) || gap.contains([',', ';']) {
             return false;
         }
-        if slot
-            .naming
-            .iter()
-            .any(|(w, head)| *head && *w == toks[i].stem)
-        {
+        if slot.headed_by(&toks[i].stem) {
             return true;
         }
     }

@@ -37,14 +37,6 @@ const W_SUGGESTED: f64 = 2.5;
 /// Each word of a listed value of several words ("e.g., city name"): one of them alone
 /// ("the *names* of the singles") is not the value.
 const W_SUGGESTED_WORDS: f64 = 1.0;
-
-fn suggested_weight(value: &str) -> f64 {
-    if value.contains(' ') {
-        W_SUGGESTED_WORDS
-    } else {
-        W_SUGGESTED
-    }
-}
 /// A word of an example request; whole examples also count by similarity.
 const W_EXAMPLE: f64 = 1.5;
 /// Weight of the best example's cosine similarity with the clause, above the floor.
@@ -299,7 +291,7 @@ impl RouteIndex {
                 specs
                     .iter()
                     .flat_map(crate::args::ArgSpec::suggested)
-                    .map(|v| (suggested_weight(v), v.to_string())),
+                    .map(|v| (suggested_weight(v), v.text.clone())),
             );
             let phrases: Vec<&String> = tool.keywords.iter().collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
@@ -1163,4 +1155,14 @@ fn weigh<'a>(
         out.push(Word { tok, weight });
     }
     out
+}
+
+/// The field weight of a value an argument's description lists: a one-word value
+/// weighs as a name's word, each word of a longer one as a description's.
+fn suggested_weight(value: &crate::suggested::Suggestion) -> f64 {
+    if value.words.len() == 1 {
+        W_SUGGESTED
+    } else {
+        W_SUGGESTED_WORDS
+    }
 }
