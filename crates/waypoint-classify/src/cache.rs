@@ -18,12 +18,17 @@ pub enum Source {
 
 /// The cache file for a training key.
 pub fn path_for(dir: &Path, key: &[u8; 32]) -> PathBuf {
+    file_for(dir, "router", key)
+}
+
+/// The cache file named `{prefix}-{key}.bin` (the key's first half in hex).
+pub fn file_for(dir: &Path, prefix: &str, key: &[u8; 32]) -> PathBuf {
     let hex: String = key[..16].iter().fold(String::new(), |mut s, b| {
         use std::fmt::Write as _;
         let _ = write!(s, "{b:02x}");
         s
     });
-    dir.join(format!("router-{hex}.bin"))
+    dir.join(format!("{prefix}-{hex}.bin"))
 }
 
 /// Reads the model for this set from `dir`, or trains it and writes it there. A missing,
@@ -55,8 +60,8 @@ pub fn load_or_train(dir: &Path, set: &TrainingSet, settings: &Settings) -> (Mod
     }
 }
 
-/// Writes beside the target and renames, so a reader never sees half a model.
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes beside the target and renames, so a reader never sees half a file.
+pub fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, bytes)?;

@@ -18,6 +18,10 @@ pub struct Example {
     /// Whether cross-validation may hold it out: requests are, an entry's own name is not
     /// (without it the entry would be unknown to the fold).
     pub held_out: bool,
+    /// The example (by index) this text was cut from: a request that asks for several
+    /// classes, of which this part asks for one. It is held out with its whole, never
+    /// apart from it.
+    pub part_of: Option<usize>,
 }
 
 /// Classes and their labelled texts, in the order they were added.
@@ -60,6 +64,30 @@ impl TrainingSet {
             labels: ids,
             weight,
             held_out,
+            part_of: None,
+        });
+    }
+
+    /// Adds a part of example `whole` (a request asking for several classes, cut into one
+    /// text per class), labelled with one class. Cross-validation holds it out with its
+    /// whole: a fold that learned the part's words from the whole would rate the part
+    /// surer than a new request. Ignored when `whole` is not an example yet or is itself
+    /// a part.
+    pub fn add_part(&mut self, text: &str, label: &str, weight: f32, whole: usize) {
+        let Some(of) = self.examples.get(whole) else {
+            return;
+        };
+        if text.trim().is_empty() || of.part_of.is_some() {
+            return;
+        }
+        let held_out = of.held_out;
+        let label = self.class(label);
+        self.examples.push(Example {
+            text: text.to_string(),
+            labels: vec![label],
+            weight,
+            held_out,
+            part_of: Some(whole),
         });
     }
 
@@ -109,6 +137,9 @@ impl TrainingSet {
             }
             h.update(e.weight.to_le_bytes());
             h.update([u8::from(e.held_out), 0xff]);
+            if let Some(of) = e.part_of {
+                h.update((of as u64).to_le_bytes());
+            }
         }
         for v in &self.dense {
             for x in v {
@@ -411,8 +442,9 @@ fn cross_validate(
     settings: &Settings,
 ) -> Option<CrossValidated> {
     let folds = settings.folds as usize;
+    // Parts are dealt with their whole, so no fold learns a part's words from its whole.
     let candidates: Vec<usize> = (0..set.examples.len())
-        .filter(|&i| set.examples[i].held_out)
+        .filter(|&i| set.examples[i].held_out && set.examples[i].part_of.is_none())
         .collect();
     if folds < 2 || candidates.len() < folds * 2 {
         return None;
@@ -425,6 +457,14 @@ fn cross_validate(
         fold_of[i] = dealt[first] % folds;
         dealt[first] += 1;
     }
+    for i in 0..set.examples.len() {
+        if let Some(of) = set.examples[i].part_of {
+            fold_of[i] = fold_of[of];
+        }
+    }
+    let candidates: Vec<usize> = (0..set.examples.len())
+        .filter(|&i| fold_of[i] != usize::MAX)
+        .collect();
     let classes = set.classes.len();
     let mut pairs: Vec<Vec<(f32, bool)>> = vec![Vec::new(); classes];
     let mut tally = Tally::new(classes);

@@ -177,3 +177,30 @@ fn dense_vectors_are_learned_beside_the_ngrams_and_survive_the_artifact() {
     assert!(other.set_dense(vec![vec![0.5; 4]; 18]));
     assert_ne!(other.key(&settings), set.key(&settings));
 }
+
+#[test]
+fn parts_follow_their_whole_and_change_the_key() {
+    let mut set = small_set();
+    set.add("will it rain tomorrow and play some jazz", &["weather", "music"], 1.0, true);
+    let whole = set.examples().len() - 1;
+    let settings = Settings::default();
+    let before = set.key(&settings);
+    set.add_part("will it rain tomorrow", "weather", 1.0, whole);
+    set.add_part("play some jazz", "music", 1.0, whole);
+    // A part of a part, or of an example that is not there, is refused.
+    set.add_part("rain", "weather", 1.0, whole + 1);
+    set.add_part("jazz", "music", 1.0, whole + 99);
+    assert_eq!(set.examples().len(), whole + 3);
+    assert_eq!(set.examples()[whole + 1].part_of, Some(whole));
+    assert!(set.examples()[whole + 2].held_out);
+    assert_ne!(set.key(&settings), before);
+    // Training with parts stays deterministic and the parts' classes are learned.
+    let a = Model::train(&set, &settings);
+    let b = Model::train(&set, &settings);
+    assert_eq!(a.to_bytes(), b.to_bytes());
+    assert_eq!(best(&a, "will it snow tomorrow"), "weather");
+    assert_eq!(best(&a, "play me some jazz"), "music");
+    // Cross-validation scored the parts too: one more held-out text per part.
+    let report = a.report().unwrap();
+    assert_eq!(report.held_out as usize, whole + 3);
+}

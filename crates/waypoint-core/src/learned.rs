@@ -114,8 +114,13 @@ impl Learned {
         how: &RouterModel,
         doc_of: impl Fn(&str) -> Option<u32>,
         meaning: Option<&Arc<Meaning>>,
+        lex: &crate::lexicon::Lexicon,
     ) -> Option<Self> {
         let (mut set, requests) = training_set(catalog);
+        // Cutting needs a model of its own; a catalog that will not have one skips it.
+        if set.classes().len() >= 2 && requests > 0 && !matches!(how, RouterModel::Off) {
+            crate::parts::add_parts(&mut set, lex, how.cache_dir());
+        }
         // Without requests the model's share of a score would be nil: training it would
         // cost time (one problem per entry over every text) and change nothing.
         if set.classes().len() < 2 || requests == 0 {

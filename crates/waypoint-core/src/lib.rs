@@ -13,6 +13,7 @@ pub mod extract;
 pub mod learned;
 pub mod lexicon;
 pub mod meaning;
+mod parts;
 pub mod plan;
 pub mod render;
 pub mod route;

@@ -221,7 +221,7 @@ impl RouteIndex {
             MeaningState::On(m) => Some(m),
             _ => None,
         };
-        index.learned = Learned::build(catalog, router, |id| ids.get(id).copied(), meaning);
+        index.learned = Learned::build(catalog, router, |id| ids.get(id).copied(), meaning, lex);
         index
     }
 
