@@ -181,7 +181,12 @@ fn dense_vectors_are_learned_beside_the_ngrams_and_survive_the_artifact() {
 #[test]
 fn parts_follow_their_whole_and_change_the_key() {
     let mut set = small_set();
-    set.add("will it rain tomorrow and play some jazz", &["weather", "music"], 1.0, true);
+    set.add(
+        "will it rain tomorrow and play some jazz",
+        &["weather", "music"],
+        1.0,
+        true,
+    );
     let whole = set.examples().len() - 1;
     let settings = Settings::default();
     let before = set.key(&settings);
