@@ -299,6 +299,15 @@ impl ArgSpec {
     pub fn suggested(&self) -> &[Suggestion] {
         &self.suggested
     }
+
+    /// Whether the argument takes a typed value of this kind (a number, a URL…).
+    pub fn takes_value(&self, kind: ExtractedKind) -> bool {
+        self.kinds.contains(&Kind::Value(kind))
+    }
+
+    pub fn required(&self) -> bool {
+        self.required
+    }
 }
 
 /// The preposition an argument's description ends its first phrase with: "The location

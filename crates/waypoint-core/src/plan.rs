@@ -189,9 +189,89 @@ impl<'a> Planner<'a> {
         }
         self.collapse_pipelines(analysis, &mut out);
         self.link_references(analysis, &mut out);
+        self.complete_restated(analysis, &mut out.drafts);
         drop_restatements(analysis, &mut out.drafts);
         order_phases(analysis, &mut out.drafts);
         out
+    }
+
+    /// "I need to make a voice call to my friend. Please call this number 555-0100 for
+    /// me": a clause that names no value, followed (not ordered after with "then") by
+    /// the next action clause, which gives exactly the typed values the first one's tool
+    /// needs and routes to that tool too, is one request said twice. The first
+    /// clause chose the tool; the second gives what it lacked. One step remains: the
+    /// first clause's tool, filled from the second clause.
+    fn complete_restated(&self, analysis: &Analysis, drafts: &mut Vec<Draft>) {
+        let mut j = 1;
+        while j < drafts.len() {
+            if self.restated_with_values(analysis, &drafts[j - 1], &drafts[j], j - 1) {
+                let e = drafts[j - 1].clone();
+                let d = &mut drafts[j];
+                d.rationale = format!(
+                    "{} (the request before, “{}”, given the value it lacked)",
+                    e.rationale,
+                    analysis
+                        .clause(e.clause)
+                        .map_or("", |c| c.segment.clause.text.as_str())
+                );
+                d.tool = e.tool;
+                d.kind = e.kind;
+                d.score = e.score;
+                d.inputs.retain(|&i| i != j - 1);
+                d.after.retain(|&i| i != j - 1);
+                d.inputs.extend(e.inputs);
+                d.after.extend(e.after);
+                remove_draft(drafts, j - 1, j - 1);
+            } else {
+                j += 1;
+            }
+        }
+    }
+
+    /// Whether draft `d` restates draft `e` (at index `at`) and gives the typed values
+    /// it lacks (see [`Planner::complete_restated`]).
+    fn restated_with_values(&self, analysis: &Analysis, e: &Draft, d: &Draft, at: usize) -> bool {
+        let (Some(first), Some(second)) = (analysis.clause(e.clause), analysis.clause(d.clause))
+        else {
+            return false;
+        };
+        let next_action = analysis
+            .clauses
+            .iter()
+            .find(|c| c.is_action() && c.segment.clause.index > e.clause)
+            .map(|c| c.segment.clause.index);
+        if e.kind != StepKind::Tool
+            || e.clause == d.clause
+            || next_action != Some(d.clause)
+            || second.segment.follows
+            || d.inputs.contains(&at)
+            || !first.values.is_empty()
+            || second.values.is_empty()
+        {
+            return false;
+        }
+        let Some(specs) = self.index.arg_specs(&e.tool) else {
+            return false;
+        };
+        // Every value the second clause gives is one the tool takes, and one of them
+        // fills an argument the tool cannot run without.
+        let all_taken = second
+            .values
+            .iter()
+            .all(|v| specs.iter().any(|s| s.takes_value(v.kind)));
+        let needed = second
+            .values
+            .iter()
+            .any(|v| specs.iter().any(|s| s.required() && s.takes_value(v.kind)));
+        if !all_taken || !needed {
+            return false;
+        }
+        // And the second clause's words fit the tool on their own.
+        let hints = self.hints(second, None);
+        self.index
+            .rank(second.tokens(), &hints, self.lex)
+            .iter()
+            .any(|c| c.id == e.tool && c.score >= self.threshold)
     }
 
     /// For each routed clause, the score of the neighbour that absorbs it: a clause that
@@ -1312,19 +1392,25 @@ fn drop_restatements(analysis: &Analysis, drafts: &mut Vec<Draft>) {
             j += 1;
             continue;
         };
-        drafts.remove(j);
-        for later in drafts.iter_mut().skip(j) {
-            for list in [&mut later.inputs, &mut later.after] {
-                for r in list.iter_mut() {
-                    if *r == j {
-                        *r = i;
-                    } else if *r > j {
-                        *r -= 1;
-                    }
+        remove_draft(drafts, j, i);
+    }
+}
+
+/// Removes draft `at`; the drafts after it that took from or followed it take from or
+/// follow draft `to` (an index after the removal) instead.
+fn remove_draft(drafts: &mut Vec<Draft>, at: usize, to: usize) {
+    drafts.remove(at);
+    for later in drafts.iter_mut().skip(at) {
+        for list in [&mut later.inputs, &mut later.after] {
+            for r in list.iter_mut() {
+                if *r == at {
+                    *r = to;
+                } else if *r > at {
+                    *r -= 1;
                 }
-                list.sort_unstable();
-                list.dedup();
             }
+            list.sort_unstable();
+            list.dedup();
         }
     }
 }

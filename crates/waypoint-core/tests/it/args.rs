@@ -871,3 +871,25 @@ fn a_one_word_listed_value_names_the_tool_and_a_name_ends_before_other_words() {
         )
     );
 }
+
+#[test]
+fn a_sentence_that_gives_the_value_an_earlier_request_lacked_completes_it() {
+    // Said twice: the first sentence chose the tool, the second gives its number.
+    assert_eq!(
+        errands(
+            "I need to make a voice call to my friend. Please call this number 555-123-4567 for me."
+        ),
+        one_step("voice_call", json!({"phone_number": "555-123-4567"}))
+    );
+    // A second request of its own, whose value the first tool could take, stays apart.
+    let two = errands("I need to make a voice call. Record a voice memo for 30 seconds.");
+    assert_eq!(two.len(), 2);
+    assert_eq!(two[1], ("record_voice".into(), json!({"seconds": 30})));
+    // So does a request ordered after it.
+    let ordered = errands("Make a voice call. Then call 555-123-4567.");
+    assert_eq!(ordered.len(), 2);
+    assert_eq!(
+        ordered[0].1,
+        json!({"phone_number": {"$placeholder": "The phone number to make the voice call to"}})
+    );
+}
