@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use waypoint_catalog::Tool;
 use waypoint_protocol::ExtractedKind;
 
-use crate::lexicon::Lexicon;
+use crate::lexicon::{Lexicon, Unit};
 use crate::suggested::Suggestion;
 use crate::text::Token;
 use crate::understand::ClauseAnalysis;
@@ -221,6 +221,74 @@ struct Piece {
     value: String,
     start: usize,
     end: usize,
+    /// The unit a number is written with ("2 km", "70kg").
+    unit: Option<Unit>,
+}
+
+impl Piece {
+    /// The value as the slot's schema types it; a number written in another unit of the
+    /// measure the argument is in ("within 2 km" for "The search radius in meters") is
+    /// converted to it.
+    fn coerce_for(&self, slot: &Slot<'_>, lex: &Lexicon) -> Value {
+        let schema = slot.item_schema();
+        let value = || coerce(&self.value, schema, lex);
+        let Some(have) = self.unit else {
+            return value();
+        };
+        let (Some(want), Ok(x)) = (
+            slot_unit(slot, lex).filter(|w| w.measure == have.measure),
+            self.value.replace(',', "").parse::<f64>(),
+        ) else {
+            return value();
+        };
+        let converted = x * have.per / want.per;
+        if schema.get("type").and_then(Value::as_str) == Some("integer") {
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "rounded, and i64 holds any unit count a request gives"
+            )]
+            return Value::from(converted.round() as i64);
+        }
+        // Decimals the conversion factors add ("2 km" → 2000.0000000000002) are noise.
+        let rounded = (converted * 1e9).round() / 1e9;
+        if rounded.fract() == 0.0 && rounded.abs() < 9e15 {
+            #[expect(clippy::cast_possible_truncation, reason = "integral and within i64")]
+            return Value::from(rounded as i64);
+        }
+        serde_json::Number::from_f64(rounded).map_or_else(value, Value::Number)
+    }
+}
+
+/// The unit an argument's description or name is in: the first word of either that names
+/// a unit ("The search radius in meters", `duration_seconds`). One-letter abbreviations
+/// are not read there ("e.g." is no gram).
+fn slot_unit(slot: &Slot<'_>, lex: &Lexicon) -> Option<Unit> {
+    let description = slot
+        .schema
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_lowercase();
+    description
+        .split(|c: char| !c.is_alphabetic())
+        .map(str::to_string)
+        .chain(name_words(slot.name))
+        .filter(|w| w.chars().count() > 1)
+        .find_map(|w| lex.units.get(&w).copied())
+}
+
+/// The unit written right after a number that ends at `end` in `text`: letters run onto
+/// it ("70kg") or the next word ("2 km").
+/// Answers the unit and the number of bytes it and the space before it take.
+fn unit_after(text: &str, end: usize, lex: &Lexicon) -> Option<(Unit, usize)> {
+    let rest = text.get(end..)?;
+    let gap = usize::from(rest.starts_with(' '));
+    let word: String = rest[gap..]
+        .chars()
+        .take_while(|c| c.is_alphabetic())
+        .collect();
+    let unit = lex.units.get(&word.to_lowercase()).copied()?;
+    Some((unit, gap + word.len()))
 }
 
 /// What the filling has used up so far.
@@ -547,7 +615,7 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
         let piece = &pieces[p];
         let as_value = |piece: &Piece| {
             if slot.typed() {
-                coerce(&piece.value, slot.item_schema(), lex)
+                piece.coerce_for(slot, lex)
             } else {
                 Value::String(piece.value.clone())
             }
@@ -595,10 +663,7 @@ fn takes_named(slot: &Slot<'_>, piece: &Piece, at: usize, cx: &Context<'_, '_>) 
     }
     if slot.typed() {
         return (slot.takes(piece, lex) || piece.kind == Kind::Value(ExtractedKind::Quoted))
-            && fits(
-                &coerce(&piece.value, slot.item_schema(), lex),
-                slot.item_schema(),
-            );
+            && fits(&piece.coerce_for(slot, lex), slot.item_schema());
     }
     match piece.kind {
         Kind::Value(ExtractedKind::Quoted) => slot.free_text(),
@@ -768,12 +833,7 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
                 let other = piece_end(&pieces[i], toks, cx.lex).or(bare_end);
                 slot.end.is_none() || other.is_none() || other == slot.end
             })
-            .filter(|&i| {
-                fits(
-                    &coerce(&pieces[i].value, slot.item_schema(), cx.lex),
-                    slot.item_schema(),
-                )
-            })
+            .filter(|&i| fits(&pieces[i].coerce_for(slot, cx.lex), slot.item_schema()))
             .collect();
         let Some(&first) = fitting.first() else {
             // The slot takes one value lent by a presenting clause, if any fits.
@@ -796,7 +856,7 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
         };
         let values: Vec<Value> = take
             .iter()
-            .map(|&i| coerce(&pieces[i].value, slot.item_schema(), cx.lex))
+            .map(|&i| pieces[i].coerce_for(slot, cx.lex))
             .collect();
         // Several values where one fits, and no other argument takes this kind: one step
         // per value ("translate it into French and German").
@@ -806,7 +866,7 @@ fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
         if !slot.is_array() && fitting.len() > 1 && !others_take && out.fan_out.is_none() {
             let all: Vec<Value> = fitting
                 .iter()
-                .map(|&i| coerce(&pieces[i].value, slot.item_schema(), cx.lex))
+                .map(|&i| pieces[i].coerce_for(slot, cx.lex))
                 .collect();
             out.fan_out = Some((slot.name.to_string(), all));
             for &i in &fitting {
@@ -1523,7 +1583,7 @@ fn fill_last_quote(cx: &Context<'_, '_>, st: &mut State) {
     {
         return;
     }
-    let value = coerce(&pieces[*q].value, slot.item_schema(), lex);
+    let value = pieces[*q].coerce_for(slot, lex);
     if !value.is_string() || !fits(&value, slot.item_schema()) {
         return;
     }
@@ -1927,11 +1987,19 @@ fn pieces(clause: &ClauseAnalysis, lex: &Lexicon) -> Vec<Piece> {
     let mut out: Vec<Piece> = clause
         .values
         .iter()
-        .map(|f| Piece {
-            kind: Kind::Value(f.kind),
-            value: f.value.clone(),
-            start: f.start,
-            end: f.end,
+        .map(|f| {
+            // A number's unit is part of the value: no text argument takes it ("2 km").
+            let base = clause.segment.clause.span.start;
+            let unit = (f.kind == ExtractedKind::Numbers)
+                .then(|| unit_after(&clause.segment.clause.text, f.end.checked_sub(base)?, lex))
+                .flatten();
+            Piece {
+                kind: Kind::Value(f.kind),
+                value: f.value.clone(),
+                start: f.start,
+                end: f.end + unit.map_or(0, |(_, len)| len),
+                unit: unit.map(|(u, _)| u),
+            }
         })
         .collect();
     for t in clause.tokens() {
@@ -1941,6 +2009,7 @@ fn pieces(clause: &ClauseAnalysis, lex: &Lexicon) -> Vec<Piece> {
                 value: lang,
                 start: t.start,
                 end: t.end,
+                unit: None,
             });
         }
     }

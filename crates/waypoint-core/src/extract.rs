@@ -83,6 +83,15 @@ impl Extractor {
             .iter()
             .map(|(w, _)| w.clone())
             .collect::<Vec<_>>());
+        // A unit written onto a number ("70kg", "1.8m") ends the number; a lone "s" does
+        // not ("the 1990s").
+        let mut attached: Vec<String> = lex.units.keys().filter(|u| *u != "s").cloned().collect();
+        attached.sort();
+        let attached = if attached.is_empty() {
+            r"[^\s\S]".to_string()
+        } else {
+            alt(&attached)
+        };
         Ok(Self {
             url: build(r#"\b(?:https?|ftp)://[^\s<>"'`]+"#)?,
             bare_url: build(&format!(
@@ -104,7 +113,9 @@ impl Extractor {
             )?,
             // A phone number keeps the form it is written in ("+1234567890",
             // "555-123-4567"): read as digits it would lose its sign or its tail.
-            number: build(r"(?:^|[^\w.:/#-])(\+\d{7,15}|\d{3}-\d{3}-\d{4}|\d+(?:[.,]\d+)*)\b")?,
+            number: build(&format!(
+                r"(?:^|[^\w.:/#-])(\+\d{{7,15}}|\d{{3}}-\d{{3}}-\d{{4}}|\d+(?:[.,]\d+)*)(?:{attached})?\b"
+            ))?,
             number_word: build(&format!(r"\b(?:{nwords})\b"))?,
             date: build(&format!(
                 r"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b(?:{months})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{months})\b(?:\s+\d{{4}})?|\b(?:{relative})\b|\b(?:{weekdays})s?\b"
@@ -440,6 +451,22 @@ mod tests {
         );
         let over = format!("say \"{}\"", "x".repeat(MAX_QUOTED_CHARS + 1));
         assert!(of(&over, ExtractedKind::Quoted).is_empty());
+    }
+
+    #[test]
+    fn a_unit_written_onto_a_number_ends_it() {
+        assert_eq!(
+            of(
+                "a weight of 70kg and a height of 1.8m",
+                ExtractedKind::Numbers
+            ),
+            ["70", "1.8"]
+        );
+        // A lone "s" is a plural, not seconds; other letters keep the word whole.
+        assert_eq!(
+            of("the 1990s, the 3rd of 4x4", ExtractedKind::Numbers),
+            Vec::<String>::new()
+        );
     }
 
     #[test]

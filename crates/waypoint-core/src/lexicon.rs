@@ -218,6 +218,8 @@ pub struct Lexicon {
     /// File-type families: the extensions that make a bare name a path, and the argument
     /// words that take only paths of the family.
     pub file_types: Vec<FileType>,
+    /// Unit names (lower-case) → the unit (see `units` in the vocabulary file).
+    pub units: HashMap<String, Unit>,
     pub arg_cues: Vec<ArgCue>,
     /// The ends of a move or a translation: an argument of one end never takes a value
     /// introduced by a preposition of the other.
@@ -229,6 +231,41 @@ pub struct Lexicon {
     /// Words after which an argument's description lists values it takes ("eg. buy,
     /// sell"), lower-case.
     pub example_markers: Vec<String>,
+}
+
+/// A unit as the vocabulary file writes it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUnit {
+    names: Vec<String>,
+    per: f64,
+}
+
+/// A unit of measure: which measure (by index), and how many of its first unit it makes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Unit {
+    pub measure: usize,
+    pub per: f64,
+}
+
+/// Every unit name of the vocabulary with its unit; a measure is known by its place.
+fn units(raw: &BTreeMap<String, Vec<RawUnit>>) -> HashMap<String, Unit> {
+    raw.values()
+        .enumerate()
+        .flat_map(|(measure, units)| {
+            units.iter().flat_map(move |u| {
+                u.names.iter().map(move |n| {
+                    (
+                        n.to_lowercase(),
+                        Unit {
+                            measure,
+                            per: u.per,
+                        },
+                    )
+                })
+            })
+        })
+        .collect()
 }
 
 /// A family of file types ("audio": .wav, .mp3…) and the argument words that take them.
@@ -337,6 +374,8 @@ struct Raw {
     identifier_args: Vec<String>,
     arg_names: BTreeMap<String, Vec<String>>,
     file_types: BTreeMap<String, FileType>,
+    #[serde(default)]
+    units: BTreeMap<String, Vec<RawUnit>>,
     arg_cues: Vec<RawArgCue>,
     ends: Vec<End>,
     ranges: Vec<Range>,
@@ -555,6 +594,7 @@ impl Lexicon {
             identifier_args: forms(&raw.identifier_args),
             arg_names: raw.arg_names.into_iter().collect(),
             file_types: raw.file_types.into_values().collect(),
+            units: units(&raw.units),
             value_prepositions: forms(&raw.value_prepositions),
             about_markers: forms(&raw.about_markers),
             trailing_joiners: lower(&raw.trailing_joiners),

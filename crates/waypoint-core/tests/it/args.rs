@@ -893,3 +893,39 @@ fn a_sentence_that_gives_the_value_an_earlier_request_lacked_completes_it() {
         json!({"phone_number": {"$placeholder": "The phone number to make the voice call to"}})
     );
 }
+
+#[test]
+fn a_number_in_another_unit_of_the_arguments_measure_is_converted() {
+    // "The search radius in meters" (an integer) and "The weight in kilograms".
+    assert_eq!(
+        errands("find cafes within 2 km"),
+        one_step("find_places", json!({"kind": "cafes", "radius": 2000}))
+    );
+    assert_eq!(
+        errands("find places within 1.5 miles"),
+        one_step("find_places", json!({"kind": "places", "radius": 2414}))
+    );
+    assert_eq!(
+        errands("find cafes within 300 m"),
+        one_step("find_places", json!({"kind": "cafes", "radius": 300}))
+    );
+    assert_eq!(
+        errands("log my body weight, 154 lbs"),
+        one_step("log_weight", json!({"weight": 69.853_224_98}))
+    );
+    // Written onto the number, or in the argument's own unit, it is taken as it is.
+    assert_eq!(
+        errands("log my body weight of 70kg"),
+        one_step("log_weight", json!({"weight": 70}))
+    );
+    // The argument's name may say its unit.
+    assert_eq!(
+        errands("record a voice memo for 2 minutes"),
+        one_step("record_voice", json!({"seconds": 120}))
+    );
+    // A unit of another measure converts nothing.
+    assert_eq!(
+        errands("find cafes within 5 minutes"),
+        one_step("find_places", json!({"kind": "cafes", "radius": 5}))
+    );
+}
