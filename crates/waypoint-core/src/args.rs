@@ -277,9 +277,8 @@ fn slot_unit(slot: &Slot<'_>, lex: &Lexicon) -> Option<Unit> {
         .find_map(|w| lex.units.get(&w).copied())
 }
 
-/// The unit written right after a number that ends at `end` in `text`: letters run onto
-/// it ("70kg") or the next word ("2 km").
-/// Answers the unit and the number of bytes it and the space before it take.
+/// The unit written right after a number that ends at `end` in `text` — letters run onto
+/// it ("70kg") or the next word ("2 km") — and the bytes it and the space before it take.
 fn unit_after(text: &str, end: usize, lex: &Lexicon) -> Option<(Unit, usize)> {
     let rest = text.get(end..)?;
     let gap = usize::from(rest.starts_with(' '));
