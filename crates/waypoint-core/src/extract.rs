@@ -83,14 +83,11 @@ impl Extractor {
             .iter()
             .map(|(w, _)| w.clone())
             .collect::<Vec<_>>());
-        // A unit written onto a number ("70kg", "1.8m") ends the number; a lone "s" does
-        // not ("the 1990s").
-        let mut attached: Vec<String> = lex.units.keys().filter(|u| *u != "s").cloned().collect();
-        attached.sort();
-        let attached = if attached.is_empty() {
+        // A unit written onto a number ("70kg", "1.8m") ends the number.
+        let attached = if lex.attached_units.is_empty() {
             r"[^\s\S]".to_string()
         } else {
-            alt(&attached)
+            alt(&lex.attached_units)
         };
         Ok(Self {
             url: build(r#"\b(?:https?|ftp)://[^\s<>"'`]+"#)?,

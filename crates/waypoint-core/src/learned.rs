@@ -117,15 +117,12 @@ impl Learned {
         lex: &crate::lexicon::Lexicon,
     ) -> Option<Self> {
         let (mut set, requests) = training_set(catalog);
-        // Cutting needs a model of its own; a catalog that will not have one skips it.
-        if set.classes().len() >= 2 && requests > 0 && !matches!(how, RouterModel::Off) {
-            crate::parts::add_parts(&mut set, lex, how.cache_dir());
-        }
         // Without requests the model's share of a score would be nil: training it would
         // cost time (one problem per entry over every text) and change nothing.
-        if set.classes().len() < 2 || requests == 0 {
+        if set.classes().len() < 2 || requests == 0 || matches!(how, RouterModel::Off) {
             return None;
         }
+        crate::parts::add_parts(&mut set, lex, how.cache_dir());
         let settings = Settings::default();
         let cache_dir = how.cache_dir();
         // Each text's sentence vector joins its n-grams; without vectors for every text
@@ -136,6 +133,7 @@ impl Learned {
                 .is_ok_and(|vectors| set.set_dense(vectors))
         });
         let (model, source) = match how {
+            // Turned away above.
             RouterModel::Off => return None,
             RouterModel::Train => (Model::train(&set, &settings), None),
             RouterModel::Cached(dir) => {

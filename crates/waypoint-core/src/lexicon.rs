@@ -220,6 +220,8 @@ pub struct Lexicon {
     pub file_types: Vec<FileType>,
     /// Unit names (lower-case) → the unit (see `units` in the vocabulary file).
     pub units: HashMap<String, Unit>,
+    /// The unit names that may be written onto a number ("70kg"), sorted.
+    pub attached_units: Vec<String>,
     pub arg_cues: Vec<ArgCue>,
     /// The ends of a move or a translation: an argument of one end never takes a value
     /// introduced by a preposition of the other.
@@ -239,6 +241,9 @@ pub struct Lexicon {
 struct RawUnit {
     names: Vec<String>,
     per: f64,
+    /// Names read only as a word of their own, never written onto a number.
+    #[serde(default)]
+    spaced: Vec<String>,
 }
 
 /// A unit of measure: which measure (by index), and how many of its first unit it makes.
@@ -266,6 +271,18 @@ fn units(raw: &BTreeMap<String, Vec<RawUnit>>) -> HashMap<String, Unit> {
             })
         })
         .collect()
+}
+
+/// The unit names not marked `spaced`, lower-case and sorted.
+fn attached_units(raw: &BTreeMap<String, Vec<RawUnit>>) -> Vec<String> {
+    let mut out: Vec<String> = raw
+        .values()
+        .flatten()
+        .flat_map(|u| u.names.iter().filter(|n| !u.spaced.contains(n)))
+        .map(|n| n.to_lowercase())
+        .collect();
+    out.sort();
+    out
 }
 
 /// A family of file types ("audio": .wav, .mp3…) and the argument words that take them.
@@ -595,6 +612,7 @@ impl Lexicon {
             arg_names: raw.arg_names.into_iter().collect(),
             file_types: raw.file_types.into_values().collect(),
             units: units(&raw.units),
+            attached_units: attached_units(&raw.units),
             value_prepositions: forms(&raw.value_prepositions),
             about_markers: forms(&raw.about_markers),
             trailing_joiners: lower(&raw.trailing_joiners),
