@@ -124,6 +124,7 @@ impl TrainingSet {
     pub fn key(&self, settings: &Settings) -> [u8; 32] {
         let mut h = Sha256::new();
         h.update(crate::artifact::FORMAT.to_le_bytes());
+        h.update(METHOD.to_le_bytes());
         h.update(format!("{settings:?}").as_bytes());
         for c in &self.classes {
             h.update((c.len() as u64).to_le_bytes());
@@ -149,6 +150,11 @@ impl TrainingSet {
         h.finalize().into()
     }
 }
+
+/// How training turns a set into a model, beyond the settings: changed whenever a model
+/// trained on the same set would come out different, so a cached one is not reused.
+/// 2: folds keep every copy of a text together, parts included.
+const METHOD: u32 = 2;
 
 /// Training knobs; the defaults are scikit-learn's `LinearSVC` where it has one.
 #[derive(Debug, Clone, PartialEq)]
@@ -431,9 +437,94 @@ struct CrossValidated {
 /// of its own.
 const OWN_CALIBRATION_FROM: usize = 10;
 
-/// Holds each fold's requests out, trains on the rest (over the full vocabulary, so the
+/// Which examples each fold trains on and which it scores.
+struct Folds {
+    count: usize,
+    /// Per example, the folds that must not learn from it (bit `k` for fold `k`).
+    withheld: Vec<u64>,
+    /// Per example, the fold that scores it; `None` for texts no fold holds out (an
+    /// entry's own words), for a repeat of a text already scored, and for a request whose
+    /// parts went to different folds.
+    scored_in: Vec<Option<usize>>,
+}
+
+/// Deals the held-out texts round the folds so that no fold learns a text it scores, not
+/// even inside a longer request: every part of a request, and every request, with the
+/// same words goes to one fold, and a request cut into parts is withheld from each fold
+/// one of its parts went to. Benchmarks built by joining single questions repeat each
+/// question in many requests; dealt by request, every fold would have seen the question
+/// it is scored on, and the calibration would learn a confidence that new requests do
+/// not earn. Stratified by first label. `None` with fewer than two texts per fold.
+fn deal_folds(set: &TrainingSet, folds: usize) -> Option<Folds> {
+    let count = folds.min(64);
+    if count < 2 {
+        return None;
+    }
+    let n = set.examples.len();
+    let mut cut = vec![false; n];
+    for e in &set.examples {
+        if let Some(of) = e.part_of {
+            cut[of] = true;
+        }
+    }
+    // Atoms: parts, and held-out requests that were not cut. Their words decide the fold.
+    let mut fold_of_words: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::new();
+    let mut dealt = vec![0_usize; set.classes.len()];
+    let mut fold_of = vec![None; n];
+    let mut first_of_words = vec![false; n];
+    for (i, e) in set.examples.iter().enumerate() {
+        if !e.held_out || cut[i] {
+            continue;
+        }
+        let words = crate::features::words(&e.text).join(" ");
+        let fold = *fold_of_words.entry(words).or_insert_with(|| {
+            // Each class starts where its index says, so classes with one text each do
+            // not all land in fold 0.
+            let first = e.labels[0] as usize;
+            let f = (dealt[first] + first) % count;
+            dealt[first] += 1;
+            first_of_words[i] = true;
+            f
+        });
+        fold_of[i] = Some(fold);
+    }
+    if fold_of_words.len() < count * 2 {
+        return None;
+    }
+    let mut withheld = vec![0_u64; n];
+    for (i, f) in fold_of.iter().enumerate() {
+        if let Some(f) = f {
+            withheld[i] |= 1 << f;
+            if let Some(of) = set.examples[i].part_of {
+                withheld[of] |= 1 << f;
+            }
+        }
+    }
+    let mut scored_in: Vec<Option<usize>> = (0..n)
+        .map(|i| fold_of[i].filter(|_| first_of_words[i]))
+        .collect();
+    // A cut request is scored too when all its parts went to one fold.
+    let mut seen_whole = std::collections::HashSet::new();
+    for i in 0..n {
+        let mask = withheld[i];
+        if cut[i] && mask.is_power_of_two() {
+            let words = crate::features::words(&set.examples[i].text).join(" ");
+            if seen_whole.insert(words) {
+                scored_in[i] = Some(mask.trailing_zeros() as usize);
+            }
+        }
+    }
+    Some(Folds {
+        count,
+        withheld,
+        scored_in,
+    })
+}
+
+/// Holds each fold's texts out, trains on the rest (over the full vocabulary, so the
 /// folds cost no re-vectorising), and fits the calibrations on the held-out decisions.
-/// `None` when there is not at least one held-out example per fold.
+/// `None` when there are too few held-out texts ([`deal_folds`]).
 fn cross_validate(
     set: &TrainingSet,
     xs: &[Sparse],
@@ -441,40 +532,17 @@ fn cross_validate(
     dense_dims: usize,
     settings: &Settings,
 ) -> Option<CrossValidated> {
-    let folds = settings.folds as usize;
-    // Parts are dealt with their whole, so no fold learns a part's words from its whole.
-    let candidates: Vec<usize> = (0..set.examples.len())
-        .filter(|&i| set.examples[i].held_out && set.examples[i].part_of.is_none())
-        .collect();
-    if folds < 2 || candidates.len() < folds * 2 {
-        return None;
-    }
-    // Stratified by first label: each class's requests are dealt round the folds.
-    let mut fold_of = vec![usize::MAX; set.examples.len()];
-    let mut dealt = vec![0_usize; set.classes.len()];
-    for &i in &candidates {
-        let first = set.examples[i].labels[0] as usize;
-        fold_of[i] = dealt[first] % folds;
-        dealt[first] += 1;
-    }
-    for i in 0..set.examples.len() {
-        if let Some(of) = set.examples[i].part_of {
-            fold_of[i] = fold_of[of];
-        }
-    }
-    let candidates: Vec<usize> = (0..set.examples.len())
-        .filter(|&i| fold_of[i] != usize::MAX)
-        .collect();
+    let plan = deal_folds(set, settings.folds as usize)?;
     let classes = set.classes.len();
     let mut pairs: Vec<Vec<(f32, bool)>> = vec![Vec::new(); classes];
     let mut tally = Tally::new(classes);
-    for fold in 0..folds {
+    for fold in 0..plan.count {
         let train: Vec<usize> = (0..set.examples.len())
-            .filter(|&i| fold_of[i] != fold)
+            .filter(|&i| plan.withheld[i] & (1 << fold) == 0)
             .collect();
         let weights = fit(set, xs, &train, classes, vocab.len() + dense_dims, settings);
         let model = Model::assemble(set, vocab.clone(), dense_dims, &weights, Vec::new());
-        for &i in candidates.iter().filter(|&&i| fold_of[i] == fold) {
+        for i in (0..set.examples.len()).filter(|&i| plan.scored_in[i] == Some(fold)) {
             let d = model.decide(&xs[i]);
             let labels = &set.examples[i].labels;
             let best = best_class(&d);
@@ -508,7 +576,7 @@ fn cross_validate(
     Some(CrossValidated {
         shared,
         per_class,
-        report: tally.finish(u32::try_from(folds).unwrap_or(u32::MAX)),
+        report: tally.finish(u32::try_from(plan.count).unwrap_or(u32::MAX)),
     })
 }
 
@@ -521,4 +589,81 @@ pub(crate) fn best_class(d: &[f32]) -> u32 {
         }
     }
     u32::try_from(best).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Requests joined from a few questions, each question in several requests, as
+    /// MixATIS builds them; every request is cut into its questions.
+    fn joined_questions() -> TrainingSet {
+        let questions = [
+            ("what meals are served on flight 811", "meal"),
+            ("how many seats does a 737 hold", "capacity"),
+            ("what city is mco", "city"),
+            ("show me flights from boston to denver", "flight"),
+            ("what is the fare to dallas", "fare"),
+            ("what does ap68 mean", "abbreviation"),
+        ];
+        let mut set = TrainingSet::default();
+        for (i, a) in questions.iter().enumerate() {
+            for b in questions.iter().skip(i + 1) {
+                let whole = set.examples().len();
+                set.add(&format!("{} and {}", a.0, b.0), &[a.1, b.1], 1.0, true);
+                set.add_part(a.0, a.1, 1.0, whole);
+                set.add_part(b.0, b.1, 1.0, whole);
+            }
+        }
+        set.add("what city is mco", &["city"], 1.0, true);
+        set.add("meal", &["meal"], 1.0, false);
+        set
+    }
+
+    #[test]
+    fn no_fold_learns_a_text_it_scores() {
+        let set = joined_questions();
+        let plan = deal_folds(&set, 3).expect("six questions fill three folds");
+        let words = |i: usize| crate::features::words(&set.examples()[i].text).join(" ");
+        let mut scored_words = Vec::new();
+        for fold in 0..plan.count {
+            let scored: Vec<usize> = (0..set.examples().len())
+                .filter(|&i| plan.scored_in[i] == Some(fold))
+                .collect();
+            assert!(!scored.is_empty(), "fold {fold} scores nothing");
+            for i in scored {
+                let w = words(i);
+                for j in (0..set.examples().len()).filter(|&j| plan.withheld[j] & (1 << fold) == 0)
+                {
+                    assert!(
+                        !words(j).contains(&w),
+                        "fold {fold} scores “{w}” but learns from “{}”",
+                        words(j)
+                    );
+                }
+                scored_words.push(w);
+            }
+        }
+        // Each text is scored once, however often it was written.
+        let mut distinct = scored_words.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), scored_words.len());
+        // An entry's own words are never held out.
+        let own = set.examples().len() - 1;
+        assert_eq!((plan.withheld[own], plan.scored_in[own]), (0, None));
+    }
+
+    #[test]
+    fn too_few_texts_for_the_folds_is_no_cross_validation() {
+        let mut set = TrainingSet::default();
+        for _ in 0..10 {
+            set.add("what city is mco", &["city"], 1.0, true);
+        }
+        assert!(
+            deal_folds(&set, 3).is_none(),
+            "one text repeated is one text"
+        );
+        assert!(deal_folds(&joined_questions(), 1).is_none());
+    }
 }

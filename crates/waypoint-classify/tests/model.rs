@@ -205,7 +205,8 @@ fn parts_follow_their_whole_and_change_the_key() {
     assert_eq!(a.to_bytes(), b.to_bytes());
     assert_eq!(best(&a, "will it snow tomorrow"), "weather");
     assert_eq!(best(&a, "play me some jazz"), "music");
-    // Cross-validation scored the parts too: one more held-out text per part.
+    // Cross-validation scores each text once: both parts repeat requests of the set, so
+    // only the whole adds a text (its parts were dealt to one fold, so it is scored too).
     let report = a.report().unwrap();
-    assert_eq!(report.held_out as usize, whole + 3);
+    assert_eq!(report.held_out as usize, whole + 1);
 }

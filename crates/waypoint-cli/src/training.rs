@@ -66,7 +66,7 @@ fn render(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()
     match &s.cross_validation {
         Some(cv) => writeln!(
             out,
-            "  held out     {} requests over {} folds: {:.1}% routed right",
+            "  held out     {} distinct texts over {} folds: {:.1}% routed right",
             cv.held_out,
             cv.folds,
             cv.accuracy * 100.0
