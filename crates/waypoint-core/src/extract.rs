@@ -4,10 +4,16 @@
 //! or a quotation never steer segmentation or routing.
 
 use regex::{Regex, RegexBuilder};
+
 use waypoint_protocol::{Extracted, ExtractedKind};
 
 use crate::error::CoreError;
 use crate::lexicon::Lexicon;
+
+/// Phone numbers, matched before plain numbers so they keep the form they are written in
+/// ("+1234567890", "555-123-4567", "(555) 123-4567", "+44 20 7946 0958", "555-0134"):
+/// read as digits they would lose their sign or their tail.
+const PHONE: &str = r"\+\d{7,15}|\+\d{1,3}(?:[-. ]\d{2,4}){2,4}|\(\d{3}\) ?\d{3}-\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}|\d{3}-\d{4}";
 
 /// A value found in the text, with its byte span.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,10 +114,9 @@ impl Extractor {
                 // ("'He don't like it'"), not the closing quote.
                 r#""([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`|(?:^|[\s(:,])'((?:[^'\n]|'\pL)+)'(?:$|[\s).,;:!?])"#,
             )?,
-            // A phone number keeps the form it is written in ("+1234567890",
-            // "555-123-4567"): read as digits it would lose its sign or its tail.
+            // A phone number ([`PHONE`]) keeps the form it is written in.
             number: build(&format!(
-                r"(?:^|[^\w.:/#-])(\+\d{{7,15}}|\d{{3}}-\d{{3}}-\d{{4}}|\d+(?:[.,]\d+)*)(?:{attached})?\b"
+                r"(?:^|[^\w.:/#-])({PHONE}|\d+(?:[.,]\d+)*)(?:{attached})?\b"
             ))?,
             number_word: build(&format!(r"\b(?:{nwords})\b"))?,
             date: build(&format!(
@@ -471,6 +476,18 @@ mod tests {
         assert_eq!(
             of("text +1234567890 and 555-123-4567", ExtractedKind::Numbers),
             ["+1234567890", "555-123-4567"]
+        );
+        assert_eq!(
+            of(
+                "call (555) 123-4567, +44 20 7946 0958, 555.123.4567 or 555-0134",
+                ExtractedKind::Numbers
+            ),
+            [
+                "(555) 123-4567",
+                "+44 20 7946 0958",
+                "555.123.4567",
+                "555-0134"
+            ]
         );
         // Dates and plain numbers are read as before.
         assert_eq!(
