@@ -1039,48 +1039,15 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         let end = (cue_end..next_cue)
             .find(|&i| used.covers(&toks[i]))
             .unwrap_or(next_cue);
-        let mut span = &toks[cue_end..end];
-        // A name or place ends before a preposition that brings a value of its own ("in
-        // San Diego *for 3 days* starting …"); a message keeps it ("saying meet me at 5").
-        if !takes_content(slot, lex)
-            && let Some(cut) = (1..span.len()).find(|&i| {
-                span[i + 1..]
-                    .first()
-                    .is_some_and(|t| t.value || t.form.starts_with(|c: char| c.is_ascii_digit()))
-                    && lex.words.prepositions.contains(&span[i].form)
-            })
+        let span = trimmed_value(&toks[cue_end..end], slot, lex);
+        // "with number 555-0134": a word that names the argument whose value follows it
+        // labels that value; it is no value of its own.
+        if end < next_cue
+            && let [word] = span
+            && !word.proper
+            && labels_another(&word.stem, slot, slots, &out.args)
         {
-            span = &span[..cut];
-        }
-        // "from the Example Library": the article is not the name's ("for the best
-        // boots" keeps it: the words are a phrase, not a name).
-        if let [first, next, ..] = span
-            && !first.proper
-            && next.proper
-            && lex.words.articles.contains(&first.form)
-        {
-            span = &span[1..];
-        }
-        // A name ends at a preposition after it that opens words of another kind ("at
-        // Chase *to my friend's account*"), not one inside it ("Bank *of* America").
-        if span.first().is_some_and(|t| t.proper)
-            && let Some(cut) = (1..span.len()).find(|&i| {
-                !span[i].proper
-                    && lex.words.prepositions.contains(&span[i].form)
-                    && span.get(i + 1).is_some_and(|n| !n.proper)
-            })
-            && span[..cut].iter().all(|t| t.proper)
-        {
-            span = &span[..cut];
-        }
-        // "named John Doe with a description …": not the words that lead to the next value.
-        // A capitalised word is a name's ("named John *Doe*", though "doe" stems like "does").
-        while let [rest @ .., last] = span
-            && !last.value
-            && !last.proper
-            && !lex.is_content(last)
-        {
-            span = rest;
+            continue;
         }
         let (Some(first), Some(last)) = (span.first(), span.last()) else {
             continue;
@@ -1120,6 +1087,75 @@ fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         used.spans.push((toks[cue_start].start, used_end, true));
         out.args.insert(slot.name.to_string(), value);
     }
+}
+
+/// The words after a cue that are its value: not the words that bring the next value
+/// or that lead to it.
+fn trimmed_value<'t>(mut span: &'t [Token], slot: &Slot<'_>, lex: &Lexicon) -> &'t [Token] {
+    // A name or place ends before a preposition that brings a value of its own ("in
+    // San Diego *for 3 days* starting …"); a message keeps it ("saying meet me at 5").
+    if !takes_content(slot, lex)
+        && let Some(cut) = (1..span.len()).find(|&i| {
+            span[i + 1..]
+                .first()
+                .is_some_and(|t| t.value || t.form.starts_with(|c: char| c.is_ascii_digit()))
+                && lex.words.prepositions.contains(&span[i].form)
+        })
+    {
+        span = &span[..cut];
+    }
+    // "from the Example Library": the article is not the name's ("for the best
+    // boots" keeps it: the words are a phrase, not a name).
+    if let [first, next, ..] = span
+        && !first.proper
+        && next.proper
+        && lex.words.articles.contains(&first.form)
+    {
+        span = &span[1..];
+    }
+    // A name ends at a preposition after it that opens words of another kind ("at
+    // Chase *to my friend's account*"), not one inside it ("Bank *of* America").
+    if span.first().is_some_and(|t| t.proper)
+        && let Some(cut) = (1..span.len()).find(|&i| {
+            !span[i].proper
+                && lex.words.prepositions.contains(&span[i].form)
+                && span.get(i + 1).is_some_and(|n| !n.proper)
+        })
+        && span[..cut].iter().all(|t| t.proper)
+    {
+        span = &span[..cut];
+    }
+    // "named John Doe with a description …": not the words that lead to the next value.
+    // A capitalised word is a name's ("named John *Doe*", though "doe" stems like "does").
+    while let [rest @ .., last] = span
+        && !last.value
+        && !last.proper
+        && !lex.is_content(last)
+    {
+        span = rest;
+    }
+    span
+}
+
+/// Whether a word (by stem) is in the name or description of an argument other than
+/// `slot` that has a value already.
+fn labels_another(
+    stem: &str,
+    slot: &Slot<'_>,
+    slots: &[Slot<'_>],
+    args: &Map<String, Value>,
+) -> bool {
+    slots
+        .iter()
+        .filter(|s| s.name != slot.name && args.contains_key(s.name))
+        .any(|s| {
+            let about = s.schema.get("description").and_then(Value::as_str);
+            name_parts(s.name)
+                .iter()
+                .map(String::as_str)
+                .chain(about.into_iter().flat_map(str::split_whitespace))
+                .any(|w| crate::text::stem(&w.to_lowercase()) == stem)
+        })
 }
 
 /// Every cue of the clause (after token `from`) this tool has an argument for, as (start

@@ -835,6 +835,18 @@ fn a_reference_goes_to_the_argument_it_is_given_as() {
 }
 
 #[test]
+fn a_phone_number_fills_its_argument_as_written() {
+    for number in ["555-0134", "(555) 123-4567", "+44 20 7946 0958"] {
+        let plan = errands(&format!("save a contact named Ana with number {number}"));
+        assert_eq!(
+            plan,
+            one_step("save_contact", json!({"name": "Ana", "phone": number})),
+            "{number}"
+        );
+    }
+}
+
+#[test]
 fn a_quoted_date_is_a_date_and_the_tools_own_words_name_no_reference() {
     let plan = errands(
         "sum up the sales of 'Lamps' from '2024-01-01' to '2024-06-30' and then work out \
