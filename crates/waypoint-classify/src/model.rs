@@ -467,12 +467,13 @@ fn deal_folds(set: &TrainingSet, folds: usize) -> Option<Folds> {
             cut[of] = true;
         }
     }
-    // Atoms: parts, and held-out requests that were not cut. Their words decide the fold.
+    // Atoms: parts, and held-out requests that were not cut. Their words decide the fold;
+    // the first copy of a text is the one scored.
     let mut fold_of_words: std::collections::HashMap<String, usize> =
         std::collections::HashMap::new();
     let mut dealt = vec![0_usize; set.classes.len()];
-    let mut fold_of = vec![None; n];
-    let mut first_of_words = vec![false; n];
+    let mut withheld = vec![0_u64; n];
+    let mut scored_in: Vec<Option<usize>> = vec![None; n];
     for (i, e) in set.examples.iter().enumerate() {
         if !e.held_out || cut[i] {
             continue;
@@ -484,26 +485,17 @@ fn deal_folds(set: &TrainingSet, folds: usize) -> Option<Folds> {
             let first = e.labels[0] as usize;
             let f = (dealt[first] + first) % count;
             dealt[first] += 1;
-            first_of_words[i] = true;
+            scored_in[i] = Some(f);
             f
         });
-        fold_of[i] = Some(fold);
+        withheld[i] |= 1 << fold;
+        if let Some(of) = e.part_of {
+            withheld[of] |= 1 << fold;
+        }
     }
     if fold_of_words.len() < count * 2 {
         return None;
     }
-    let mut withheld = vec![0_u64; n];
-    for (i, f) in fold_of.iter().enumerate() {
-        if let Some(f) = f {
-            withheld[i] |= 1 << f;
-            if let Some(of) = set.examples[i].part_of {
-                withheld[of] |= 1 << f;
-            }
-        }
-    }
-    let mut scored_in: Vec<Option<usize>> = (0..n)
-        .map(|i| fold_of[i].filter(|_| first_of_words[i]))
-        .collect();
     // A cut request is scored too when all its parts went to one fold.
     let mut seen_whole = std::collections::HashSet::new();
     for i in 0..n {

@@ -1150,11 +1150,11 @@ fn labels_another(
         .filter(|s| s.name != slot.name && args.contains_key(s.name))
         .any(|s| {
             let about = s.schema.get("description").and_then(Value::as_str);
-            name_parts(s.name)
-                .iter()
-                .map(String::as_str)
-                .chain(about.into_iter().flat_map(str::split_whitespace))
-                .any(|w| crate::text::stem(&w.to_lowercase()) == stem)
+            s.naming.iter().any(|(w, _)| w == stem)
+                || about
+                    .into_iter()
+                    .flat_map(str::split_whitespace)
+                    .any(|w| crate::text::stem(&w.to_lowercase()) == stem)
         })
 }
 
