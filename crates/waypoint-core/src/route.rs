@@ -751,17 +751,21 @@ impl RouteIndex {
     /// Whether the verb's object is a word no entry knows ("open a PR"): the verb may fit
     /// an entry, but what it acts on is nothing the catalog handles, so for an entry that
     /// does not take free text the verb's match counts for less and earns no bonus.
-    fn object_unknown(&self, tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> bool {
-        hints
-            .head_verb
-            .and_then(|h| object_noun(tokens, h, lex))
-            .map(|o| &tokens[o])
+    fn object_unknown(&self, object: Option<&Token>, lex: &Lexicon) -> bool {
+        object
             // A number is a value to take, not a thing to act on ("add 2 and 3").
             .is_some_and(|t| {
                 !lex.is_light_verb(t)
                     && !t.form.chars().any(|c| c.is_ascii_digit())
                     && !self.postings.contains_key(&t.key)
             })
+    }
+
+    /// Whether the entry's own fields use the word (postings are in entry order).
+    fn has_word(&self, doc: u32, key: &str) -> bool {
+        self.postings
+            .get(key)
+            .is_some_and(|list| list.binary_search_by_key(&doc, |(d, _)| *d).is_ok())
     }
 
     /// Ranks the entries that share a word with the clause, best first; at most
@@ -797,7 +801,17 @@ impl RouteIndex {
             .flatten()
             .copied()
             .collect();
-        let object_unknown = self.object_unknown(tokens, hints, lex);
+        let object = hints.head_verb.and_then(|h| object_noun(tokens, h, lex));
+        let object_unknown = self.object_unknown(object.map(|o| &tokens[o]), lex);
+        // The object the catalog has a word for: an entry without that word is not what
+        // the article ("a video") asks to find or make, and after a light verb ("generate
+        // a response") not what the verb asks for either.
+        let object_key = object
+            .map(|o| tokens[o].key.as_str())
+            .filter(|k| self.postings.contains_key(*k));
+        let light_verb = hints
+            .head_verb
+            .is_some_and(|h| lex.is_light_verb(&tokens[h]));
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
         for &doc in &touched {
             let Some(d) = self.docs.get(doc as usize) else {
@@ -821,7 +835,12 @@ impl RouteIndex {
             // Bonuses from understanding are not scaled by word coverage: they stand for
             // the words (the head verb, the article) that led to the understanding. They can
             // tip a choice between entries the words support, not lift one they barely touch.
-            let mut bonus = hint_bonus(d, doc, hints, lex, &mut reasons);
+            let lacks_object = object_key.is_some_and(|k| !self.has_word(doc, k));
+            let fit = HintFit {
+                intent: !(lacks_object && light_verb),
+                article: !lacks_object,
+            };
+            let mut bonus = hint_bonus(d, doc, hints, lex, &mut reasons, fit);
             // Only an entry that takes free text can take an object it has no word for.
             let foreign_object = object_unknown && !d.takes_text;
             if foreign_object {
@@ -1016,6 +1035,15 @@ fn arg_kind(name: &str, lex: &Lexicon) -> Option<ExtractedKind> {
         .and_then(|(kind, _)| ExtractedKind::parse(kind))
 }
 
+/// Which of the understanding's bonuses an entry may take.
+#[derive(Clone, Copy)]
+struct HintFit {
+    /// The head verb's intent.
+    intent: bool,
+    /// The object's article ("a" makes or finds one, "the" changes one).
+    article: bool,
+}
+
 /// The bonus from what is known beyond the words: the goal's intent, whether the
 /// object exists already, and which supplied values the entry's arguments take.
 fn hint_bonus<'s>(
@@ -1024,9 +1052,11 @@ fn hint_bonus<'s>(
     hints: &Hints<'s>,
     lex: &'s Lexicon,
     reasons: &mut Vec<(u32, f64, Reason<'s>)>,
+    fit: HintFit,
 ) -> f64 {
     let mut bonus = 0.0;
     if let Some(intent) = hints.intent
+        && fit.intent
         && d.intents.iter().any(|i| i == intent)
     {
         bonus += W_INTENT;
@@ -1038,6 +1068,7 @@ fn hint_bonus<'s>(
         None => None,
     };
     if let (Some(intent), Some(article)) = (article_intent, hints.article)
+        && fit.article
         && d.intents.iter().any(|i| i == intent)
     {
         bonus += W_ARTICLE;
@@ -1073,7 +1104,7 @@ fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
             || !lex.is_content(t)
             || t.identifier
             || t.proper
-            || (last.is_some() && lex.is_verb(t))
+            || (last.is_some() && (lex.is_verb(t) || post_modifier(tokens, i, lex)))
         {
             break;
         }
@@ -1081,6 +1112,18 @@ fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
         i += 1;
     }
     last
+}
+
+/// Whether the word at `i` is a participle that opens a phrase describing the noun before
+/// it ("a response *based* on the text", "the files *created* by the job"): an -ed word
+/// followed by a function word. The noun before it ends the noun phrase.
+fn post_modifier(tokens: &[Token], i: usize, lex: &Lexicon) -> bool {
+    tokens[i].form.len() > 4
+        && tokens[i].form.ends_with("ed")
+        && !tokens[i].form.ends_with("eed")
+        && tokens
+            .get(i + 1)
+            .is_some_and(|t| !t.value && !lex.is_content(t))
 }
 
 /// Whether the word at `i` ends a definite phrase naming what an earlier clause's entry

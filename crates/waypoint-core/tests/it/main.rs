@@ -11,6 +11,7 @@ mod args;
 mod fuzz_replay;
 mod guards;
 mod meaning;
+mod objects;
 mod plans;
 mod properties;
 mod stages;

@@ -1,0 +1,57 @@
+//! Routing on tools described in words only (`tests/fixtures/media.yaml`): what a clause
+//! acts on decides between entries its verb fits equally.
+
+use std::sync::OnceLock;
+
+use waypoint_catalog::{Source, load};
+use waypoint_core::{Engine, Options};
+
+fn media() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let catalog = load(&[Source {
+            name: "media.yaml".into(),
+            text: include_str!("../fixtures/media.yaml").into(),
+        }])
+        .unwrap()
+        .catalog;
+        Engine::new(catalog, Options::default()).unwrap()
+    })
+}
+
+/// The entries of the clause's ranking, best first, whether or not one clears the threshold.
+fn ranking(request: &str) -> Vec<String> {
+    let routes = media().route(request, None).unwrap();
+    let route = routes.first().unwrap();
+    route
+        .recommendation
+        .iter()
+        .chain(&route.alternatives)
+        .map(|c| c.id.clone())
+        .collect()
+}
+
+#[test]
+fn a_light_verb_leaves_the_choice_to_its_object() {
+    // "generate" fits every generator; only one of them knows a response.
+    let r = ranking("generate a helpful conversational response based on the translated text");
+    assert_eq!(r[0], "conversational", "{r:?}");
+}
+
+#[test]
+fn an_article_speaks_for_entries_that_know_its_noun() {
+    // "a video" is something to find here, not something the image tools make.
+    assert_eq!(ranking("find me a video about cooking")[0], "video_search");
+}
+
+#[test]
+fn tell_me_asks_for_what_follows() {
+    let r = ranking("tell me my routing number");
+    assert_eq!(r[0], "routing", "{r:?}");
+    assert!(
+        media().route("tell me a joke", None).unwrap()[0]
+            .recommendation
+            .as_ref()
+            .is_some_and(|c| c.id == "tell_joke")
+    );
+}
