@@ -90,6 +90,9 @@ pub struct Inputs<'a> {
     pub names_artifact: &'a dyn Fn(&str) -> bool,
     /// The request's clauses before this one, in order: their values can stand for "it".
     pub earlier: &'a [ClauseAnalysis],
+    /// The request's clauses after this one: what those that present material give
+    /// ("… download the video. Video link: https://…") is lent like an earlier one's.
+    pub later: &'a [ClauseAnalysis],
     /// The words an earlier clause acted on, for "it" when no earlier step's output or
     /// value fits ("remember this launch, write a blog about it").
     pub antecedent: Option<&'a str>,
@@ -479,6 +482,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     let lent: Vec<Piece> = inputs
         .earlier
         .iter()
+        .chain(inputs.later)
         .filter(|c| !c.is_action())
         .flat_map(|c| self::pieces(c, lex))
         // What a person presents: files, addresses, ids — not a count or a date that

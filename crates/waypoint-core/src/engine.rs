@@ -264,6 +264,7 @@ impl Engine {
                         vague: clause.vague_object.is_some(),
                         names_artifact: &|key| self.index.names_artifact(key),
                         earlier: &[],
+                        later: &[],
                         antecedent: None,
                         own_words: self.index.own_words(&tool.name),
                         outputs: &[],

@@ -1162,7 +1162,8 @@ impl<'a> Planner<'a> {
             .iter()
             .position(|c| c.segment.clause.index >= d.clause)
             .unwrap_or(analysis.clauses.len());
-        let earlier = &analysis.clauses[..before];
+        let (earlier, from_here) = analysis.clauses.split_at(before);
+        let later = from_here.get(1..).unwrap_or_default();
         // The object of the nearest earlier action clause, when it names something of its own.
         let antecedent = earlier.iter().rfind(|c| c.is_action()).and_then(|c| {
             let words = c.object_text(request)?;
@@ -1188,6 +1189,7 @@ impl<'a> Planner<'a> {
             vague: clause.vague_object.is_some(),
             names_artifact,
             earlier,
+            later,
             antecedent: antecedent.as_deref(),
             own_words: self.index.own_words(&tool.name),
             outputs,

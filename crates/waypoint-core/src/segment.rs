@@ -54,17 +54,17 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
     }
     // A request made only of material ("i have lost my phone") still asks for something:
     // its clauses are actions, not context for actions that are not there.
-    let all_context = segments
-        .iter()
-        .all(|(toks, _)| lex.presentational.iter().any(|p| p.matches_at(toks, 0)));
+    let presents = |toks: &[Token]| {
+        lex.presentational.iter().any(|p| p.matches_at(toks, 0)) || is_label_line(text, toks)
+    };
+    let all_context = segments.iter().all(|(toks, _)| presents(toks));
     segments
         .into_iter()
         .enumerate()
         .map(|(index, (toks, follows))| {
             let start = toks.first().map_or(0, |t| t.start);
             let end = toks.last().map_or(0, |t| closing_quote_end(text, t));
-            let role = if !all_context && lex.presentational.iter().any(|p| p.matches_at(&toks, 0))
-            {
+            let role = if !all_context && presents(&toks) {
                 ClauseRole::Context
             } else {
                 ClauseRole::Action
@@ -86,6 +86,17 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
             }
         })
         .collect()
+}
+
+/// "Video link: https://…", "Email: ana@example.com": up to three words, a colon and
+/// nothing but values. Such a line gives material for the request's steps; it asks for
+/// no step of its own.
+fn is_label_line(text: &str, toks: &[Token]) -> bool {
+    let colon = (1..toks.len().min(4)).find(|&i| {
+        text.get(toks[i - 1].end..toks[i].start)
+            .is_some_and(|gap| gap.trim() == ":")
+    });
+    colon.is_some_and(|c| toks[..c].iter().all(|t| !t.value) && toks[c..].iter().all(|t| t.value))
 }
 
 /// Where a clause ending in token `t` ends: after the closing quote of a quotation it

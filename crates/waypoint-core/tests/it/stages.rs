@@ -100,6 +100,29 @@ fn presentational_clauses_feed_context_not_steps() {
 }
 
 #[test]
+fn a_label_and_its_value_after_a_request_fill_the_step_before() {
+    use waypoint_protocol::ClauseRole;
+    let request = "summarize the article. Link: https://example.com/a.pdf";
+    let u = engine().understand(request, None).unwrap();
+    let roles: Vec<ClauseRole> = u.clauses.iter().map(|c| c.role).collect();
+    assert_eq!(roles, [ClauseRole::Action, ClauseRole::Context]);
+    let plan = engine().plan(request, None).unwrap();
+    let [step] = plan.steps() else {
+        panic!("one step expected: {:?}", plan.steps());
+    };
+    assert_eq!(step.tool, "pdf_summarize");
+    assert_eq!(step.args["source"], "https://example.com/a.pdf");
+    // Words after the colon make it a sentence of its own, not a label.
+    let u = engine()
+        .understand(
+            "summarize the article. Note: email it to ana@example.com",
+            None,
+        )
+        .unwrap();
+    assert!(u.clauses.iter().all(|c| c.role == ClauseRole::Action));
+}
+
+#[test]
 fn extracted_values_cover_every_kind() {
     let u = engine()
         .understand("email ana@example.com the file docs/plan.md from example.com/x about JIRA-42 \"asap\" 3 times every Monday at 9am on 2026-01-02", None)
