@@ -177,6 +177,9 @@ pub struct Lexicon {
     pub abbreviations: HashSet<String>,
     pub sequencers: Vec<Phrase>,
     pub soft_sequencers: Vec<Phrase>,
+    /// How a person leads into what they ask ("I'd like to", "can you"): the verb after
+    /// one can start a clause of its own.
+    pub request_openers: Vec<Phrase>,
     /// Sequencers that split without ordering (by their text).
     pub unordered_sequencers: HashSet<String>,
     pub relative_markers: HashSet<String>,
@@ -360,6 +363,7 @@ struct Raw {
     abbreviations: Vec<String>,
     sequencers: Vec<String>,
     soft_sequencers: Vec<String>,
+    request_openers: Vec<String>,
     unordered_sequencers: Vec<String>,
     relative_markers: Vec<String>,
     presentational: Vec<String>,
@@ -566,6 +570,7 @@ impl Lexicon {
             abbreviations: forms(&raw.abbreviations),
             sequencers: exact(&raw.sequencers),
             soft_sequencers: exact(&raw.soft_sequencers),
+            request_openers: exact(&raw.request_openers),
             unordered_sequencers: forms(&raw.unordered_sequencers),
             relative_markers: forms(&raw.relative_markers),
             presentational: exact(&raw.presentational),

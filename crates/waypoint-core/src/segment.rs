@@ -195,8 +195,11 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
             continue;
         }
         let tok = &run[i];
-        // A clause so far that asks something (a verb, or a question) can be followed by another.
-        let asks = head_verb.is_some() || current.first().is_some_and(|t| lex.opens_question(t));
+        // A clause so far that asks something (a verb, or a question) or presents material
+        // ("I have an audio file named a.wav, and I'd like …") can be followed by another.
+        let asks = head_verb.is_some()
+            || current.first().is_some_and(|t| lex.opens_question(t))
+            || lex.presentational.iter().any(|p| p.matches_at(&current, 0));
         if let Some(next) = joint_at(text, run, i)
             && asks
             && !in_relative
@@ -302,11 +305,18 @@ fn comma_before(text: &str, run: &[Token], i: usize) -> bool {
 /// ("sign it", "rent a car", "grab https://…"), as only verbs do.
 fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
     let mut at = at;
-    while run
-        .get(at)
-        .is_some_and(|t| t.form == "and" || lex.words.fillers.contains(&t.form))
-    {
-        at += 1;
+    let skip = |at: &mut usize| {
+        while run
+            .get(*at)
+            .is_some_and(|t| t.form == "and" || lex.words.fillers.contains(&t.form))
+        {
+            *at += 1;
+        }
+    };
+    skip(&mut at);
+    if let Some(opener) = lex.request_openers.iter().find(|p| p.matches_at(run, at)) {
+        at += opener.len();
+        skip(&mut at);
     }
     let Some(tok) = run.get(at) else {
         return false;

@@ -100,6 +100,25 @@ fn presentational_clauses_feed_context_not_steps() {
 }
 
 #[test]
+fn material_and_then_a_request_are_two_clauses() {
+    let request = "I have a draft at notes/plan.md, and I'd like you to summarize it";
+    assert_eq!(
+        clauses(request),
+        [
+            "I have a draft at notes/plan.md",
+            "I'd like you to summarize it"
+        ]
+    );
+    let u = engine().understand(request, None).unwrap();
+    assert_eq!(u.clauses[0].role, waypoint_protocol::ClauseRole::Context);
+    // Without an opener, what follows "and" is more of the same material.
+    assert_eq!(
+        clauses("I have a draft and a few notes"),
+        ["I have a draft and a few notes"]
+    );
+}
+
+#[test]
 fn a_label_and_its_value_after_a_request_fill_the_step_before() {
     use waypoint_protocol::ClauseRole;
     let request = "summarize the article. Link: https://example.com/a.pdf";
