@@ -197,11 +197,13 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
         let tok = &run[i];
         // A clause so far that asks something (a verb, or a question) or presents material
         // ("I have an audio file named a.wav, and I'd like …") can be followed by another.
-        let asks = head_verb.is_some()
-            || current.first().is_some_and(|t| lex.opens_question(t))
-            || lex.presentational.iter().any(|p| p.matches_at(&current, 0));
+        let asks = || {
+            head_verb.is_some()
+                || current.first().is_some_and(|t| lex.opens_question(t))
+                || lex.presentational.iter().any(|p| p.matches_at(&current, 0))
+        };
         if let Some(next) = joint_at(text, run, i)
-            && asks
+            && asks()
             && !in_relative
             && starts_action(run, next, lex)
         {
