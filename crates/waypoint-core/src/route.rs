@@ -775,7 +775,14 @@ impl RouteIndex {
     /// words in more than half of a large catalog's entries carry no signal and are
     /// skipped, and reasons are rendered only for the candidates returned.
     pub fn rank(&self, tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> Vec<Candidate> {
-        let words = weigh(tokens, hints.head_verb, &hints.earlier_products, lex);
+        let object = hints.head_verb.and_then(|h| object_noun(tokens, h, lex));
+        let words = weigh(
+            tokens,
+            hints.head_verb,
+            object,
+            &hints.earlier_products,
+            lex,
+        );
         let Lexical {
             raw,
             explained,
@@ -801,7 +808,6 @@ impl RouteIndex {
             .flatten()
             .copied()
             .collect();
-        let object = hints.head_verb.and_then(|h| object_noun(tokens, h, lex));
         let object_unknown = self.object_unknown(object.map(|o| &tokens[o]), lex);
         // The object the catalog has a word for: an entry without that word is not what
         // the article ("a video") asks to find or make, and after a light verb ("generate
@@ -1148,6 +1154,7 @@ fn names_earlier_output(tokens: &[Token], i: usize, earlier: &[String], lex: &Le
 fn weigh<'a>(
     tokens: &'a [Token],
     head_verb: Option<usize>,
+    object: Option<usize>,
     earlier_products: &[String],
     lex: &Lexicon,
 ) -> Vec<Word<'a>> {
@@ -1162,7 +1169,6 @@ fn weigh<'a>(
     // The verb's object — the last word of the noun phrase after it ("the weekly report
     // *workflow*") — names what to act on. A light verb hands its weight to it; any other
     // verb shares it, so an entry that does not know the object fits worse.
-    let object = head_verb.and_then(|h| object_noun(tokens, h, lex));
     let head = head_verb.map(|h| {
         if lex.is_light_verb(&tokens[h]) {
             object.unwrap_or(h)

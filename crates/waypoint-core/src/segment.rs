@@ -54,9 +54,7 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
     }
     // A request made only of material ("i have lost my phone") still asks for something:
     // its clauses are actions, not context for actions that are not there.
-    let presents = |toks: &[Token]| {
-        lex.presentational.iter().any(|p| p.matches_at(toks, 0)) || is_label_line(text, toks)
-    };
+    let presents = |toks: &[Token]| opens_presenting(toks, lex) || is_label_line(text, toks);
     let all_context = segments.iter().all(|(toks, _)| presents(toks));
     segments
         .into_iter()
@@ -86,6 +84,11 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
             }
         })
         .collect()
+}
+
+/// Whether the clause opens by presenting material ("here's …", "I have …").
+fn opens_presenting(toks: &[Token], lex: &Lexicon) -> bool {
+    lex.presentational.iter().any(|p| p.matches_at(toks, 0))
 }
 
 /// "Video link: https://…", "Email: ana@example.com": up to three words, a colon and
@@ -200,7 +203,7 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
         let asks = || {
             head_verb.is_some()
                 || current.first().is_some_and(|t| lex.opens_question(t))
-                || lex.presentational.iter().any(|p| p.matches_at(&current, 0))
+                || opens_presenting(&current, lex)
         };
         if let Some(next) = joint_at(text, run, i)
             && asks()
