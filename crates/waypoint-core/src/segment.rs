@@ -172,6 +172,10 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
     let mut follows = false;
     let mut head_verb: Option<usize> = None; // index in `current`
     let mut in_relative = false;
+    // The relative clause's verb is inflected for its noun ("a diner that *serves* …"):
+    // what carries on the description agrees with it ("… and *delivers*"), so a bare verb
+    // after a joint ("…, *play* a song") is a request of its own.
+    let mut relative_inflected = false;
     let mut i = 0;
     while i < run.len() {
         // A sequencer starts a new clause and is dropped from it.
@@ -207,7 +211,7 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
         };
         if let Some(next) = joint_at(text, run, i)
             && asks()
-            && !in_relative
+            && (!in_relative || relative_inflected && !inflected_at(run, next, lex))
             && starts_action(run, next, lex)
         {
             flush(&mut current, &mut follows, out);
@@ -228,11 +232,24 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
                 .is_some_and(|prev| lex.is_content(prev) && !lex.is_verb(prev))
         {
             in_relative = true;
+            relative_inflected = inflected_at(run, i + 1, lex);
         }
         current.push(tok.clone());
         i += 1;
     }
     flush(&mut current, &mut follows, out);
+}
+
+/// Whether the first word at `at` (past fillers) looks like a verb inflected for a
+/// third person ("serves", "is", "has"): what a relative clause's verb is, and what
+/// carries one on, where a request's verb is bare.
+fn inflected_at(run: &[Token], at: usize, lex: &Lexicon) -> bool {
+    run.get(at..)
+        .and_then(|rest| {
+            rest.iter()
+                .find(|t| t.form != "and" && !lex.words.fillers.contains(&t.form))
+        })
+        .is_some_and(|t| !t.value && t.form.ends_with('s') && !t.form.ends_with("ss"))
 }
 
 /// Where the next clause would start if `run[i]` joins two: after an "and" or "or", or at

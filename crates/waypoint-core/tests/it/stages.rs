@@ -72,6 +72,22 @@ fn a_relative_clause_keeps_its_coordinated_verbs() {
 }
 
 #[test]
+fn a_bare_verb_after_a_relative_clause_starts_a_request_of_its_own() {
+    assert_eq!(
+        clauses("book a table at a diner that serves pancakes, play some jazz"),
+        [
+            "book a table at a diner that serves pancakes",
+            "play some jazz"
+        ]
+    );
+    // An inflected verb carries the description on.
+    assert_eq!(
+        clauses("find a diner that serves pancakes, opens early and delivers").len(),
+        1
+    );
+}
+
+#[test]
 fn clause_spans_point_into_the_request() {
     let request = "Fetch https://a.io/x.html, then translate it into Spanish.";
     for c in engine().understand(request, None).unwrap().clauses {
