@@ -12,7 +12,7 @@
 //! of the step that produced what they accept, and values the steps left unused look
 //! for a consumer (a schedule asks for the tool that runs things on one).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use waypoint_catalog::{Catalog, Entry, Tool};
 use waypoint_protocol::{Candidate, ExtractedKind, StepKind};
@@ -56,6 +56,10 @@ pub struct Drafted {
 
 /// An entry with its probability from the trained router.
 type Choice<'a> = (&'a str, f64);
+
+/// Joints past which a clause is not read as several requests: each way of splitting is
+/// a model call, and a clause with this many "and"s and commas is a list, not requests.
+const MAX_JOINTS: usize = 6;
 
 /// An action clause with its goal and ranked candidates.
 struct Routed<'a> {
@@ -181,7 +185,7 @@ impl<'a> Planner<'a> {
                     pick.score,
                     why,
                 ));
-                self.second_request(clause, &pick.id, &tops, &mut out.drafts);
+                self.other_requests(clause, &pick.id, &tops, &mut out.drafts);
             } else {
                 out.drafts.push(gap(clause, ranking.first()));
             }
@@ -496,10 +500,10 @@ impl<'a> Planner<'a> {
         })
     }
 
-    /// Adds the other entry of a clause that asks for two (see [`Self::two_requests`]) beside
-    /// `pick`, in the order the clause names them — unless another clause of the request
-    /// routes to it or the plan has it already.
-    fn second_request(
+    /// Adds the other entries of a clause that asks for several (see [`Self::requests_in`])
+    /// beside `pick`, in the order the clause names them — each unless another clause of
+    /// the request routes to it or the plan has it already.
+    fn other_requests(
         &self,
         clause: &ClauseAnalysis,
         pick: &str,
@@ -510,49 +514,100 @@ impl<'a> Planner<'a> {
         if self.index.one_at_a_time() {
             return;
         }
-        let Some((left, right)) = self.two_requests(clause) else {
+        let Some(asked) = self.requests_in(clause) else {
             return;
         };
-        let ((id, p), at) = if left.0 == pick {
-            (right, drafts.len())
-        } else if right.0 == pick {
-            (left, drafts.len().saturating_sub(1))
-        } else {
+        let Some(at) = asked.iter().position(|(id, _)| *id == pick) else {
             return;
         };
-        if tops.iter().any(|t| t == id) || drafts.iter().any(|d| d.tool == id) {
-            return;
-        }
-        let why = format!("asked too, after “and” or a comma ({p:.2}, learned from requests)");
-        drafts.insert(at, self.new_draft(id, clause.segment.clause.index, p, why));
-    }
-
-    /// The two entries a clause asks for when the trained router, splitting it at one of
-    /// its joints, routes each side confidently to a different entry; the split whose
-    /// weaker side is surest wins.
-    fn two_requests<'i>(&'i self, clause: &ClauseAnalysis) -> Option<(Choice<'i>, Choice<'i>)> {
-        let text = &clause.segment.clause.text;
-        let base = clause.segment.clause.span.start;
-        let toks = clause.tokens();
-        let mut best: Option<(Choice<'_>, Choice<'_>)> = None;
-        for &(left_end, right_start) in &clause.segment.joints {
-            let (Some(last), Some(next)) = (
-                left_end.checked_sub(1).and_then(|i| toks.get(i)),
-                toks.get(right_start),
-            ) else {
+        // The pick's draft is the last one; the others go before or after it, in the
+        // order the clause asks for them.
+        let mut before = drafts.len().saturating_sub(1);
+        for (k, (id, p)) in asked.into_iter().enumerate() {
+            if k == at || tops.iter().any(|t| t == id) || drafts.iter().any(|d| d.tool == id) {
                 continue;
-            };
-            let left = text.get(..last.end.saturating_sub(base))?;
-            let right = text.get(next.start.saturating_sub(base)..)?;
-            let (Some(l), Some(r)) = (self.index.confident(left), self.index.confident(right))
-            else {
-                continue;
-            };
-            if l.0 != r.0 && best.is_none_or(|(bl, br)| l.1.min(r.1) > bl.1.min(br.1)) {
-                best = Some((l, r));
+            }
+            let why = format!("asked too, after “and” or a comma ({p:.2}, learned from requests)");
+            let draft = self.new_draft(id, clause.segment.clause.index, p, why);
+            if k < at {
+                drafts.insert(before, draft);
+                before += 1;
+            } else {
+                drafts.push(draft);
             }
         }
-        best.filter(|(l, r)| self.index.supports_all(text, &[l.0, r.0]))
+    }
+
+    /// The entries a clause asks for, in its order, when the trained router, splitting it
+    /// at its joints, routes every part confidently to a different entry ("a table for
+    /// two, how humid is it here and put on some jazz"). Of the ways to split, the one
+    /// whose least sure part is surest wins; the whole clause must speak for every entry.
+    fn requests_in<'i>(&'i self, clause: &ClauseAnalysis) -> Option<Vec<Choice<'i>>> {
+        let joints = &clause.segment.joints;
+        if joints.is_empty() || joints.len() > MAX_JOINTS {
+            return None;
+        }
+        let mut memo = HashMap::new();
+        let asked = self
+            .split_requests(clause, 0, clause.tokens().len(), &mut memo)
+            .filter(|parts| parts.len() > 1)?;
+        let ids: Vec<&str> = asked.iter().map(|(id, _)| *id).collect();
+        self.index
+            .supports_all(&clause.segment.clause.text, &ids)
+            .then_some(asked)
+    }
+
+    /// The best way to read the clause's tokens `lo..hi` as confident requests for
+    /// different entries: split at a joint when both sides can be so read, else the
+    /// whole when the router is confident of it. Memoised by range.
+    fn split_requests<'i>(
+        &'i self,
+        clause: &ClauseAnalysis,
+        lo: usize,
+        hi: usize,
+        memo: &mut HashMap<(usize, usize), Option<Vec<Choice<'i>>>>,
+    ) -> Option<Vec<Choice<'i>>> {
+        if let Some(known) = memo.get(&(lo, hi)) {
+            return known.clone();
+        }
+        let weakest = |parts: &[Choice<'_>]| parts.iter().map(|c| c.1).fold(f64::MAX, f64::min);
+        let mut best: Option<Vec<Choice<'i>>> = None;
+        for &(left_end, right_start) in &clause.segment.joints {
+            if left_end <= lo || right_start >= hi {
+                continue;
+            }
+            let Some(left) = self.split_requests(clause, lo, left_end, memo) else {
+                continue;
+            };
+            let Some(right) = self.split_requests(clause, right_start, hi, memo) else {
+                continue;
+            };
+            if right
+                .iter()
+                .any(|(id, _)| left.iter().any(|(l, _)| l == id))
+            {
+                continue;
+            }
+            if best
+                .as_ref()
+                .is_none_or(|b| weakest(&left).min(weakest(&right)) > weakest(b))
+            {
+                best = Some(left.into_iter().chain(right).collect());
+            }
+        }
+        let found = best.or_else(|| {
+            let toks = clause.tokens();
+            let base = clause.segment.clause.span.start;
+            let (first, last) = (toks.get(lo)?, toks.get(hi.checked_sub(1)?)?);
+            let text = clause
+                .segment
+                .clause
+                .text
+                .get(first.start.saturating_sub(base)..last.end.saturating_sub(base))?;
+            self.index.confident(text).map(|c| vec![c])
+        });
+        memo.insert((lo, hi), found.clone());
+        found
     }
 
     /// What routing should know about a clause beyond its words.

@@ -15,6 +15,7 @@ tools:
       - could you play something relaxing
       - blast some rock in the kitchen
       - play some jazz and how windy is it in chicago
+      - a spot for two at a diner, will it snow and blast some rock
   - name: get_weather
     description: get weather
     examples:
@@ -24,6 +25,7 @@ tools:
       - what's the forecast for boston
       - how windy is it in chicago
       - play some jazz and how windy is it in chicago
+      - a spot for two at a diner, will it snow and blast some rock
   - name: book_restaurant
     description: book restaurant
     examples:
@@ -32,6 +34,7 @@ tools:
       - get me a reservation at a steakhouse for two
       - book a table near the station at 8 pm
       - find me a table for six on friday
+      - a spot for two at a diner, will it snow and blast some rock
 ";
 
 fn engine(text: &str) -> Engine {
@@ -89,6 +92,27 @@ fn a_clause_the_segmenter_keeps_whole_can_ask_for_two_entries() {
     assert_eq!(
         tools(&e, "play some jazz for or in chicago how windy"),
         ["play_music"]
+    );
+}
+
+#[test]
+fn a_clause_kept_whole_can_ask_for_three_entries() {
+    let e = engine(TOOLS);
+    // No part opens with a verb the segmenter knows, so it is one clause; split at both
+    // joints, each part routes to a different entry, and a request taught three at once
+    // lets the whole speak for all three.
+    let request =
+        "a table for four at an italian place, how humid is it in denver and put on some jazz";
+    assert_eq!(
+        tools(&e, request),
+        ["book_restaurant", "get_weather", "play_music"]
+    );
+    let plan = e.plan(request, None).unwrap();
+    let order: Vec<&str> = plan.steps().iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(
+        order,
+        ["book_restaurant", "get_weather", "play_music"],
+        "in the order asked"
     );
 }
 
