@@ -248,7 +248,9 @@ impl<'a> Planner<'a> {
             || e.clause == d.clause
             || next_action != Some(d.clause)
             || second.segment.follows
-            || d.inputs.contains(&at)
+            // Taking the first one's output by type is a step of its own; a link by the
+            // words alone ("call *this* number") may be a restatement.
+            || d.inputs.contains(&at) && self.feeds(&e.tool, &d.tool)
             || !first.values.is_empty()
             || second.values.is_empty()
         {
@@ -1100,21 +1102,44 @@ impl<'a> Planner<'a> {
         let Some(clause) = analysis.clause(d.clause) else {
             return;
         };
+        let accepts = self.accepts(&d.tool);
+        // The latest step of an earlier clause, when neither it nor this one declares
+        // what it makes or takes — as tools imported from MCP servers come: then only the
+        // words can say that data flows.
+        let untyped = (0..j)
+            .rev()
+            .find(|&i| out.drafts[i].clause != d.clause && out.drafts[i].kind != StepKind::Unknown)
+            .filter(|&i| self.produces(&out.drafts[i].tool).is_empty() && accepts.is_empty());
+        let untyped_name: Vec<String> = untyped
+            .map(|i| {
+                crate::learned::name_words(&out.drafts[i].tool)
+                    .split(' ')
+                    .map(crate::text::stem)
+                    .collect()
+            })
+            .unwrap_or_default();
         let refers_back = clause
             .tokens()
             .iter()
             .skip(clause.head_verb.map_or(0, |h| h + 1))
-            .any(|t| self.lex.anaphora.contains(&t.form) || made_before.contains(&t.key));
+            .any(|t| {
+                self.lex.anaphora.contains(&t.form)
+                    || made_before.contains(&t.key)
+                    || untyped_name.iter().any(|w| echoes(&t.stem, w))
+            });
         if !refers_back {
             return;
         }
-        let accepts = self.accepts(&d.tool);
-        if let Some(i) = (0..j).rev().find(|&i| {
-            let e = &out.drafts[i];
-            e.clause != d.clause
-                && e.kind != StepKind::Unknown
-                && self.produces(&e.tool).iter().any(|k| accepts.contains(k))
-        }) {
+        if let Some(i) = (0..j)
+            .rev()
+            .find(|&i| {
+                let e = &out.drafts[i];
+                e.clause != d.clause
+                    && e.kind != StepKind::Unknown
+                    && self.produces(&e.tool).iter().any(|k| accepts.contains(k))
+            })
+            .or(untyped)
+        {
             out.drafts[j].inputs.push(i);
         }
     }
@@ -1589,6 +1614,16 @@ impl Harm {
             waypoint_catalog::Effects::Destructive => Self::Destroys,
         }
     }
+}
+
+/// Whether a word of the request names what a step whose name has `name_stem` makes:
+/// the same stem to five letters ("the *summary*" after `summarize_text`, "the
+/// *translation*" after `translate`).
+fn echoes(word_stem: &str, name_stem: &str) -> bool {
+    const SHARED: usize = 5;
+    word_stem.len() >= SHARED
+        && name_stem.len() >= SHARED
+        && word_stem.as_bytes()[..SHARED] == name_stem.as_bytes()[..SHARED]
 }
 
 fn gap(clause: &ClauseAnalysis, closest: Option<&Candidate>) -> Draft {

@@ -105,6 +105,62 @@ fn a_pronoun_is_a_link_or_a_placeholder_never_a_value() {
     assert!(text.get("$placeholder").is_some(), "{text}");
 }
 
+fn untyped() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    engine(
+        &ENGINE,
+        "untyped.yaml",
+        include_str!("../fixtures/untyped.yaml"),
+    )
+}
+
+#[test]
+fn without_declared_types_the_words_link_the_steps() {
+    let p = untyped()
+        .plan(
+            "fetch https://example.com, summarize it and email the summary to ana@example.com",
+            None,
+        )
+        .unwrap();
+    let s = steps(&p);
+    let tools: Vec<&str> = s.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["fetch_page", "summarize_text", "send_email"]);
+    // "it" points at the page, "the summary" at what summarize_text made.
+    assert_eq!(s[1].1, json!({"text": {"$ref": "s1/output"}}));
+    assert_eq!(
+        s[2].1,
+        json!({"to": "ana@example.com", "body": {"$ref": "s2/output"}})
+    );
+    // Without a word pointing back, nothing flows.
+    let apart = untyped()
+        .plan(
+            "fetch https://example.com and email ana@example.com hello",
+            None,
+        )
+        .unwrap();
+    assert!(
+        apart.steps().iter().all(|s| s.input_refs.is_empty()),
+        "{apart:?}"
+    );
+}
+
+#[test]
+fn a_link_by_words_alone_does_not_hide_a_request_said_twice() {
+    let p = untyped()
+        .plan(
+            "I need to make a voice call to my friend. Please call this number 555-123-4567 for me.",
+            None,
+        )
+        .unwrap();
+    assert_eq!(
+        steps(&p),
+        [(
+            "make_voice_call".into(),
+            json!({"phone_number": "555-123-4567"})
+        )]
+    );
+}
+
 #[test]
 fn several_languages_give_one_step_each() {
     let p = plan("translate \"good morning\" into French and German");
