@@ -698,8 +698,13 @@ impl Lexicon {
 
     /// The article of the object right after `head`: "the X" exists, "a X" is new.
     pub fn article_after(&self, tokens: &[Token], head: Option<usize>) -> Option<Article> {
-        // Skip particles and pronouns ("set *up* an agent", "give *me* a summary").
+        // Skip particles and pronouns ("set *up* an agent", "give *me* a summary"); a
+        // question word opens a question of its own, whose article is not the object's
+        // ("show me *what's in the* folder" changes nothing).
         for tok in tokens.get(head? + 1..)? {
+            if !tok.value && self.asking_words.contains(&tok.form) {
+                return None;
+            }
             if self.articles.existing.contains(&tok.form) {
                 return Some(Article::Existing);
             }
@@ -895,5 +900,17 @@ mod tests {
         assert!(!p.matches_at(&lex.tokenize("change", &[]), 0));
         let q = Phrase::compile("change", &lex.synonyms).unwrap();
         assert!(q.matches_at(&lex.tokenize("changing", &[]), 0));
+    }
+
+    #[test]
+    fn the_article_is_the_objects_not_a_phrase_after_it() {
+        let lex = lexicon();
+        let article = |text: &str| lex.article_after(&lex.tokenize(text, &[]), Some(0));
+        assert_eq!(article("fix the bug"), Some(Article::Existing));
+        assert_eq!(article("give me a summary"), Some(Article::New));
+        assert_eq!(article("set up an agent"), Some(Article::New));
+        assert_eq!(article("turn it into a blog post"), Some(Article::New));
+        assert_eq!(article("show me what's in the folder"), None);
+        assert_eq!(article("tell me which of the files changed"), None);
     }
 }
