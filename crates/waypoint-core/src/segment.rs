@@ -173,8 +173,9 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
     let mut head_verb: Option<usize> = None; // index in `current`
     let mut in_relative = false;
     // The relative clause's verb is inflected for its noun ("a diner that *serves* …"):
-    // what carries on the description agrees with it ("… and *delivers*"), so a bare verb
-    // after a joint ("…, *play* a song") is a request of its own.
+    // what carries on the description agrees with it ("…, opens early"), so a bare verb
+    // after a comma ("…, *play* a song") is a request of its own. After "and" it may
+    // still be the request's ("an agent that watches X and run it every Friday").
     let mut relative_inflected = false;
     let mut i = 0;
     while i < run.len() {
@@ -211,7 +212,7 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
         };
         if let Some(next) = joint_at(text, run, i)
             && asks()
-            && (!in_relative || relative_inflected && !inflected_at(run, next, lex))
+            && (!in_relative || relative_inflected && next == i && !inflected_at(run, next, lex))
             && starts_action(run, next, lex)
         {
             flush(&mut current, &mut follows, out);

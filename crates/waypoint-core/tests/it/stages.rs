@@ -80,9 +80,13 @@ fn a_bare_verb_after_a_relative_clause_starts_a_request_of_its_own() {
             "play some jazz"
         ]
     );
-    // An inflected verb carries the description on.
+    // An inflected verb carries the description on; after "and", a bare one may too.
     assert_eq!(
         clauses("find a diner that serves pancakes, opens early and delivers").len(),
+        1
+    );
+    assert_eq!(
+        clauses("create an agent that watches the feed and run it every Friday").len(),
         1
     );
 }
