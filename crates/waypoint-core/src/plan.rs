@@ -598,15 +598,8 @@ impl<'a> Planner<'a> {
             }
         }
         let found = best.or_else(|| {
-            let toks = clause.tokens();
-            let base = clause.segment.clause.span.start;
-            let (first, last) = (toks.get(lo)?, toks.get(hi.checked_sub(1)?)?);
-            let text = clause
-                .segment
-                .clause
-                .text
-                .get(first.start.saturating_sub(base)..last.end.saturating_sub(base))?;
-            self.index.confident(text).map(|c| vec![c])
+            let part = clause.text_of(lo, hi)?;
+            self.index.confident(part).map(|c| vec![c])
         });
         memo.insert((lo, hi), found.clone());
         found

@@ -245,12 +245,19 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
 /// third person ("serves", "is", "has"): what a relative clause's verb is, and what
 /// carries one on, where a request's verb is bare.
 fn inflected_at(run: &[Token], at: usize, lex: &Lexicon) -> bool {
-    run.get(at..)
-        .and_then(|rest| {
-            rest.iter()
-                .find(|t| t.form != "and" && !lex.words.fillers.contains(&t.form))
-        })
+    run.get(past_fillers(run, at, lex))
         .is_some_and(|t| !t.value && t.form.ends_with('s') && !t.form.ends_with("ss"))
+}
+
+/// The first index from `at` on that is neither "and" nor a filler ("please").
+fn past_fillers(run: &[Token], mut at: usize, lex: &Lexicon) -> usize {
+    while run
+        .get(at)
+        .is_some_and(|t| t.form == "and" || lex.words.fillers.contains(&t.form))
+    {
+        at += 1;
+    }
+    at
 }
 
 /// Where the next clause would start if `run[i]` joins two: after an "and" or "or", or at
@@ -327,19 +334,9 @@ fn comma_before(text: &str, run: &[Token], i: usize) -> bool {
 /// or a word the vocabulary lacks that takes an object pronoun, an article or a value
 /// ("sign it", "rent a car", "grab https://…"), as only verbs do.
 fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
-    let mut at = at;
-    let skip = |at: &mut usize| {
-        while run
-            .get(*at)
-            .is_some_and(|t| t.form == "and" || lex.words.fillers.contains(&t.form))
-        {
-            *at += 1;
-        }
-    };
-    skip(&mut at);
+    let mut at = past_fillers(run, at, lex);
     if let Some(opener) = lex.request_openers.iter().find(|p| p.matches_at(run, at)) {
-        at += opener.len();
-        skip(&mut at);
+        at = past_fillers(run, at + opener.len(), lex);
     }
     let Some(tok) = run.get(at) else {
         return false;

@@ -51,6 +51,17 @@ impl ClauseAnalysis {
         let text = request.get(first.start..last.end)?.trim();
         (!text.is_empty()).then(|| text.to_string())
     }
+
+    /// The clause's own text from token `lo` to the end of token `hi - 1`.
+    pub fn text_of(&self, lo: usize, hi: usize) -> Option<&str> {
+        let toks = self.tokens();
+        let base = self.segment.clause.span.start;
+        let (first, last) = (toks.get(lo)?, toks.get(hi.checked_sub(1)?)?);
+        self.segment
+            .clause
+            .text
+            .get(first.start.saturating_sub(base)..last.end.saturating_sub(base))
+    }
 }
 
 /// The result of understanding one request.
