@@ -17,6 +17,7 @@ mod load_plans;
 mod model;
 mod plan_check;
 pub mod plans;
+mod precedence;
 pub mod yaml;
 
 use std::collections::HashMap;
@@ -28,6 +29,7 @@ pub use load::{Loaded, Source, closest, load, read_paths};
 pub use model::{
     BUILTINS, Effects, EvidenceRule, Lexicon, Location, Pipeline, RunSpec, Server, Specialist, Tool,
 };
+pub use precedence::{Precedence, Prerequisite};
 
 /// A catalog entry a plan step may name.
 #[derive(Debug, Clone, Copy)]
@@ -59,6 +61,7 @@ pub struct Catalog {
     /// so planning and running compile a schema once per catalog, not once per call.
     validators: Arc<HashMap<String, OnceLock<Option<jsonschema::Validator>>>>,
     taught: Taught,
+    precedence: Arc<Precedence>,
 }
 
 /// Labelled requests training added ([`Catalog::teach`]), as opposed to the examples a
@@ -100,6 +103,7 @@ impl Catalog {
             contents,
             by_name,
             taught: Taught::default(),
+            precedence: Arc::default(),
             validators: Arc::new(validators),
         }
     }
@@ -191,6 +195,7 @@ impl Catalog {
         }
         Catalog {
             taught: self.taught,
+            precedence: Arc::clone(&self.precedence),
             ..Catalog::new(contents)
         }
     }
@@ -220,9 +225,30 @@ impl Catalog {
         unknown
     }
 
+    /// [`Catalog::teach`] for a request labelled with a sequence of tools, which also
+    /// teaches their order ([`Catalog::precedence`]); labels that name no tool are left
+    /// out of the order.
+    pub fn teach_sequence<'l>(&mut self, request: &str, tools: &[&'l str]) -> Vec<&'l str> {
+        let unknown = self.teach(request, tools);
+        let known: Vec<&str> = tools
+            .iter()
+            .copied()
+            .filter(|t| matches!(self.by_name.get(*t), Some(Slot::Tool(_))))
+            .collect();
+        if !known.is_empty() {
+            Arc::make_mut(&mut self.precedence).add(&known);
+        }
+        unknown
+    }
+
     /// What training added so far.
     pub fn taught(&self) -> Taught {
         self.taught
+    }
+
+    /// Which tools taught sequences run before which.
+    pub fn precedence(&self) -> &Precedence {
+        &self.precedence
     }
 
     /// Adds example requests to a tool or pipeline; false when the name is not in the

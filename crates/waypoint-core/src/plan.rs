@@ -57,6 +57,14 @@ pub struct Drafted {
 /// An entry with its probability from the trained router.
 type Choice<'a> = (&'a str, f64);
 
+/// A tool that at least this share of the taught plans using a step run before it is
+/// added before the step when the request does not ask for it: just over half, so the
+/// added step is more often right than not.
+const PREREQUISITE_SHARE: f64 = 0.55;
+/// Taught plans using a step needed before its prerequisites are trusted: fewer say more
+/// about who wrote them than about the tools.
+const PREREQUISITE_SUPPORT: u32 = 10;
+
 /// Joints past which a clause is not read as several requests: each way of splitting is
 /// a model call, and a clause with this many "and"s and commas is a list, not requests.
 const MAX_JOINTS: usize = 6;
@@ -196,7 +204,45 @@ impl<'a> Planner<'a> {
         self.complete_restated(analysis, &mut out.drafts);
         drop_restatements(analysis, &mut out.drafts);
         order_phases(analysis, &mut out.drafts);
+        self.add_prerequisites(&mut out.drafts);
         out
+    }
+
+    /// Adds before each step the tools that taught plans almost always run before it
+    /// (`account_login` before a balance query, a search before a booking) when the
+    /// request asks for none of them: labelled requests know steps a request takes for
+    /// granted (docs/routing.md, "Prerequisites"). The added step belongs to the same
+    /// clause, so its arguments come from it, and the step follows it.
+    fn add_prerequisites(&self, drafts: &mut Vec<Draft>) {
+        let taught = self.catalog.precedence();
+        if taught.is_empty() {
+            return;
+        }
+        let mut j = 0;
+        while j < drafts.len() {
+            if drafts[j].kind != StepKind::Tool {
+                j += 1;
+                continue;
+            }
+            let missing: Vec<_> = taught
+                .prerequisites(&drafts[j].tool, PREREQUISITE_SHARE, PREREQUISITE_SUPPORT)
+                .into_iter()
+                .filter(|p| !drafts.iter().any(|d| d.tool == p.tool))
+                .collect();
+            let Some(first) = missing.first() else {
+                j += 1;
+                continue;
+            };
+            // One at a time: the added step is looked at next, for its own prerequisites.
+            let why = format!(
+                "taught plans take it first: {} of {} that use {} run {} before it",
+                first.before, first.of, drafts[j].tool, first.tool
+            );
+            let mut added = self.new_draft(first.tool, drafts[j].clause, drafts[j].score, why);
+            make_room(drafts, j, 1);
+            added.after = std::mem::replace(&mut drafts[j].after, vec![j]);
+            drafts.insert(j, added);
+        }
     }
 
     /// "I need to make a voice call to my friend. Please call this number 555-0100 for

@@ -87,7 +87,12 @@ pub fn train(catalog: &mut Catalog, cases: &[EvalCase]) -> TrainReport {
                 labels.push(label);
             }
         }
-        let unknown = catalog.teach(&case.request, &labels);
+        // A sequence teaches the order of its tools too; a set only which were asked for.
+        let unknown = if case.expect.tools.is_some() {
+            catalog.teach_sequence(&case.request, &labels)
+        } else {
+            catalog.teach(&case.request, &labels)
+        };
         report.examples += labels.len() - unknown.len();
         if unknown.len() < labels.len() {
             report.requests += 1;

@@ -13,6 +13,7 @@ mod guards;
 mod meaning;
 mod objects;
 mod plans;
+mod prerequisites;
 mod properties;
 mod stages;
 mod stored_plans;

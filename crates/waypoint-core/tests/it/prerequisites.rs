@@ -1,0 +1,101 @@
+//! Steps that taught plans take first: labelled requests whose tools are a sequence teach
+//! which tools run before which, and a plan gets the step a request takes for granted.
+
+use waypoint_catalog::{Catalog, Source, load};
+use waypoint_core::{Engine, Options};
+
+const BANK: &str = r"
+tools:
+  - name: account_login
+    description: log into the online bank account with an account id and password
+  - name: balance_query
+    description: query the balance of a bank card
+  - name: exchange_rates
+    description: look up foreign exchange rates
+";
+
+fn bank() -> Catalog {
+    load(&[Source {
+        name: "bank.yaml".into(),
+        text: BANK.into(),
+    }])
+    .unwrap()
+    .catalog
+}
+
+/// Twelve requests for a balance: `login_first` of them log in before it.
+fn taught(login_first: usize, ordered: bool) -> Engine {
+    let mut catalog = bank();
+    for k in 0..12 {
+        let request = format!("check the balance of my bank card {k}");
+        let tools: &[&str] = if k < login_first {
+            &["account_login", "balance_query"]
+        } else {
+            &["balance_query"]
+        };
+        let unknown = if ordered {
+            catalog.teach_sequence(&request, tools)
+        } else {
+            catalog.teach(&request, tools)
+        };
+        assert!(unknown.is_empty());
+    }
+    Engine::new(catalog, Options::default()).unwrap()
+}
+
+fn steps(engine: &Engine, request: &str) -> Vec<(String, String, Vec<String>)> {
+    engine
+        .plan(request, None)
+        .unwrap()
+        .steps()
+        .iter()
+        .map(|s| (s.id.clone(), s.tool.clone(), s.after.clone()))
+        .collect()
+}
+
+#[test]
+fn a_step_taught_plans_take_first_is_added_before_it() {
+    let e = taught(9, true);
+    let plan = steps(&e, "check the balance of my bank card 6225880112345678");
+    let tools: Vec<&str> = plan.iter().map(|(_, t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["account_login", "balance_query"]);
+    // The balance query waits for the login.
+    assert_eq!(plan[1].2, [plan[0].0.clone()]);
+    let planned = e
+        .plan("check the balance of my bank card 6225880112345678", None)
+        .unwrap();
+    let why = &planned.steps()[0].rationale;
+    assert!(why.contains("9 of 12"), "{why}");
+}
+
+#[test]
+fn a_step_the_request_asks_for_is_not_added_twice() {
+    let e = taught(9, true);
+    let plan = steps(
+        &e,
+        "log into my online bank account, then check the balance of my bank card",
+    );
+    let tools: Vec<&str> = plan.iter().map(|(_, t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["account_login", "balance_query"]);
+}
+
+#[test]
+fn a_step_only_some_taught_plans_take_first_is_left_out() {
+    // Six of twelve is not more often right than not.
+    let e = taught(6, true);
+    let tools: Vec<String> = steps(&e, "check the balance of my bank card 42")
+        .into_iter()
+        .map(|(_, t, _)| t)
+        .collect();
+    assert_eq!(tools, ["balance_query"]);
+}
+
+#[test]
+fn labels_given_as_a_set_teach_no_order() {
+    let e = taught(12, false);
+    let tools: Vec<String> = steps(&e, "check the balance of my bank card 42")
+        .into_iter()
+        .map(|(_, t, _)| t)
+        .collect();
+    assert_eq!(tools, ["balance_query"]);
+}
