@@ -817,9 +817,6 @@ impl Phrase {
     }
 }
 
-/// Every artifact kind the catalog's entries make or take, and the words of their
-/// names: linking a later step to an earlier one asks for their keys and stems in every
-/// plan.
 /// Stems of the verbs a catalog's tools are named for: the first word of a tool's name
 /// when its description opens with that word and a function word (`validate_email`:
 /// "Validate an email address"; `search_hotel`: "Search for hotels"), so a clause
@@ -856,6 +853,9 @@ fn catalog_verbs(catalog: &Catalog, classes: &WordClasses) -> HashSet<String> {
         .collect()
 }
 
+/// Every artifact kind the catalog's entries make or take, and the words of their
+/// names: linking a later step to an earlier one asks for their keys and stems in every
+/// plan.
 fn kind_words(catalog: &Catalog) -> Vec<String> {
     let tools = catalog
         .tools()
