@@ -15,7 +15,14 @@ pub struct Precedence {
     uses: HashMap<String, u32>,
     /// `(earlier, later)`: sequences in which `earlier` runs before the first `later`.
     before: HashMap<(String, String), u32>,
+    sequences: u32,
+    /// Sequences that use some tool twice or more.
+    repeating: u32,
 }
+
+/// Taught sequences say a request uses each tool once when, with one repeating sequence
+/// added as a prior, fewer than this share repeat a tool.
+const FEW_REPEAT: f64 = 0.02;
 
 /// A tool that taught plans run before another, with how often they do.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +43,10 @@ impl Prerequisite<'_> {
 impl Precedence {
     /// Counts one taught sequence of tool names.
     pub fn add(&mut self, tools: &[&str]) {
+        self.sequences += 1;
+        if (1..tools.len()).any(|i| tools[..i].contains(&tools[i])) {
+            self.repeating += 1;
+        }
         for (i, later) in tools.iter().enumerate() {
             if tools[..i].contains(later) {
                 continue;
@@ -55,6 +66,13 @@ impl Precedence {
 
     pub fn is_empty(&self) -> bool {
         self.uses.is_empty()
+    }
+
+    /// Whether the taught sequences say a request uses each tool once: two clauses that
+    /// route to one tool then say one request twice ("change my booking …, and change the
+    /// check-in date to …"). A few sequences say nothing either way.
+    pub fn once_per_request(&self) -> bool {
+        (f64::from(self.repeating) + 1.0) / (f64::from(self.sequences) + 1.0) < FEW_REPEAT
     }
 
     /// The tools that at least `share` of the (at least `support`) taught sequences using
@@ -141,6 +159,19 @@ mod tests {
             .map(|x| x.tool)
             .collect();
         assert_eq!(tools, ["login", "quote"]);
+    }
+
+    #[test]
+    fn sequences_that_seldom_repeat_a_tool_say_each_is_used_once() {
+        let mut p = Precedence::default();
+        assert!(!p.once_per_request(), "nothing taught says nothing");
+        for _ in 0..60 {
+            p.add(&["search", "book"]);
+        }
+        assert!(p.once_per_request());
+        p.add(&["book", "book"]);
+        // 2 of 62 repeat (the prior counts one): 3.2%.
+        assert!(!p.once_per_request());
     }
 
     #[test]

@@ -204,8 +204,39 @@ impl<'a> Planner<'a> {
         self.complete_restated(analysis, &mut out.drafts);
         drop_restatements(analysis, &mut out.drafts);
         order_phases(analysis, &mut out.drafts);
+        self.merge_repeats(&mut out.drafts);
         self.add_prerequisites(&mut out.drafts);
         out
+    }
+
+    /// Where the catalog's taught plans use each tool once per request (fewer than 2%
+    /// repeat one), a later step for a tool an earlier step already uses is the same
+    /// request said again ("change my hotel booking …, and change the check-in date to
+    /// …"): it is dropped, and what followed it follows the first (docs/routing.md,
+    /// "Prerequisites").
+    fn merge_repeats(&self, drafts: &mut Vec<Draft>) {
+        if !self.catalog.precedence().once_per_request() {
+            return;
+        }
+        let mut j = 1;
+        while j < drafts.len() {
+            let first = (drafts[j].kind == StepKind::Tool)
+                .then(|| (0..j).find(|&i| drafts[i].tool == drafts[j].tool))
+                .flatten();
+            match first {
+                Some(i) => {
+                    let said = drafts[j].clause;
+                    remove_draft(drafts, j, i);
+                    let kept = &mut drafts[i];
+                    kept.rationale = format!(
+                        "{}; asked again in clause {}: taught plans use each tool once per request",
+                        kept.rationale,
+                        said + 1
+                    );
+                }
+                None => j += 1,
+            }
+        }
     }
 
     /// Adds before each step the tools that taught plans almost always run before it

@@ -99,3 +99,53 @@ fn labels_given_as_a_set_teach_no_order() {
         .collect();
     assert_eq!(tools, ["balance_query"]);
 }
+
+/// Sixty requests for exchange rates and a balance, `repeating` of them labelled with
+/// the rates twice.
+fn taught_rates(repeating: usize) -> Engine {
+    let mut catalog = bank();
+    for k in 0..60 {
+        let request =
+            format!("look up the exchange rates of currency {k} and query the balance of card {k}");
+        let tools: &[&str] = if k < repeating {
+            &["exchange_rates", "balance_query", "exchange_rates"]
+        } else {
+            &["exchange_rates", "balance_query"]
+        };
+        catalog.teach_sequence(&request, tools);
+    }
+    Engine::new(catalog, Options::default()).unwrap()
+}
+
+const SAID_TWICE: &str =
+    "look up the exchange rates of the euro, then look up the exchange rates of the yen";
+
+#[test]
+fn where_taught_plans_use_each_tool_once_a_step_asked_again_is_one_step() {
+    let e = taught_rates(0);
+    let plan = e.plan(SAID_TWICE, None).unwrap();
+    let tools: Vec<&str> = plan.steps().iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(tools, ["exchange_rates"]);
+    assert!(
+        plan.steps()[0]
+            .rationale
+            .contains("asked again in clause 2"),
+        "{}",
+        plan.steps()[0].rationale
+    );
+}
+
+#[test]
+fn where_taught_plans_repeat_tools_each_ask_is_a_step() {
+    // Untaught, and taught by plans of which 5 in 60 use the tool twice.
+    for e in [engine_untaught(), taught_rates(5)] {
+        // (`taught_rates` plans take no step first: nothing runs before the rates.)
+        let plan = e.plan(SAID_TWICE, None).unwrap();
+        let tools: Vec<&str> = plan.steps().iter().map(|s| s.tool.as_str()).collect();
+        assert_eq!(tools, ["exchange_rates", "exchange_rates"]);
+    }
+}
+
+fn engine_untaught() -> Engine {
+    Engine::new(bank(), Options::default()).unwrap()
+}
