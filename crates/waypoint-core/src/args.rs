@@ -1650,11 +1650,27 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         return (!named_for_it).then(|| reference(step));
     }
     let clause = inputs.clause;
-    let names_something = name_words(slot.name)
+    let described = slot
+        .schema
+        .get("description")
+        .and_then(Value::as_str)
+        .map(|d| d.trim_start().to_lowercase())
+        .unwrap_or_default();
+    // "The name of the company": a name the clause writes, else a question; never the
+    // clause's words.
+    let described_as_name = lex
+        .name_descriptions
         .iter()
-        .any(|w| lex.identifier_args.contains(w));
+        .any(|o| described.starts_with(o.as_str()));
+    let names_something = described_as_name
+        || name_words(slot.name)
+            .iter()
+            .any(|w| lex.identifier_args.contains(w));
     if names_something && let Some(s) = name_in(clause, inputs.request, used) {
         return Some(Value::String(s));
+    }
+    if described_as_name {
+        return None;
     }
     if let Some(i) = (0..pieces.len()).find(|i| {
         !used.pieces.contains(i)
@@ -1800,7 +1816,10 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used, own: &[String])
         });
         return Object::PointsBack { pronoun };
     }
-    let run = without_own_words(run, own, lex);
+    let is_value = |t: &Token| {
+        t.value || (inputs.clause.values.iter()).any(|f| f.start <= t.start && t.end <= f.end)
+    };
+    let run = without_own_words(appositive_value(run, is_value, lex), own, lex);
     let (Some(first), Some(last)) = (run.first(), run.last()) else {
         return Object::Nothing;
     };
@@ -1816,6 +1835,32 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used, own: &[String])
     } else {
         Object::Words(text)
     }
+}
+
+/// The value that ends an object after a short common-noun phrase naming it ("encrypt
+/// *the birthdate* '1990-01-01'", "send *the code* 4411"): the phrase says what the value
+/// is, the value is what the argument takes. A phrase with a name in it ("the Holiday Inn
+/// hotel 2022") or longer than three words is left whole.
+fn appositive_value<'r>(
+    run: &'r [Token],
+    is_value: impl Fn(&Token) -> bool,
+    lex: &Lexicon,
+) -> &'r [Token] {
+    let Some(v) = run.iter().position(&is_value) else {
+        return run;
+    };
+    let w = (v..run.len())
+        .find(|&i| !is_value(&run[i]))
+        .unwrap_or(run.len());
+    let phrase = &run[..v];
+    let names_it = (1..=3).contains(&v)
+        // What trails the value only joins it to the next ("… '1990-01-01' *using* the key").
+        && run[w..].iter().all(|t| !lex.is_content(t))
+        && phrase.iter().any(|t| lex.is_content(t))
+        && phrase
+            .iter()
+            .all(|t| !t.proper && (lex.is_determiner(t) || lex.is_content(t)));
+    if names_it { &run[v..w] } else { run }
 }
 
 /// An object without the words at its edges that only restate the tool ("analyze *the

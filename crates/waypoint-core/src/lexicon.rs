@@ -216,6 +216,8 @@ pub struct Lexicon {
     pub words: WordClasses,
     /// Argument names filled from a code identifier.
     pub identifier_args: HashSet<String>,
+    /// How a description says its argument is a name ("The name of the company").
+    pub name_descriptions: Vec<String>,
     /// Value kind (`urls`, `text`…) → argument names that take it, in file order of kinds.
     pub arg_names: Vec<(String, Vec<String>)>,
     /// File-type families: the extensions that make a bare name a path, and the argument
@@ -393,6 +395,7 @@ struct Raw {
     scopes: BTreeMap<String, Vec<String>>,
     word_classes: WordClasses,
     identifier_args: Vec<String>,
+    name_descriptions: Vec<String>,
     arg_names: BTreeMap<String, Vec<String>>,
     file_types: BTreeMap<String, FileType>,
     #[serde(default)]
@@ -614,6 +617,11 @@ impl Lexicon {
                 .collect(),
             words: raw.word_classes,
             identifier_args: forms(&raw.identifier_args),
+            name_descriptions: raw
+                .name_descriptions
+                .iter()
+                .map(|d| d.to_lowercase())
+                .collect(),
             arg_names: raw.arg_names.into_iter().collect(),
             file_types: raw.file_types.into_values().collect(),
             units: units(&raw.units),

@@ -997,3 +997,49 @@ fn a_number_in_another_unit_of_the_arguments_measure_is_converted() {
         one_step("find_places", json!({"kind": "cafes", "radius": 5}))
     );
 }
+
+fn stocks() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    engine(
+        &ENGINE,
+        "stocks.yaml",
+        include_str!("../fixtures/stocks.yaml"),
+    )
+}
+
+#[test]
+fn an_argument_described_as_a_name_takes_the_name_not_the_clause() {
+    let s = steps(
+        &stocks()
+            .plan("I want to know the current stock price of Microsoft", None)
+            .unwrap(),
+    );
+    assert_eq!(s[0].0, "get_stock_price");
+    assert_eq!(s[0].1["company"], json!("Microsoft"));
+    // No name written: a question, not the clause's words.
+    let p = stocks()
+        .plan("I want to know the current stock price", None)
+        .unwrap();
+    let company = &p.steps()[0].args["company"];
+    assert!(company.get("$placeholder").is_some(), "{company}");
+}
+
+#[test]
+fn a_value_after_a_short_phrase_naming_it_is_the_value() {
+    for (request, data) in [
+        (
+            "obfuscate the birthdate '1990-01-01' using the key 'k1'",
+            "1990-01-01",
+        ),
+        ("obfuscate the code 4411 with the key 'k1'", "4411"),
+        // A longer phrase is the value itself.
+        (
+            "obfuscate the text of the old family recipe with the key 'k1'",
+            "the text of the old family recipe",
+        ),
+    ] {
+        let s = steps(&stocks().plan(request, None).unwrap());
+        assert_eq!(s[0].1["data"], json!(data), "{request}: {s:?}");
+        assert_eq!(s[0].1["obfuscation_key"], json!("k1"), "{request}");
+    }
+}
