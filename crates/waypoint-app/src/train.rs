@@ -37,6 +37,22 @@ pub struct TrainSummary {
     /// Meaning-level matching: `off`, `on` or `failed`, with the encoder folder or why.
     pub meaning: crate::meaning::Status,
     pub entries: Vec<EntrySummary>,
+    /// Steps the taught sequences run before others, which plans add when a request
+    /// does not ask for them (docs/routing.md, "Prerequisites").
+    pub taken_first: Vec<TakenFirst>,
+    /// The taught sequences use each tool once per request, so a tool asked for again
+    /// is one step.
+    pub one_step_per_tool: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TakenFirst {
+    pub entry: String,
+    pub first: String,
+    /// Taught sequences that use `entry` and run `first` before it.
+    pub before: u32,
+    /// Taught sequences that use `entry`.
+    pub of: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -140,6 +156,16 @@ pub fn train(setup: &Setup, extra: &[PathBuf]) -> Result<(TrainSummary, Vec<Noti
         seconds: (seconds * 1000.0).round() / 1000.0,
         meaning: crate::meaning::status(&engine),
         entries,
+        taken_first: waypoint_core::plan::taken_first(engine.catalog())
+            .into_iter()
+            .map(|t| TakenFirst {
+                entry: t.step,
+                first: t.first,
+                before: t.before,
+                of: t.of,
+            })
+            .collect(),
+        one_step_per_tool: engine.catalog().precedence().once_per_request(),
     };
     Ok((summary, notices))
 }

@@ -63,6 +63,19 @@ fn render(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()
             "  asked        one entry per request, so a request is planned as one (docs/architecture.md, \"Route\")"
         )?;
     }
+    if s.one_step_per_tool {
+        writeln!(
+            out,
+            "  steps        each tool once per request in the taught sequences: a tool asked for again is one step"
+        )?;
+    }
+    for t in &s.taken_first {
+        writeln!(
+            out,
+            "  taken first  {} before {} ({} of {} taught sequences; docs/routing.md, \"Prerequisites\")",
+            t.first, t.entry, t.before, t.of
+        )?;
+    }
     match &s.cross_validation {
         Some(cv) => writeln!(
             out,

@@ -187,3 +187,46 @@ fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time(
     assert_eq!(v["requests_asking_two"], 6);
     assert_eq!(v["one_entry_per_request"], false);
 }
+
+#[test]
+fn train_says_which_steps_the_taught_sequences_take_first() {
+    let dir = setup();
+    let catalog = dir.path().join("tools.yaml");
+    let train = dir.path().join("seq.jsonl");
+    // Twelve alarms, nine of them after a forecast: the forecast is taken first.
+    let mut lines = String::new();
+    for k in 0..12 {
+        let tools = if k < 9 {
+            r#"["get_weather", "set_alarm"]"#
+        } else {
+            r#"["set_alarm"]"#
+        };
+        lines.push_str(&format!(
+            r#"{{"id": "s{k}", "request": "wake me up at {k} if it rains", "expect": {{"tools": {tools}}}}}"#
+        ));
+        lines.push('\n');
+    }
+    std::fs::write(&train, lines).unwrap();
+    let base = [
+        "--store",
+        "none",
+        "train",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        train.to_str().unwrap(),
+    ];
+    let v = json(&[&base[..], &["--json"]].concat());
+    assert_eq!(
+        v["taken_first"],
+        serde_json::json!([{"entry": "set_alarm", "first": "get_weather", "before": 9, "of": 12}])
+    );
+    assert_eq!(
+        v["one_step_per_tool"], false,
+        "twelve sequences say nothing"
+    );
+    let text = String::from_utf8_lossy(&waypoint(&base).stdout).into_owned();
+    assert!(
+        text.contains("taken first  get_weather before set_alarm (9 of 12 taught sequences"),
+        "{text}"
+    );
+}

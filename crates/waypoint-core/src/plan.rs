@@ -65,6 +65,39 @@ const PREREQUISITE_SHARE: f64 = 0.55;
 /// about who wrote them than about the tools.
 const PREREQUISITE_SUPPORT: u32 = 10;
 
+/// A tool the taught plans run before another, as planning uses it: `first` is added
+/// before `step` when a request asks for `step` and not `first`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TakenFirst {
+    pub step: String,
+    pub first: String,
+    /// Taught plans that use `step` and run `first` before it.
+    pub before: u32,
+    /// Taught plans that use `step`.
+    pub of: u32,
+}
+
+/// Every prerequisite the catalog's taught sequences give, by tool in catalog order
+/// (docs/routing.md, "Prerequisites"): what `waypoint train` reports.
+pub fn taken_first(catalog: &Catalog) -> Vec<TakenFirst> {
+    let taught = catalog.precedence();
+    catalog
+        .tools()
+        .iter()
+        .flat_map(|t| {
+            taught
+                .prerequisites(&t.name, PREREQUISITE_SHARE, PREREQUISITE_SUPPORT)
+                .into_iter()
+                .map(|p| TakenFirst {
+                    step: t.name.clone(),
+                    first: p.tool.to_string(),
+                    before: p.before,
+                    of: p.of,
+                })
+        })
+        .collect()
+}
+
 /// Joints past which a clause is not read as several requests: each way of splitting is
 /// a model call, and a clause with this many "and"s and commas is a list, not requests.
 const MAX_JOINTS: usize = 6;
