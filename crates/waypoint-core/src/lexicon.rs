@@ -218,6 +218,9 @@ pub struct Lexicon {
     pub identifier_args: HashSet<String>,
     /// How a description says its argument is a name ("The name of the company").
     pub name_descriptions: Vec<String>,
+    /// Particles a verb closes into one word with ("login", "checkout", "signup"), each
+    /// with the words that say it after the open verb ("log *into*").
+    pub compound_particles: Vec<(String, Vec<String>)>,
     /// Value kind (`urls`, `text`…) → argument names that take it, in file order of kinds.
     pub arg_names: Vec<(String, Vec<String>)>,
     /// File-type families: the extensions that make a bare name a path, and the argument
@@ -396,6 +399,7 @@ struct Raw {
     word_classes: WordClasses,
     identifier_args: Vec<String>,
     name_descriptions: Vec<String>,
+    compound_particles: BTreeMap<String, Vec<String>>,
     arg_names: BTreeMap<String, Vec<String>>,
     file_types: BTreeMap<String, FileType>,
     #[serde(default)]
@@ -622,6 +626,7 @@ impl Lexicon {
                 .iter()
                 .map(|d| d.to_lowercase())
                 .collect(),
+            compound_particles: raw.compound_particles.into_iter().collect(),
             arg_names: raw.arg_names.into_iter().collect(),
             file_types: raw.file_types.into_values().collect(),
             units: units(&raw.units),
@@ -651,6 +656,31 @@ impl Lexicon {
             }
         }
         tokens
+    }
+
+    /// The closed compounds among a name's words, opened: for `account_login` the verb
+    /// "log" and the phrases "log in", "log into"; for `checkout_api` "check" and "check
+    /// out". So "log into my account" meets the login tool, and meets it better than the
+    /// logout tool, which shares only the verb. A word is one when it ends in a particle
+    /// and at least three letters that are no function word come before it.
+    pub fn compounds(&self, name: &str) -> (Vec<String>, Vec<String>) {
+        let mut verbs = Vec::new();
+        let mut phrases = Vec::new();
+        for w in waypoint_classify::features::words(name) {
+            let Some((p, forms)) = self
+                .compound_particles
+                .iter()
+                .find(|(p, _)| w.len() >= p.len() + 3 && w.ends_with(p.as_str()))
+            else {
+                continue;
+            };
+            let head = &w[..w.len() - p.len()];
+            if head.chars().all(|c| c.is_ascii_alphabetic()) && !self.stopwords.contains(head) {
+                phrases.extend(forms.iter().map(|f| format!("{head} {f}")));
+                verbs.push(head.to_string());
+            }
+        }
+        (verbs, phrases)
     }
 
     /// Whether a token can head an action.
@@ -891,6 +921,20 @@ mod tests {
 
     fn lexicon() -> Lexicon {
         Lexicon::for_catalog(&Catalog::default()).unwrap()
+    }
+
+    #[test]
+    fn closed_compounds_in_names_open_into_verb_and_particle() {
+        let lex = lexicon();
+        let (verbs, phrases) = lex.compounds("account_login");
+        assert_eq!(verbs, ["log"]);
+        assert_eq!(phrases, ["log in", "log into"]);
+        assert_eq!(lex.compounds("checkoutApi").1, ["check out"]);
+        assert_eq!(lex.compounds("plugin").0, ["plug"]);
+        // Too short a verb, a function word, or no particle at the end: none.
+        assert!(lex.compounds("join").0.is_empty());
+        assert!(lex.compounds("within_range").0.is_empty());
+        assert!(lex.compounds("get_weather").0.is_empty());
     }
 
     #[test]

@@ -274,6 +274,10 @@ impl RouteIndex {
             let specs = crate::args::arg_specs(tool, lex);
             let mut fields: Vec<(f64, String)> =
                 vec![(W_NAME, tool.name.replace(['_', '.', '-'], " "))];
+            let (compound_verbs, compound_phrases) = lex.compounds(&tool.name);
+            if !compound_verbs.is_empty() {
+                fields.push((W_NAME, compound_verbs.join(" ")));
+            }
             fields.push((W_DESCRIPTION, tool.description.clone()));
             fields.extend(tool.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
             fields.extend(
@@ -293,7 +297,7 @@ impl RouteIndex {
                     .flat_map(crate::args::ArgSpec::suggested)
                     .map(|v| (suggested_weight(v), v.text.clone())),
             );
-            let phrases: Vec<&String> = tool.keywords.iter().collect();
+            let phrases: Vec<&String> = tool.keywords.iter().chain(&compound_phrases).collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
             index.add_examples(&tool.examples, lex);
             index.set_kinds(&tool.produces, &tool.accepts, lex);

@@ -317,3 +317,30 @@ fn a_clause_that_points_back_takes_a_candidate_that_can_use_what_came_before() {
     );
     assert_eq!(tools("fix the agent"), ["improve_agent"]);
 }
+
+#[test]
+fn a_closed_compound_in_a_tool_name_meets_the_open_verb() {
+    let catalog = waypoint_catalog::load(&[waypoint_catalog::Source {
+        name: "accounts.yaml".into(),
+        text: "tools:
+  - name: account_login
+    description: Account Login Tool
+  - name: account_logout
+    description: Account Logout Tool
+  - name: change_password
+    description: Tool for changing account password
+"
+        .into(),
+    }])
+    .unwrap()
+    .catalog;
+    let e = waypoint_core::Engine::new(catalog, waypoint_core::Options::default()).unwrap();
+    for (request, tool) in [
+        ("log into my online banking account", "account_login"),
+        ("please log in to my account with ID 1234", "account_login"),
+        ("log out of my bank account", "account_logout"),
+    ] {
+        let plan = e.plan(request, None).unwrap();
+        assert_eq!(plan.steps()[0].tool, tool, "{request}");
+    }
+}
