@@ -822,6 +822,12 @@ impl RouteIndex {
         let light_verb = hints
             .head_verb
             .is_some_and(|h| lex.is_light_verb(&tokens[h]));
+        // A verb some entry is named or described by ("cancel my booking") says what to do
+        // to the object; whether the object exists already ("my", "the") then adds nothing.
+        let verb_decides = !light_verb
+            && hints
+                .head_verb
+                .is_some_and(|h| self.postings.contains_key(tokens[h].key.as_str()));
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
         for &doc in &touched {
             let Some(d) = self.docs.get(doc as usize) else {
@@ -848,7 +854,7 @@ impl RouteIndex {
             let lacks_object = object_key.is_some_and(|k| !self.has_word(doc, k));
             let fit = HintFit {
                 intent: !(lacks_object && light_verb),
-                article: !lacks_object,
+                article: !lacks_object && !verb_decides,
             };
             let mut bonus = hint_bonus(d, doc, hints, lex, &mut reasons, fit);
             // Only an entry that takes free text can take an object it has no word for.

@@ -344,3 +344,36 @@ fn a_closed_compound_in_a_tool_name_meets_the_open_verb() {
         assert_eq!(plan.steps()[0].tool, tool, "{request}");
     }
 }
+
+#[test]
+fn a_verb_the_catalog_knows_outweighs_the_objects_article() {
+    // "my flight booking" exists already, which speaks for a tool that modifies; but
+    // "cancel" names what to do to it.
+    let catalog = waypoint_catalog::load(&[waypoint_catalog::Source {
+        name: "flights.yaml".into(),
+        text: "tools:
+  - name: flight_ticket_cancelling
+    description: Cancel a Flight Ticket to cancel a flight
+  - name: flight_ticket_changing
+    description: Flight Ticket Booking Modification or Rescheduling Tool
+  - name: book_flight
+    description: Flight booking tool
+"
+        .into(),
+    }])
+    .unwrap()
+    .catalog;
+    let e = waypoint_core::Engine::new(catalog, waypoint_core::Options::default()).unwrap();
+    let plan = e
+        .plan(
+            "Please cancel my flight booking for CA8499 at 5 PM tomorrow",
+            None,
+        )
+        .unwrap();
+    assert_eq!(plan.steps()[0].tool, "flight_ticket_cancelling");
+    // A verb that asks for a change still finds the tool that changes one.
+    let plan = e
+        .plan("change my flight booking to tomorrow", None)
+        .unwrap();
+    assert_eq!(plan.steps()[0].tool, "flight_ticket_changing");
+}
