@@ -1129,6 +1129,15 @@ fn trimmed_value<'t>(mut span: &'t [Token], slot: &Slot<'_>, lex: &Lexicon) -> &
     {
         span = &span[..cut];
     }
+    // Nor does it run on into a relative clause that describes it ("in San Francisco
+    // *that has laundry service*").
+    if span.first().is_some_and(|t| t.proper)
+        && let Some(cut) = (1..span.len())
+            .find(|&i| !span[i].proper && lex.relative_markers.contains(&span[i].form))
+        && span[..cut].iter().all(|t| t.proper)
+    {
+        span = &span[..cut];
+    }
     // "named John Doe with a description …": not the words that lead to the next value.
     // A capitalised word is a name's ("named John *Doe*", though "doe" stems like "does").
     while let [rest @ .., last] = span

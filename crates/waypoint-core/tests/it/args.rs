@@ -1043,3 +1043,29 @@ fn a_value_after_a_short_phrase_naming_it_is_the_value() {
         assert_eq!(s[0].1["obfuscation_key"], json!("k1"), "{request}");
     }
 }
+
+#[test]
+fn a_place_ends_where_a_relative_clause_describes_it() {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let e = engine(
+        &ENGINE,
+        "houses.yaml",
+        "tools:
+  - name: search_house
+    description: Search for a house to stay in
+    input_schema:
+      type: object
+      properties:
+        where_to: {type: string, description: The location to search in}
+      required: [where_to]
+",
+    );
+    let s = steps(
+        &e.plan(
+            "I want to find a house in San Francisco that has laundry service",
+            None,
+        )
+        .unwrap(),
+    );
+    assert_eq!(s[0].1["where_to"], json!("San Francisco"), "{s:?}");
+}
