@@ -420,8 +420,22 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                 || slot.kinds.contains(&Kind::Enum)
                 || slot.kinds.contains(&Kind::Value(ExtractedKind::Paths))
             {
+                // The description's first word says what the argument is too when a
+                // function word follows it: `destination`, "Location *of* the hotel", is
+                // also where something is ("a hotel *in* London"); "Search term or
+                // keyword …" names no such thing.
+                let described = schema
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(waypoint_classify::features::words)
+                    .filter(|w| w.len() == 1 || w.get(1).is_some_and(|n| lex.stopwords.contains(n)))
+                    .and_then(|w| w.into_iter().next());
                 slot.cued_by = (0..lex.arg_cues.len())
-                    .filter(|&r| words.iter().any(|w| lex.arg_cues[r].args.contains(w)))
+                    .filter(|&r| {
+                        let args = &lex.arg_cues[r].args;
+                        words.iter().any(|w| args.contains(w))
+                            || described.as_ref().is_some_and(|w| args.contains(w))
+                    })
                     .collect();
             }
             let own_cue = slot

@@ -1069,3 +1069,25 @@ fn a_place_ends_where_a_relative_clause_describes_it() {
     );
     assert_eq!(s[0].1["where_to"], json!("San Francisco"), "{s:?}");
 }
+
+#[test]
+fn a_description_that_says_what_an_argument_is_brings_its_cues() {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let e = engine(
+        &ENGINE,
+        "hotels.yaml",
+        "tools:
+  - name: search_hotel
+    description: Search for a hotel
+    input_schema:
+      type: object
+      properties:
+        destination: {type: string, description: Location of the hotel}
+      required: [destination]
+",
+    );
+    for request in ["Find a 4-star hotel in London", "Find a hotel to London"] {
+        let s = steps(&e.plan(request, None).unwrap());
+        assert_eq!(s[0].1["destination"], json!("London"), "{request}: {s:?}");
+    }
+}
