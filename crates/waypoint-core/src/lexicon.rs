@@ -525,6 +525,17 @@ struct RawIntent {
 }
 
 /// The words of a list in lower case, in its order.
+/// Phrases compiled against the synonyms, each once: synonyms can make two phrases one.
+fn compile_phrases(list: &[String], synonyms: &Synonyms) -> Vec<Phrase> {
+    let mut out: Vec<Phrase> = Vec::new();
+    for p in list.iter().filter_map(|p| Phrase::compile(p, synonyms)) {
+        if !out.iter().any(|q| q.terms == p.terms) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 fn lower(list: &[String]) -> Vec<String> {
     list.iter().map(|w| w.to_lowercase()).collect()
 }
@@ -540,16 +551,7 @@ impl Lexicon {
         let mut synonyms = Synonyms::new(&groups);
         synonyms.remember(raw.common_words());
         synonyms.remember(kind_words(catalog).iter().map(String::as_str));
-        let phrases = |list: &[String]| -> Vec<Phrase> {
-            let mut out: Vec<Phrase> = Vec::new();
-            for p in list.iter().filter_map(|p| Phrase::compile(p, &synonyms)) {
-                // Synonyms can make two phrases one; count it once.
-                if !out.iter().any(|q| q.terms == p.terms) {
-                    out.push(p);
-                }
-            }
-            out
-        };
+        let phrases = |list: &[String]| compile_phrases(list, &synonyms);
         let exact = |list: &[String]| -> Vec<Phrase> {
             list.iter()
                 .filter_map(|p| Phrase::compile_exact(p))
@@ -566,7 +568,6 @@ impl Lexicon {
         let stems = |list: &[String]| -> HashSet<String> {
             list.iter().map(|w| stem(&w.to_lowercase())).collect()
         };
-
         let (mut intents, mut entities) = concepts(&raw, &phrases);
         extend(&mut intents, &catalog.lexicon().intents, &synonyms);
         extend(&mut entities, &catalog.lexicon().entities, &synonyms);
@@ -621,11 +622,7 @@ impl Lexicon {
                 .collect(),
             words: raw.word_classes,
             identifier_args: forms(&raw.identifier_args),
-            name_descriptions: raw
-                .name_descriptions
-                .iter()
-                .map(|d| d.to_lowercase())
-                .collect(),
+            name_descriptions: lower(&raw.name_descriptions),
             compound_particles: raw.compound_particles.into_iter().collect(),
             arg_names: raw.arg_names.into_iter().collect(),
             file_types: raw.file_types.into_values().collect(),

@@ -168,13 +168,7 @@ impl<'a> Planner<'a> {
                 let why = format!(
                     "a stored plan fits ({:.2}: {})",
                     stored.score,
-                    stored
-                        .why
-                        .iter()
-                        .take(4)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    first_reasons(&stored.why)
                 );
                 out.drafts.push(self.new_draft(
                     &stored.id,
@@ -213,12 +207,7 @@ impl<'a> Planner<'a> {
                 let why = format!(
                     "best match ({:.2}: {})",
                     pick.score,
-                    pick.why
-                        .iter()
-                        .take(4)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    first_reasons(&pick.why)
                 );
                 out.drafts.push(self.new_draft(
                     &pick.id,
@@ -1666,6 +1655,11 @@ fn order_phases(analysis: &Analysis, drafts: &mut [Draft]) {
             running.entry(mine).or_default().push(j);
         }
     }
+}
+
+/// The first reasons a candidate was ranked for, as a rationale says them.
+fn first_reasons(why: &[String]) -> String {
+    why.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
 }
 
 fn deterministic(t: &Tool) -> bool {

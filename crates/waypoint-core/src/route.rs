@@ -280,16 +280,8 @@ impl RouteIndex {
             }
             fields.push((W_DESCRIPTION, tool.description.clone()));
             fields.extend(tool.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
-            fields.extend(
-                tool.produces
-                    .iter()
-                    .map(|k| (W_PRODUCES, k.replace('_', " "))),
-            );
-            fields.extend(
-                tool.accepts
-                    .iter()
-                    .map(|k| (W_ACCEPTS, k.replace('_', " "))),
-            );
+            fields.extend(kind_fields(W_PRODUCES, &tool.produces));
+            fields.extend(kind_fields(W_ACCEPTS, &tool.accepts));
             fields.extend(tool.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
             fields.extend(
                 specs
@@ -690,6 +682,15 @@ impl RouteIndex {
         }
     }
 
+    /// Whether some entry is named or described by the clause's verb ("*cancel* my
+    /// booking"): the verb then says what to do to the object, and whether the object
+    /// exists already ("my", "the") adds nothing.
+    fn knows_verb(&self, tokens: &[Token], hints: &Hints<'_>) -> bool {
+        hints
+            .head_verb
+            .is_some_and(|h| self.postings.contains_key(tokens[h].key.as_str()))
+    }
+
     /// Meaning and the trained router, each blended into the scores in turn.
     fn second_opinions(
         &self,
@@ -822,12 +823,7 @@ impl RouteIndex {
         let light_verb = hints
             .head_verb
             .is_some_and(|h| lex.is_light_verb(&tokens[h]));
-        // A verb some entry is named or described by ("cancel my booking") says what to do
-        // to the object; whether the object exists already ("my", "the") then adds nothing.
-        let verb_decides = !light_verb
-            && hints
-                .head_verb
-                .is_some_and(|h| self.postings.contains_key(tokens[h].key.as_str()));
+        let verb_decides = !light_verb && self.knows_verb(tokens, hints);
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
         for &doc in &touched {
             let Some(d) = self.docs.get(doc as usize) else {
@@ -1214,6 +1210,11 @@ fn weigh<'a>(
         out.push(Word { tok, weight });
     }
     out
+}
+
+/// Artifact kinds as words of a field (`audio_file` → "audio file").
+fn kind_fields(weight: f64, kinds: &[String]) -> impl Iterator<Item = (f64, String)> + '_ {
+    kinds.iter().map(move |k| (weight, k.replace('_', " ")))
 }
 
 /// The field weight of a value an argument's description lists: a one-word value
