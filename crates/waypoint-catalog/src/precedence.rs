@@ -13,8 +13,9 @@ use std::collections::HashMap;
 pub struct Precedence {
     /// Sequences that use the tool (once per sequence).
     uses: HashMap<String, u32>,
-    /// `(earlier, later)`: sequences in which `earlier` runs before the first `later`.
-    before: HashMap<(String, String), u32>,
+    /// By `later`, then `earlier`: sequences in which `earlier` runs before the first
+    /// `later`. Keyed by the later tool so a plan step looks up its own row only.
+    before: HashMap<String, HashMap<String, u32>>,
     sequences: u32,
     /// Sequences that use some tool twice or more.
     repeating: u32,
@@ -55,11 +56,9 @@ impl Precedence {
             let mut earlier: Vec<&str> = tools[..i].to_vec();
             earlier.sort_unstable();
             earlier.dedup();
+            let row = self.before.entry((*later).to_owned()).or_default();
             for e in earlier {
-                *self
-                    .before
-                    .entry((e.to_owned(), (*later).to_owned()))
-                    .or_default() += 1;
+                *row.entry(e.to_owned()).or_default() += 1;
             }
         }
     }
@@ -84,9 +83,10 @@ impl Precedence {
         }
         let mut out: Vec<Prerequisite<'_>> = self
             .before
-            .iter()
-            .filter(|((_, l), _)| l == later)
-            .map(|((e, _), &n)| Prerequisite {
+            .get(later)
+            .into_iter()
+            .flatten()
+            .map(|(e, &n)| Prerequisite {
                 tool: e.as_str(),
                 before: n,
                 of,
@@ -101,7 +101,8 @@ impl Precedence {
 
     fn count(&self, earlier: &str, later: &str) -> u32 {
         self.before
-            .get(&(earlier.to_owned(), later.to_owned()))
+            .get(later)
+            .and_then(|row| row.get(earlier))
             .copied()
             .unwrap_or(0)
     }

@@ -277,12 +277,11 @@ impl<'a> Planner<'a> {
                 j += 1;
                 continue;
             }
-            let missing: Vec<_> = taught
+            let missing = taught
                 .prerequisites(&drafts[j].tool, PREREQUISITE_SHARE, PREREQUISITE_SUPPORT)
                 .into_iter()
-                .filter(|p| !drafts.iter().any(|d| d.tool == p.tool))
-                .collect();
-            let Some(first) = missing.first() else {
+                .find(|p| !drafts.iter().any(|d| d.tool == p.tool));
+            let Some(first) = missing else {
                 j += 1;
                 continue;
             };
