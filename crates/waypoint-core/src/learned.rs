@@ -242,6 +242,12 @@ pub(crate) fn new_request() {
 }
 
 impl Learned {
+    /// Whether the model carries most of a route score (enough labelled requests per
+    /// entry that the entries' own words are a small part of what it knows).
+    pub(crate) fn leads(&self) -> bool {
+        self.weight >= MODEL_LEADS
+    }
+
     /// The model's best entry for a text, when the model is the main voice of the score
     /// and finds that entry more likely than not.
     pub(crate) fn confident(&self, text: &str) -> Option<(u32, f32)> {

@@ -81,6 +81,10 @@ const TOPIC: f64 = 0.3;
 /// What is left of a taught entry's score when the clause asks for the thing only an
 /// untaught entry is named after (see [`RouteIndex::asked_of_untaught`]).
 const ASKED_ELSEWHERE: f64 = 0.5;
+/// The score an entry named after a clause's object takes when the trained model places
+/// the clause nowhere (see [`RouteIndex::object_names_entry`]): above the default
+/// threshold, below what a confident model gives.
+const NAMED_BY_OBJECT: f64 = 0.5;
 
 #[derive(Debug, Clone)]
 struct Doc {
@@ -177,6 +181,9 @@ pub struct RouteIndex {
     example_idf: HashMap<String, f64>,
     /// The trained router, when the catalog has at least two entries to tell apart.
     learned: Option<Learned>,
+    /// Where the trained router leads: a word → the one entry whose name it is, past
+    /// words most names share (`atis_airport` → "airport").
+    named_by: HashMap<String, u32>,
     /// Sentence vectors of every entry, when an encoder is configured.
     meaning: MeaningState,
 }
@@ -222,6 +229,9 @@ impl RouteIndex {
             _ => None,
         };
         index.learned = Learned::build(catalog, router, |id| ids.get(id).copied(), meaning, lex);
+        if index.learned.as_ref().is_some_and(Learned::leads) {
+            index.named_by = named_by(&index.docs);
+        }
         index
     }
 
@@ -753,6 +763,34 @@ impl RouteIndex {
         ));
     }
 
+    /// "describe pittsburgh airport": where the trained model leads the score but places
+    /// the clause nowhere (no entry reaches [`NAMED_BY_OBJECT`]), the labelled requests
+    /// never phrased it this way; when the verb's object is the word one entry is named
+    /// by, that entry is what the clause acts on.
+    fn object_names_entry<'s>(
+        &'s self,
+        object: Option<&Token>,
+        scored: &mut Vec<(f64, u32)>,
+        reasons: &mut Vec<(u32, f64, Reason<'s>)>,
+    ) {
+        let Some((object, &doc)) = object.and_then(|o| Some((o, self.named_by.get(&o.key)?)))
+        else {
+            return;
+        };
+        if scored.iter().any(|s| s.0 >= NAMED_BY_OBJECT) {
+            return;
+        }
+        match scored.iter_mut().find(|s| s.1 == doc) {
+            Some(s) => s.0 = NAMED_BY_OBJECT,
+            None => scored.push((NAMED_BY_OBJECT, doc)),
+        }
+        reasons.push((
+            doc,
+            NAMED_BY_OBJECT * SCALE,
+            Reason::AskedFor(object.form.clone()),
+        ));
+    }
+
     /// Whether the verb's object is a word no entry knows ("open a PR"): the verb may fit
     /// an entry, but what it acts on is nothing the catalog handles, so for an entry that
     /// does not take free text the verb's match counts for less and earns no bonus.
@@ -876,6 +914,7 @@ impl RouteIndex {
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
         self.asked_of_untaught(tokens, lex, &mut scored, &mut reasons);
+        self.object_names_entry(object.map(|o| &tokens[o]), &mut scored, &mut reasons);
         let by_rank = |a: &(f64, u32), b: &(f64, u32)| {
             b.0.total_cmp(&a.0)
                 .then_with(|| self.docs[a.1 as usize].id.cmp(&self.docs[b.1 as usize].id))
@@ -1124,6 +1163,34 @@ fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
         i += 1;
     }
     last
+}
+
+/// Word → the one entry whose name it is. A name's words are its keys less those most
+/// names share (a server or dataset prefix: `atis_airport`, `atis_flight`); an entry
+/// counts when one word is left and no other name holds it (`new_card` is not named by
+/// "card" while `card_declined` is a card too).
+fn named_by(docs: &[Doc]) -> HashMap<String, u32> {
+    let mut in_names: HashMap<&str, usize> = HashMap::new();
+    for d in docs {
+        for k in &d.name_keys {
+            *in_names.entry(k).or_default() += 1;
+        }
+    }
+    let mut named = HashMap::new();
+    for (i, d) in docs.iter().enumerate() {
+        let mut own = d.name_keys.iter().filter(|k| {
+            in_names
+                .get(k.as_str())
+                .is_some_and(|&n| n * 2 <= docs.len())
+        });
+        if let (Some(word), None) = (own.next(), own.next())
+            && in_names.get(word.as_str()) == Some(&1)
+            && let Ok(doc) = u32::try_from(i)
+        {
+            named.insert(word.clone(), doc);
+        }
+    }
+    named
 }
 
 /// Whether the word at `i` is a participle that opens a phrase describing the noun before

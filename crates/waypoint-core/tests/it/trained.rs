@@ -311,3 +311,70 @@ tools:
         ["find_airlines"]
     );
 }
+
+#[test]
+fn a_clause_the_model_places_nowhere_goes_to_the_entry_its_object_names() {
+    // The names share a prefix, as a server's or a dataset's do. Many requests teach the
+    // model, so it leads the score; those that say "invoice" ask for the other two, so
+    // the model cannot place "describe the invoice".
+    let mut catalog: Catalog = load(&[Source {
+        name: "tools.yaml".into(),
+        text: "tools:
+  - name: shop_invoice
+    description: shop invoice
+  - name: shop_refund
+    description: shop refund
+  - name: shop_delivery
+    description: shop delivery
+"
+        .into(),
+    }])
+    .unwrap()
+    .catalog;
+    let taught = [
+        (
+            "shop_invoice",
+            [
+                "how much do i owe you",
+                "send me my bill",
+                "when is my payment due",
+            ],
+        ),
+        (
+            "shop_refund",
+            ["i want my money back", "refund the invoice", "pay me back"],
+        ),
+        (
+            "shop_delivery",
+            [
+                "where is my parcel",
+                "the invoice says monday",
+                "track the package",
+            ],
+        ),
+    ];
+    for k in 0..20 {
+        for (tool, requests) in &taught {
+            catalog.teach(&format!("{} please {k}", requests[k % 3]), &[tool]);
+        }
+    }
+    let e = Engine::new(catalog, Options::default()).unwrap();
+    assert_eq!(tools(&e, "describe the invoice"), ["shop_invoice"]);
+    let plan = e.plan("describe the invoice", None).unwrap();
+    let rationale = &plan.steps()[0].rationale;
+    assert!(
+        rationale.contains("invoice it is named after"),
+        "{rationale}"
+    );
+    // The prefix every name shares names none of them, nor does a word no name holds.
+    for request in ["describe the shop", "describe the weather"] {
+        let plan = e.plan(request, None).unwrap();
+        assert!(
+            plan.steps()
+                .iter()
+                .all(|s| !s.rationale.contains("named after")),
+            "{request}: {:?}",
+            plan.steps()
+        );
+    }
+}
