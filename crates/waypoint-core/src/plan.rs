@@ -511,7 +511,12 @@ impl<'a> Planner<'a> {
                             && self
                                 .index
                                 .confident(&mine.clause.segment.clause.text)
-                                .is_none())
+                                .is_none()
+                            && self.index.named_by_object(
+                                mine.clause.tokens(),
+                                mine.clause.head_verb,
+                                self.lex,
+                            ) != Some(c.id.as_str()))
                 }
                 _ => mine.clause.head_verb.is_none(),
             };

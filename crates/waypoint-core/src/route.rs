@@ -278,6 +278,19 @@ impl RouteIndex {
         Some((self.docs.get(doc as usize)?.id.as_str(), f64::from(p)))
     }
 
+    /// The entry the verb's object names (see [`RouteIndex::object_names_entry`]), where
+    /// the trained model leads.
+    pub fn named_by_object(
+        &self,
+        tokens: &[Token],
+        head_verb: Option<usize>,
+        lex: &Lexicon,
+    ) -> Option<&str> {
+        let object = object_noun(tokens, head_verb?, lex)?;
+        let doc = self.named_by.get(&tokens[object].key)?;
+        Some(self.docs.get(*doc as usize)?.id.as_str())
+    }
+
     fn lexical_only(catalog: &Catalog, lex: &Lexicon) -> Self {
         let mut index = Self::default();
         for tool in catalog.tools() {

@@ -358,6 +358,13 @@ fn a_clause_the_model_places_nowhere_goes_to_the_entry_its_object_names() {
             catalog.teach(&format!("{} please {k}", requests[k % 3]), &[tool]);
         }
     }
+    // A few requests ask for two things, so a request's clauses are read one by one.
+    for k in 0..3 {
+        catalog.teach(
+            &format!("track the package and pay me back {k}"),
+            &["shop_delivery", "shop_refund"],
+        );
+    }
     let e = Engine::new(catalog, Options::default()).unwrap();
     assert_eq!(tools(&e, "describe the invoice"), ["shop_invoice"]);
     let plan = e.plan("describe the invoice", None).unwrap();
@@ -365,6 +372,11 @@ fn a_clause_the_model_places_nowhere_goes_to_the_entry_its_object_names() {
     assert!(
         rationale.contains("invoice it is named after"),
         "{rationale}"
+    );
+    // Beside a clause the whole request is sure of, it is still a request of its own.
+    assert_eq!(
+        tools(&e, "describe the invoice and where is my parcel please"),
+        ["shop_delivery", "shop_invoice"]
     );
     // The prefix every name shares names none of them, nor does a word no name holds.
     for request in ["describe the shop", "describe the weather"] {
