@@ -765,15 +765,7 @@ impl RouteIndex {
         for s in scored.iter_mut() {
             s.0 *= ASKED_ELSEWHERE;
         }
-        match scored.iter_mut().find(|s| s.1 == doc) {
-            Some(s) => s.0 = best,
-            None => scored.push((best, doc)),
-        }
-        reasons.push((
-            doc,
-            best * SCALE,
-            Reason::AskedFor(tokens[asked].form.clone()),
-        ));
+        answers(doc, best, &tokens[asked].form, scored, reasons);
     }
 
     /// "describe pittsburgh airport": where the trained model leads the score but places
@@ -793,15 +785,7 @@ impl RouteIndex {
         if scored.iter().any(|s| s.0 >= NAMED_BY_OBJECT) {
             return;
         }
-        match scored.iter_mut().find(|s| s.1 == doc) {
-            Some(s) => s.0 = NAMED_BY_OBJECT,
-            None => scored.push((NAMED_BY_OBJECT, doc)),
-        }
-        reasons.push((
-            doc,
-            NAMED_BY_OBJECT * SCALE,
-            Reason::AskedFor(object.form.clone()),
-        ));
+        answers(doc, NAMED_BY_OBJECT, &object.form, scored, reasons);
     }
 
     /// Whether the verb's object is a word no entry knows ("open a PR"): the verb may fit
@@ -1176,6 +1160,22 @@ fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
         i += 1;
     }
     last
+}
+
+/// The entry named by `word` answers the clause: it takes `score`, joining the
+/// candidates if the words had not found it.
+fn answers(
+    doc: u32,
+    score: f64,
+    word: &str,
+    scored: &mut Vec<(f64, u32)>,
+    reasons: &mut Vec<(u32, f64, Reason<'_>)>,
+) {
+    match scored.iter_mut().find(|s| s.1 == doc) {
+        Some(s) => s.0 = score,
+        None => scored.push((score, doc)),
+    }
+    reasons.push((doc, score * SCALE, Reason::AskedFor(word.to_string())));
 }
 
 /// Word → the one entry whose name it is. A name's words are its keys less those most
