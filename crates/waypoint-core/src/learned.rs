@@ -251,7 +251,7 @@ impl Learned {
     /// The model's best entry for a text, when the model is the main voice of the score
     /// and finds that entry more likely than not.
     pub(crate) fn confident(&self, text: &str) -> Option<(u32, f32)> {
-        if self.weight < MODEL_LEADS {
+        if !self.leads() {
             return None;
         }
         self.candidates(text)

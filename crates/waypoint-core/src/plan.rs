@@ -484,8 +484,8 @@ impl<'a> Planner<'a> {
     /// beside one asking for it adds nothing of its own, the clause is part of that
     /// request, not a second one: it asks for the same entry again without a value of its
     /// own ("can I travel to France or is it dangerous"), or, without being sure of it on
-    /// its own, for an entry the whole request gives next to no chance ("from now on, my
-    /// name is Tom"), or it is a
+    /// its own (the model unsure, and the verb's object naming no entry), for an entry the
+    /// whole request gives next to no chance ("from now on, my name is Tom"), or it is a
     /// fragment without a verb that routes nowhere ("when am I paid, or how often").
     fn absorbed_by_the_whole(&self, routed: &[Routed<'_>], out: &mut [Option<f64>]) {
         if routed.len() < 2 {
