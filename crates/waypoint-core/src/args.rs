@@ -394,6 +394,16 @@ fn described_cue(schema: &Value, lex: &Lexicon) -> Option<String> {
     lex.words.prepositions.contains(&last).then_some(last)
 }
 
+/// The word an argument's description says it is, when a function word follows its
+/// first word: `destination`, "Location *of* the hotel", is also where something is ("a
+/// hotel *in* London"); "Search term or keyword …" names no such thing.
+fn described_as(schema: &Value, lex: &Lexicon) -> Option<String> {
+    let description = schema.get("description").and_then(Value::as_str)?;
+    let words = waypoint_classify::features::words(description);
+    let says_what = words.len() == 1 || words.get(1).is_some_and(|n| lex.stopwords.contains(n));
+    says_what.then(|| words.into_iter().next()).flatten()
+}
+
 /// The specs of `tool`'s arguments, in schema order.
 pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
     let required: Vec<&str> = tool.required().collect();
@@ -420,16 +430,7 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                 || slot.kinds.contains(&Kind::Enum)
                 || slot.kinds.contains(&Kind::Value(ExtractedKind::Paths))
             {
-                // The description's first word says what the argument is too when a
-                // function word follows it: `destination`, "Location *of* the hotel", is
-                // also where something is ("a hotel *in* London"); "Search term or
-                // keyword …" names no such thing.
-                let described = schema
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(waypoint_classify::features::words)
-                    .filter(|w| w.len() == 1 || w.get(1).is_some_and(|n| lex.stopwords.contains(n)))
-                    .and_then(|w| w.into_iter().next());
+                let described = described_as(schema, lex);
                 slot.cued_by = (0..lex.arg_cues.len())
                     .filter(|&r| {
                         let args = &lex.arg_cues[r].args;

@@ -524,7 +524,6 @@ struct RawIntent {
     named_entity: Option<String>,
 }
 
-/// The words of a list in lower case, in its order.
 /// Phrases compiled against the synonyms, each once: synonyms can make two phrases one.
 fn compile_phrases(list: &[String], synonyms: &Synonyms) -> Vec<Phrase> {
     let mut out: Vec<Phrase> = Vec::new();
@@ -536,6 +535,7 @@ fn compile_phrases(list: &[String], synonyms: &Synonyms) -> Vec<Phrase> {
     out
 }
 
+/// The words of a list in lower case, in its order.
 fn lower(list: &[String]) -> Vec<String> {
     list.iter().map(|w| w.to_lowercase()).collect()
 }
