@@ -280,10 +280,14 @@ fn slot_unit(slot: &Slot<'_>, lex: &Lexicon) -> Option<Unit> {
         .find_map(|w| lex.units.get(&w).copied())
 }
 
-/// The unit written right after a number that ends at `end` in `text` — letters run onto
-/// it ("70kg") or the next word ("2 km") — and the bytes it and the space before it take.
+/// The unit written right after a number that ends at `end` in `text` — letters or a
+/// percent sign run onto it ("70kg", "5%") or the next word ("2 km") — and the bytes it
+/// and the space before it take.
 fn unit_after(text: &str, end: usize, lex: &Lexicon) -> Option<(Unit, usize)> {
     let rest = text.get(end..)?;
+    if rest.starts_with('%') {
+        return Some((lex.units.get("%").copied()?, 1));
+    }
     let gap = usize::from(rest.starts_with(' '));
     let word: String = rest[gap..]
         .chars()
@@ -493,13 +497,13 @@ pub fn fill(tool: &Tool, cached: Option<&[ArgSpec]>, inputs: &Inputs<'_>, lex: &
 
 fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon) -> Filled {
     let slots = slots(tool, specs);
-    let pieces = pieces(inputs.clause, lex);
+    let pieces = pieces(inputs.clause, inputs.request, lex);
     let lent: Vec<Piece> = inputs
         .earlier
         .iter()
         .chain(inputs.later)
         .filter(|c| !c.is_action())
-        .flat_map(|c| self::pieces(c, lex))
+        .flat_map(|c| self::pieces(c, inputs.request, lex))
         // What a person presents: files, addresses, ids — not a count or a date that
         // belongs to what they said about it.
         .filter(|p| {
@@ -2091,15 +2095,16 @@ impl Made {
 }
 
 /// The typed values of a clause, in order: extracted values, then language names.
-fn pieces(clause: &ClauseAnalysis, lex: &Lexicon) -> Vec<Piece> {
+/// `request` is the whole request: a unit may stand past the clause's last word ("a
+/// rate of 5%." ends the clause at the 5).
+fn pieces(clause: &ClauseAnalysis, request: &str, lex: &Lexicon) -> Vec<Piece> {
     let mut out: Vec<Piece> = clause
         .values
         .iter()
         .map(|f| {
             // A number's unit is part of the value: no text argument takes it ("2 km").
-            let base = clause.segment.clause.span.start;
             let unit = (f.kind == ExtractedKind::Numbers)
-                .then(|| unit_after(&clause.segment.clause.text, f.end.checked_sub(base)?, lex))
+                .then(|| unit_after(request, f.end, lex))
                 .flatten();
             Piece {
                 kind: Kind::Value(f.kind),

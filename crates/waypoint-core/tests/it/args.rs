@@ -998,6 +998,24 @@ fn a_number_in_another_unit_of_the_arguments_measure_is_converted() {
     );
 }
 
+#[test]
+fn a_percentage_is_a_fraction_where_the_argument_takes_a_decimal() {
+    // "The rate as a decimal": 8% is 0.08, the sign at the clause's very end too.
+    assert_eq!(
+        errands("work out the sales tax on a purchase of $50 at a tax rate of 8%"),
+        one_step("sales_tax", json!({"amount": 50, "tax_rate": 0.08}))
+    );
+    assert_eq!(
+        errands("work out the sales tax on $120 with a tax rate of 7.5 percent."),
+        one_step("sales_tax", json!({"amount": 120, "tax_rate": 0.075}))
+    );
+    // "The percentage of the bill to tip" keeps the number as written.
+    assert_eq!(
+        errands("work out a 15% tip for a bill of $80"),
+        one_step("tip", json!({"bill": 80, "percent": 15}))
+    );
+}
+
 fn stocks() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
     engine(
