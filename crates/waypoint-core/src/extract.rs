@@ -122,7 +122,10 @@ impl Extractor {
             date: build(&format!(
                 r"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b(?:{months})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{months})\b(?:\s+\d{{4}})?|\b(?:{relative})\b|\b(?:{weekdays})s?\b"
             ))?,
-            time: build(&format!(r"\b(?:at\s+)?({time})|\bat\s+(\d{{1,2}})\b"))?,
+            // "at 15%" is a rate, not an hour: the sign is captured to be refused.
+            time: build(&format!(
+                r"\b(?:at\s+)?({time})|\bat\s+(\d{{1,2}})\b(\s*(?:%|percent\b))?"
+            ))?,
             schedule: build(&format!(
                 r"\b(?:every|each)\s+(?:other\s+)?(?:\d+\s+)?(?:(?:{weekdays}|{parts})s?)(?:\s+and\s+(?:{weekdays})s?)*{at_time}|\b(?:{freqs})(?:\s+on\s+(?:{weekdays})s?)?{at_time}|\bon\s+(?:{weekdays})s\b{at_time}|\b(?:twice|once|three times)\s+a\s+(?:{parts})\b|\bon\s+weekdays\b"
             ))?,
@@ -201,6 +204,9 @@ impl Extractor {
             c.claim_free(ExtractedKind::Dates, m.start(), m.end());
         }
         for t in self.time.captures_iter(stand_in) {
+            if t.get(3).is_some() {
+                continue;
+            }
             if let Some(m) = t.get(1).or_else(|| t.get(2)) {
                 c.claim_free(ExtractedKind::Times, m.start(), m.end());
             }
@@ -554,6 +560,14 @@ mod tests {
         assert_eq!(
             of("meet at 10:30am tomorrow", ExtractedKind::Dates),
             ["tomorrow"]
+        );
+        // A bare hour is read after "at", a rate is not.
+        assert_eq!(of("call me at 5", ExtractedKind::Times), ["5"]);
+        assert!(of("tip at 15% on $80", ExtractedKind::Times).is_empty());
+        assert!(of("tax at 7 percent", ExtractedKind::Times).is_empty());
+        assert_eq!(
+            of("tip at 15% on $80", ExtractedKind::Numbers),
+            ["15", "80"]
         );
     }
 }

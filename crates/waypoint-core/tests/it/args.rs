@@ -1011,7 +1011,7 @@ fn a_percentage_is_a_fraction_where_the_argument_takes_a_decimal() {
     );
     // "The percentage of the bill to tip" keeps the number as written.
     assert_eq!(
-        errands("work out a 15% tip for a bill of $80"),
+        errands("work out the tip for a bill of $80 at 15%"),
         one_step("tip", json!({"bill": 80, "percent": 15}))
     );
 }
