@@ -7,6 +7,8 @@
 //! compared with both; the closest row of each kind, mapped through its own [`Scale`]
 //! (descriptions and requests are different genres: a good match with a description is
 //! a lower cosine than with a request), gives the entry's meaning score in [0, 1].
+//! Where a trained router leads, the few requests closest to the clause vote as well
+//! ([`Meaning::neighbours`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -22,6 +24,11 @@ use crate::learned::entries;
 /// (which learns from every request's vector) speaks for them, and comparing with all of
 /// them would cost more than the encoder pass.
 const COMPARED_REQUESTS: usize = 16;
+
+/// Requests per entry a clause's nearest neighbours are sought among, and how many of the
+/// closest are averaged (`Meaning::neighbours`).
+const NEIGHBOUR_REQUESTS: usize = 100;
+const NEIGHBOURS: usize = 3;
 
 /// Texts whose vectors are remembered between clauses; a request re-ranks the same
 /// clause several times (segmentation, joints, absorbed gaps).
@@ -51,6 +58,11 @@ pub struct MeaningSettings {
     pub own: Scale,
     /// Against the requests it was taught.
     pub requests: Scale,
+    /// The mean of the closest few requests, where the trained router leads.
+    pub neighbours: Scale,
+    /// Share of the score the nearest requests take after the trained router's, where
+    /// the router leads and its requests ask for one entry at a time.
+    pub neighbours_weight: f64,
 }
 
 impl MeaningSettings {
@@ -66,8 +78,22 @@ impl MeaningSettings {
                 low: 0.4,
                 high: 0.85,
             },
+            // A mean of three is lower than the best of them.
+            neighbours: Scale {
+                low: 0.35,
+                high: 0.8,
+            },
+            neighbours_weight: 0.5,
         }
     }
+}
+
+/// One entry's rows that a clause is compared with.
+#[derive(Debug, Clone, Copy)]
+struct Compared {
+    doc: u32,
+    own: usize,
+    requests: usize,
 }
 
 /// Every entry's rows as vectors, ready to score clauses.
@@ -76,11 +102,9 @@ pub struct Meaning {
     dims: usize,
     /// Route-index entry of each row.
     docs: Vec<u32>,
-    /// Whether a row is an entry's own words rather than a request.
-    own: Vec<bool>,
-    /// Rows a clause is compared with: own words, and up to `COMPARED_REQUESTS` requests
-    /// per entry.
-    compared: Vec<usize>,
+    /// Per entry, its rows: its own words, then its requests (rows `own + 1 ..= own +
+    /// requests`).
+    compared: Vec<Compared>,
     vectors: Vec<f32>,
     /// Row of each encoded text.
     rows_of: HashMap<String, usize>,
@@ -108,7 +132,6 @@ impl Meaning {
     ) -> Result<Self, EmbedError> {
         let mut texts: Vec<String> = Vec::new();
         let mut docs = Vec::new();
-        let mut own = Vec::new();
         let mut compared = Vec::new();
         for e in entries(catalog) {
             let Some(doc) = doc_of(e.id) else { continue };
@@ -117,17 +140,16 @@ impl Meaning {
             } else {
                 format!("{}: {}", e.name, e.about)
             };
-            compared.push(texts.len());
+            compared.push(Compared {
+                doc,
+                own: texts.len(),
+                requests: e.examples.len(),
+            });
             texts.push(about);
             docs.push(doc);
-            own.push(true);
-            for (i, x) in e.examples.iter().enumerate() {
-                if i < COMPARED_REQUESTS {
-                    compared.push(texts.len());
-                }
+            for x in e.examples {
                 texts.push(x.clone());
                 docs.push(doc);
-                own.push(false);
             }
         }
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -137,7 +159,6 @@ impl Meaning {
             dims: settings.encoder.dims(),
             settings,
             docs,
-            own,
             compared,
             vectors,
             rows_of,
@@ -152,6 +173,10 @@ impl Meaning {
 
     pub fn weight(&self) -> f64 {
         self.settings.weight
+    }
+
+    pub fn neighbours_weight(&self) -> f64 {
+        self.settings.neighbours_weight
     }
 
     /// Rows encoded: every entry's own words plus its requests.
@@ -240,23 +265,55 @@ impl Meaning {
         let Some(q) = self.vector(text) else {
             return Vec::new();
         };
-        let mut best: HashMap<u32, f32> = HashMap::new();
-        for &row in &self.compared {
-            let v = &self.vectors[row * self.dims..(row + 1) * self.dims];
-            let cos: f32 = q.iter().zip(v).map(|(a, b)| a * b).sum();
-            let scale = if self.own[row] {
-                self.settings.own
-            } else {
-                self.settings.requests
-            };
-            let s = scale.map(cos);
+        let row = |r: usize| &self.vectors[r * self.dims..(r + 1) * self.dims];
+        let mut out = Vec::new();
+        for c in &self.compared {
+            let own = self.settings.own.map(dot(&q, row(c.own)));
+            let closest = (c.own + 1..=c.own + c.requests.min(COMPARED_REQUESTS))
+                .map(|r| dot(&q, row(r)))
+                .fold(f32::NEG_INFINITY, f32::max);
+            let s = own.max(self.settings.requests.map(closest));
             if s > 0.0 {
-                let slot = best.entry(self.docs[row]).or_insert(0.0);
-                *slot = slot.max(s);
+                out.push((c.doc, s));
             }
         }
-        let mut out: Vec<(u32, f32)> = best.into_iter().collect();
         out.sort_by_key(|(d, _)| *d);
+        out
+    }
+
+    /// `(entry, score)` for every entry with a score above zero: the mean cosine of the
+    /// [`NEIGHBOURS`] requests closest to the clause among its first
+    /// [`NEIGHBOUR_REQUESTS`], on the `neighbours` scale. Where many requests teach each
+    /// entry, this nearest-neighbour vote knows what the linear router's one boundary per
+    /// entry blurs, and a clause close to no request (out of scope) is far from all.
+    pub(crate) fn neighbours(&self, text: &str) -> Vec<(u32, f32)> {
+        if text.trim().is_empty() || self.dims == 0 {
+            return Vec::new();
+        }
+        let Some(q) = self.vector(text) else {
+            return Vec::new();
+        };
+        let row = |r: usize| &self.vectors[r * self.dims..(r + 1) * self.dims];
+        let mut out = Vec::new();
+        for c in self.compared.iter().filter(|c| c.requests > 0) {
+            // The k best so far, best first: one close request may be a stray.
+            let mut top = [f32::NEG_INFINITY; NEIGHBOURS];
+            for r in c.own + 1..=c.own + c.requests.min(NEIGHBOUR_REQUESTS) {
+                let cos = dot(&q, row(r));
+                if let Some(at) = top.iter().position(|t| cos > *t) {
+                    top.copy_within(at..NEIGHBOURS - 1, at + 1);
+                    top[at] = cos;
+                }
+            }
+            let taken = &top[..c.requests.min(NEIGHBOURS)];
+            let s = self
+                .settings
+                .neighbours
+                .map(taken.iter().sum::<f32>() / taken.len() as f32);
+            if s > 0.0 {
+                out.push((c.doc, s));
+            }
+        }
         out
     }
 }
@@ -270,4 +327,23 @@ pub enum MeaningState {
     On(Arc<Meaning>),
     /// An encoder was configured but the catalog's texts could not be encoded.
     Failed(String),
+}
+
+/// The dot product of two vectors of one length, in eight lanes the compiler can keep in
+/// vector registers.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0.0_f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
 }

@@ -730,6 +730,22 @@ impl RouteIndex {
         if let Some(learned) = &self.learned {
             let opinion = learned.candidates(text);
             blend(learned.weight, opinion, scored, reasons, Reason::Learned);
+            // Blended before the router, meaning would be a few percent of a score the
+            // router leads; the requests closest in meaning get a share of their own.
+            // Only where requests ask for one entry each: a request asking for two is
+            // no neighbour of a clause asking for one of them.
+            if let MeaningState::On(m) = &self.meaning
+                && learned.one_at_a_time()
+            {
+                let near = m.neighbours(text);
+                blend(
+                    m.neighbours_weight(),
+                    near,
+                    scored,
+                    reasons,
+                    Reason::Meaning,
+                );
+            }
         }
     }
 
