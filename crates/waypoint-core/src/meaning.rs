@@ -106,6 +106,9 @@ pub struct Meaning {
     /// requests`).
     compared: Vec<Compared>,
     vectors: Vec<f32>,
+    /// The same rows in 8-bit integers, one scale per row: the nearest-request vote
+    /// reads every request, and a quarter of the bytes is most of its cost.
+    small: Small,
     /// Row of each encoded text.
     rows_of: HashMap<String, usize>,
     memo: Mutex<HashMap<String, Arc<[f32]>>>,
@@ -155,11 +158,13 @@ impl Meaning {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let (vectors, source) = cache::embed_all(&settings.encoder, &refs, cache)?;
         let rows_of = texts.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
+        let dims = settings.encoder.dims();
         Ok(Self {
-            dims: settings.encoder.dims(),
+            dims,
             settings,
             docs,
             compared,
+            small: Small::new(&vectors, dims),
             vectors,
             rows_of,
             memo: Mutex::new(HashMap::new()),
@@ -293,13 +298,13 @@ impl Meaning {
         let Some(q) = self.vector(text) else {
             return Vec::new();
         };
-        let row = |r: usize| &self.vectors[r * self.dims..(r + 1) * self.dims];
+        let (q, q_scale) = quantise(&q);
         let mut out = Vec::new();
         for c in self.compared.iter().filter(|c| c.requests > 0) {
             // The k best so far, best first: one close request may be a stray.
             let mut top = [f32::NEG_INFINITY; NEIGHBOURS];
             for r in c.own + 1..=c.own + c.requests.min(NEIGHBOUR_REQUESTS) {
-                let cos = dot(&q, row(r));
+                let cos = self.small.dot(&q, r) * q_scale;
                 if let Some(at) = top.iter().position(|t| cos > *t) {
                     top.copy_within(at..NEIGHBOURS - 1, at + 1);
                     top[at] = cos;
@@ -329,6 +334,55 @@ pub enum MeaningState {
     Failed(String),
 }
 
+/// Rows in 8-bit integers: row `r` is `values[r * dims..]` times `scales[r]`.
+struct Small {
+    dims: usize,
+    values: Vec<i8>,
+    scales: Vec<f32>,
+}
+
+impl Small {
+    fn new(vectors: &[f32], dims: usize) -> Self {
+        let mut values = Vec::with_capacity(vectors.len());
+        let mut scales = Vec::new();
+        for row in vectors.chunks_exact(dims.max(1)) {
+            let (v, scale) = quantise(row);
+            values.extend(v);
+            scales.push(scale);
+        }
+        Self {
+            dims,
+            values,
+            scales,
+        }
+    }
+
+    /// Row `r`'s dot product with an 8-bit vector, in the row's scale (the caller
+    /// multiplies by the vector's).
+    fn dot(&self, q: &[i8], r: usize) -> f32 {
+        let row = &self.values[r * self.dims..(r + 1) * self.dims];
+        let sum: i32 = row
+            .iter()
+            .zip(q)
+            .map(|(a, b)| i32::from(*a) * i32::from(*b))
+            .sum();
+        sum as f32 * self.scales[r]
+    }
+}
+
+/// A vector as 8-bit integers and the scale that gives them back (the largest
+/// magnitude maps to 127).
+fn quantise(v: &[f32]) -> (Vec<i8>, f32) {
+    let max = v.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        return (vec![0; v.len()], 0.0);
+    }
+    let scale = max / 127.0;
+    #[expect(clippy::cast_possible_truncation, reason = "rounded into -127..=127")]
+    let q = v.iter().map(|x| (x / scale).round() as i8).collect();
+    (q, scale)
+}
+
 /// The dot product of two vectors of one length, in eight lanes the compiler can keep in
 /// vector registers.
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -346,4 +400,47 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
         }
     }
     lanes.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unit vectors of `dims` with a deterministic spread of values.
+    fn unit(seed: u32, dims: usize) -> Vec<f32> {
+        let v: Vec<f32> = (0..dims)
+            .map(|i| ((seed as f32 + 1.0) * (i as f32 + 0.5)).sin())
+            .collect();
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn the_lane_dot_product_is_the_plain_one() {
+        for dims in [1, 7, 8, 9, 384] {
+            let (a, b) = (unit(1, dims), unit(2, dims));
+            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot(&a, &b) - plain).abs() < 1e-5, "{dims}");
+        }
+    }
+
+    #[test]
+    fn eight_bit_rows_keep_cosines_within_a_hundredth() {
+        let dims = 384;
+        let rows: Vec<f32> = (0..20).flat_map(|s| unit(s, dims)).collect();
+        let small = Small::new(&rows, dims);
+        let q = unit(99, dims);
+        let (q8, scale) = quantise(&q);
+        for r in 0..20 {
+            let exact = dot(&q, &rows[r * dims..(r + 1) * dims]);
+            let approx = small.dot(&q8, r) * scale;
+            assert!(
+                (exact - approx).abs() < 0.01,
+                "row {r}: {exact} vs {approx}"
+            );
+        }
+        // A zero vector has no scale to lose and scores zero.
+        let (zero, s) = quantise(&[0.0; 4]);
+        assert_eq!((zero, s), (vec![0; 4], 0.0));
+    }
 }
