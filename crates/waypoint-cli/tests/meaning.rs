@@ -15,6 +15,33 @@ const TOOLS: &str = "tools:
     description: Create multiple new entities in the knowledge graph
 ";
 
+/// The sentence encoder the tests that need one use (scripts/test installs it); `None`,
+/// and a note, where it is not set, unless CI requires it.
+fn test_model() -> Option<std::ffi::OsString> {
+    let model = std::env::var_os("WAYPOINT_TEST_EMBED_MODEL");
+    if model.is_none() {
+        assert!(
+            std::env::var_os("WAYPOINT_REQUIRE_EMBED").is_none(),
+            "WAYPOINT_REQUIRE_EMBED is set but WAYPOINT_TEST_EMBED_MODEL is not (scripts/test sets it)"
+        );
+        eprintln!("skipped: WAYPOINT_TEST_EMBED_MODEL is not set (scripts/embed-model install)");
+    }
+    model
+}
+
+/// The entry `route --json` recommends for the first clause, after a successful run.
+fn recommended(out: &std::process::Output) -> Option<String> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["clauses"][0]["recommendation"]["id"]
+        .as_str()
+        .map(str::to_string)
+}
+
 fn catalog() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("mcp.yaml"), TOOLS).unwrap();
@@ -46,12 +73,7 @@ fn a_missing_model_folder_is_one_warning_and_a_model_free_plan() {
 
 #[test]
 fn with_a_model_a_request_finds_its_tool_by_meaning() {
-    let Some(model) = std::env::var_os("WAYPOINT_TEST_EMBED_MODEL") else {
-        assert!(
-            std::env::var_os("WAYPOINT_REQUIRE_EMBED").is_none(),
-            "WAYPOINT_REQUIRE_EMBED is set but WAYPOINT_TEST_EMBED_MODEL is not (scripts/test sets it)"
-        );
-        eprintln!("skipped: WAYPOINT_TEST_EMBED_MODEL is not set (scripts/embed-model install)");
+    let Some(model) = test_model() else {
         return;
     };
     let dir = catalog();
@@ -72,16 +94,7 @@ fn with_a_model_a_request_finds_its_tool_by_meaning() {
     let best = |with: bool| {
         let a = args(with);
         let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-        let out = waypoint(&refs);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["clauses"][0]["recommendation"]["id"]
-            .as_str()
-            .map(str::to_string)
+        recommended(&waypoint(&refs))
     };
     // "folder" is a synonym of "directory" in the vocabulary, so the words find it too;
     // meaning must not lose what the words find.
@@ -191,12 +204,7 @@ const TAUGHT: &[(&str, &[&str])] = &[
 
 #[test]
 fn where_the_router_leads_a_request_close_to_no_taught_request_is_a_gap() {
-    let Some(model) = std::env::var_os("WAYPOINT_TEST_EMBED_MODEL") else {
-        assert!(
-            std::env::var_os("WAYPOINT_REQUIRE_EMBED").is_none(),
-            "WAYPOINT_REQUIRE_EMBED is set but WAYPOINT_TEST_EMBED_MODEL is not (scripts/test sets it)"
-        );
-        eprintln!("skipped: WAYPOINT_TEST_EMBED_MODEL is not set (scripts/embed-model install)");
+    let Some(model) = test_model() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -237,15 +245,7 @@ fn where_the_router_leads_a_request_close_to_no_taught_request_is_a_gap() {
             .env("XDG_CACHE_HOME", cache.path())
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["clauses"][0]["recommendation"]["id"]
-            .as_str()
-            .map(str::to_string)
+        recommended(&out)
     };
     // The words alone make a guess of an unrelated request; the taught requests closest
     // in meaning are all far from it, so with the model it is a gap.

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use waypoint_catalog::Catalog;
 use waypoint_embed::cache::{self, Source};
-use waypoint_embed::{EmbedError, Encoder};
+use waypoint_embed::{EmbedError, Encoder, dot};
 
 use crate::learned::entries;
 
@@ -383,25 +383,6 @@ fn quantise(v: &[f32]) -> (Vec<i8>, f32) {
     (q, scale)
 }
 
-/// The dot product of two vectors of one length, in eight lanes the compiler can keep in
-/// vector registers.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0.0_f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            lanes[i] += x[i] * y[i];
-        }
-    }
-    lanes.iter().sum::<f32>() + tail
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,15 +394,6 @@ mod tests {
             .collect();
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.into_iter().map(|x| x / n).collect()
-    }
-
-    #[test]
-    fn the_lane_dot_product_is_the_plain_one() {
-        for dims in [1, 7, 8, 9, 384] {
-            let (a, b) = (unit(1, dims), unit(2, dims));
-            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-            assert!((dot(&a, &b) - plain).abs() < 1e-5, "{dims}");
-        }
     }
 
     #[test]

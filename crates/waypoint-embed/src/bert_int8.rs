@@ -10,6 +10,7 @@ use candle_core::Result;
 use candle_nn::{LayerNorm, VarBuilder, layer_norm, linear};
 
 use crate::bert::Config;
+use crate::encoder::dot;
 use crate::int8::QuantDense;
 
 /// `(x - mean) / sqrt(var + eps) · weight + bias` over each token's hidden vector.
@@ -164,25 +165,6 @@ fn weights(inputs: usize, outputs: usize, vb: VarBuilder) -> Result<(Vec<f32>, V
         None => vec![0.0; outputs],
     };
     Ok((l.weight().flatten_all()?.to_vec1::<f32>()?, bias))
-}
-
-/// `Σ aᵢbᵢ`, kept in eight lanes so the loop vectorizes (a float sum in one accumulator
-/// cannot be reordered, so it would not).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0.0_f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let rest: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for ((l, x), y) in lanes.iter_mut().zip(x).zip(y) {
-            *l += x * y;
-        }
-    }
-    lanes.iter().sum::<f32>() + rest
 }
 
 /// `x · Φ(x)` with the exact (erf) normal CDF, as BERT was trained with, in place.

@@ -14,4 +14,4 @@ mod encoder;
 mod int8;
 
 pub use bert::Precision;
-pub use encoder::{EmbedError, Encoder, cosine};
+pub use encoder::{EmbedError, Encoder, cosine, dot};
