@@ -12,11 +12,11 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use waypoint_catalog::Catalog;
 use waypoint_embed::cache::{self, Source};
-use waypoint_embed::{EmbedError, Encoder, dot};
+use waypoint_embed::{EmbedError, Encoder, dot, dot_i8, quantise};
 
 use crate::learned::entries;
 
@@ -100,15 +100,14 @@ struct Compared {
 pub struct Meaning {
     settings: MeaningSettings,
     dims: usize,
-    /// Route-index entry of each row.
-    docs: Vec<u32>,
     /// Per entry, its rows: its own words, then its requests (rows `own + 1 ..= own +
     /// requests`).
     compared: Vec<Compared>,
     vectors: Vec<f32>,
-    /// The same rows in 8-bit integers, one scale per row: the nearest-request vote
-    /// reads every request, and a quarter of the bytes is most of its cost.
-    small: Small,
+    /// The same rows in 8-bit integers, one scale per row, made when the nearest-request
+    /// vote first runs: it reads every request, and a quarter of the bytes is most of its
+    /// cost. Catalogs that never vote never pay for them.
+    small: OnceLock<Small>,
     /// Row of each encoded text.
     rows_of: HashMap<String, usize>,
     memo: Mutex<HashMap<String, Arc<[f32]>>>,
@@ -118,7 +117,7 @@ pub struct Meaning {
 impl std::fmt::Debug for Meaning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Meaning")
-            .field("rows", &self.docs.len())
+            .field("rows", &self.rows())
             .field("source", &self.source)
             .finish_non_exhaustive()
     }
@@ -134,7 +133,6 @@ impl Meaning {
         doc_of: impl Fn(&str) -> Option<u32>,
     ) -> Result<Self, EmbedError> {
         let mut texts: Vec<String> = Vec::new();
-        let mut docs = Vec::new();
         let mut compared = Vec::new();
         for e in entries(catalog) {
             let Some(doc) = doc_of(e.id) else { continue };
@@ -149,22 +147,16 @@ impl Meaning {
                 requests: e.examples.len(),
             });
             texts.push(about);
-            docs.push(doc);
-            for x in e.examples {
-                texts.push(x.clone());
-                docs.push(doc);
-            }
+            texts.extend(e.examples.iter().cloned());
         }
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let (vectors, source) = cache::embed_all(&settings.encoder, &refs, cache)?;
         let rows_of = texts.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
-        let dims = settings.encoder.dims();
         Ok(Self {
-            dims,
+            dims: settings.encoder.dims(),
             settings,
-            docs,
             compared,
-            small: Small::new(&vectors, dims),
+            small: OnceLock::new(),
             vectors,
             rows_of,
             memo: Mutex::new(HashMap::new()),
@@ -186,7 +178,7 @@ impl Meaning {
 
     /// Rows encoded: every entry's own words plus its requests.
     pub fn rows(&self) -> usize {
-        self.docs.len()
+        self.vectors.len() / self.dims.max(1)
     }
 
     /// Vectors for many texts: those already encoded as rows are reused, the rest
@@ -299,12 +291,15 @@ impl Meaning {
             return Vec::new();
         };
         let (q, q_scale) = quantise(&q);
+        let small = self
+            .small
+            .get_or_init(|| Small::new(&self.vectors, self.dims));
         let mut out = Vec::new();
         for c in self.compared.iter().filter(|c| c.requests > 0) {
             // The k best so far, best first: one close request may be a stray.
             let mut top = [f32::NEG_INFINITY; NEIGHBOURS];
             for r in c.own + 1..=c.own + c.requests.min(NEIGHBOUR_REQUESTS) {
-                let cos = self.small.dot(&q, r) * q_scale;
+                let cos = small.dot(&q, r) * q_scale;
                 if let Some(at) = top.iter().position(|t| cos > *t) {
                     top.copy_within(at..NEIGHBOURS - 1, at + 1);
                     top[at] = cos;
@@ -361,26 +356,8 @@ impl Small {
     /// multiplies by the vector's).
     fn dot(&self, q: &[i8], r: usize) -> f32 {
         let row = &self.values[r * self.dims..(r + 1) * self.dims];
-        let sum: i32 = row
-            .iter()
-            .zip(q)
-            .map(|(a, b)| i32::from(*a) * i32::from(*b))
-            .sum();
-        sum as f32 * self.scales[r]
+        dot_i8(row, q) as f32 * self.scales[r]
     }
-}
-
-/// A vector as 8-bit integers and the scale that gives them back (the largest
-/// magnitude maps to 127).
-fn quantise(v: &[f32]) -> (Vec<i8>, f32) {
-    let max = v.iter().fold(0.0_f32, |m, x| m.max(x.abs()));
-    if max == 0.0 {
-        return (vec![0; v.len()], 0.0);
-    }
-    let scale = max / 127.0;
-    #[expect(clippy::cast_possible_truncation, reason = "rounded into -127..=127")]
-    let q = v.iter().map(|x| (x / scale).round() as i8).collect();
-    (q, scale)
 }
 
 #[cfg(test)]
@@ -412,7 +389,8 @@ mod tests {
             );
         }
         // A zero vector has no scale to lose and scores zero.
-        let (zero, s) = quantise(&[0.0; 4]);
-        assert_eq!((zero, s), (vec![0; 4], 0.0));
+        let (zero, _) = quantise(&[0.0; 4]);
+        assert_eq!(zero, vec![0; 4]);
+        assert!(Small::new(&[0.0; 4], 4).dot(&[9, 9, 9, 9], 0).abs() < 1e-9);
     }
 }

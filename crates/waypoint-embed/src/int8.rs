@@ -165,6 +165,21 @@ impl Affine {
     }
 }
 
+/// A vector as 8-bit integers on one symmetric scale (its largest magnitude maps to
+/// 127), and that scale: `v ≈ scale · q`.
+pub fn quantise(v: &[f32]) -> (Vec<i8>, f32) {
+    let scale = scale_of(v);
+    (v.iter().map(|x| to_i8(x / scale)).collect(), scale)
+}
+
+/// `Σ aᵢbᵢ` of two 8-bit vectors, exact in 32 bits for any sentence-vector length.
+pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum()
+}
+
 /// The step that maps a weight row's largest magnitude to 127 (1 for a row of zeros).
 fn scale_of(row: &[f32]) -> f32 {
     let max = row

@@ -15,3 +15,4 @@ mod int8;
 
 pub use bert::Precision;
 pub use encoder::{EmbedError, Encoder, cosine, dot};
+pub use int8::{dot_i8, quantise};
