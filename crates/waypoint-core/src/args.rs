@@ -285,8 +285,11 @@ fn slot_unit(slot: &Slot<'_>, lex: &Lexicon) -> Option<Unit> {
 /// and the space before it take.
 fn unit_after(text: &str, end: usize, lex: &Lexicon) -> Option<(Unit, usize)> {
     let rest = text.get(end..)?;
-    if rest.starts_with('%') {
-        return Some((lex.units.get("%").copied()?, 1));
+    // A sign the vocabulary names ("%") is a unit only written onto the number.
+    if let Some(sign) = rest.chars().next().filter(|c| !c.is_alphanumeric())
+        && let Some(unit) = lex.units.get(sign.encode_utf8(&mut [0; 4]) as &str)
+    {
+        return Some((*unit, sign.len_utf8()));
     }
     let gap = usize::from(rest.starts_with(' '));
     let word: String = rest[gap..]

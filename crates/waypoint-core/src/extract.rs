@@ -95,6 +95,22 @@ impl Extractor {
         } else {
             alt(&lex.attached_units)
         };
+        // A number after "at" followed by a unit ("at 15%", "at 7 percent") is a measure,
+        // not an hour.
+        let mut unit_names: Vec<String> = lex.units.keys().cloned().collect();
+        unit_names.sort();
+        let measured = if unit_names.is_empty() {
+            r"[^\s\S]".to_string()
+        } else {
+            let bounded: Vec<String> = unit_names
+                .iter()
+                .map(|n| {
+                    let word = n.ends_with(char::is_alphanumeric);
+                    format!("{}{}", regex::escape(n), if word { r"\b" } else { "" })
+                })
+                .collect();
+            bounded.join("|")
+        };
         Ok(Self {
             url: build(r#"\b(?:https?|ftp)://[^\s<>"'`]+"#)?,
             bare_url: build(&format!(
@@ -122,9 +138,9 @@ impl Extractor {
             date: build(&format!(
                 r"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b(?:{months})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{months})\b(?:\s+\d{{4}})?|\b(?:{relative})\b|\b(?:{weekdays})s?\b"
             ))?,
-            // "at 15%" is a rate, not an hour: the sign is captured to be refused.
+            // The unit after a bare "at N" is captured to be refused.
             time: build(&format!(
-                r"\b(?:at\s+)?({time})|\bat\s+(\d{{1,2}})\b(\s*(?:%|percent\b))?"
+                r"\b(?:at\s+)?({time})|\bat\s+(\d{{1,2}})\b(\s*(?:{measured}))?"
             ))?,
             schedule: build(&format!(
                 r"\b(?:every|each)\s+(?:other\s+)?(?:\d+\s+)?(?:(?:{weekdays}|{parts})s?)(?:\s+and\s+(?:{weekdays})s?)*{at_time}|\b(?:{freqs})(?:\s+on\s+(?:{weekdays})s?)?{at_time}|\bon\s+(?:{weekdays})s\b{at_time}|\b(?:twice|once|three times)\s+a\s+(?:{parts})\b|\bon\s+weekdays\b"
