@@ -191,7 +191,9 @@ impl Extractor {
             // A lone "a/b" between words is usually "and/or"; a path has a dot or 2+ slashes.
             // "01/15/2024" is a date.
             let numeric = v.bytes().all(|b| b.is_ascii_digit() || b == b'/');
+            let end = m.start() + v.len();
             let real = !numeric
+                && !abbreviation(v, stand_in.get(end..))
                 && (v.contains('.')
                     || v.matches('/').count() >= 2
                     || v.starts_with('/')
@@ -348,6 +350,17 @@ fn trim_trailing(s: &str) -> &str {
         v = v.trim_end_matches(['.', ',', ';', ':', '!', '?']);
     }
     v
+}
+
+/// Whether a dotted run is an abbreviation written with its dots ("Washington D.C.",
+/// "U.S.", "e.g."): single letters between dots and a dot after the last. "a.c" with
+/// no dot after it stays a file name.
+fn abbreviation(v: &str, rest: Option<&str>) -> bool {
+    rest.is_some_and(|r| r.starts_with('.'))
+        && v.split('.').all(|part| {
+            let mut chars = part.chars();
+            chars.next().is_some_and(char::is_alphabetic) && chars.next().is_none()
+        })
 }
 
 /// Collects found values into [`Extracted`], first-seen order, no duplicates.
@@ -532,6 +545,16 @@ mod tests {
             ["src/main.rs"]
         );
         assert_eq!(of("open README.md", ExtractedKind::Paths), ["README.md"]);
+        assert_eq!(of("compile a.c now", ExtractedKind::Paths), ["a.c"]);
+        // Abbreviations written with their dots are no file names.
+        assert!(of("fly to Washington D.C. today", ExtractedKind::Paths).is_empty());
+        assert_eq!(
+            of(
+                "route 'Boston' and 'Washington D.C.' by car",
+                ExtractedKind::Quoted
+            ),
+            ["Boston", "Washington D.C."]
+        );
         assert_eq!(
             of("close JIRA-123 and #42", ExtractedKind::Ids),
             ["JIRA-123", "#42"]
