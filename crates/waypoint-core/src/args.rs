@@ -160,6 +160,11 @@ impl Slot<'_> {
         }
     }
 
+    /// A list whose items the schema does not type: a number written into it is one.
+    fn untyped_items(&self) -> bool {
+        self.is_array() && self.item_schema().get("type").is_none()
+    }
+
     fn numeric(&self) -> bool {
         matches!(
             self.item_schema().get("type").and_then(Value::as_str),
@@ -541,6 +546,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     fill_modifier(&cx, &mut st);
     fill_carried(&cx, &mut st);
     fill_text(&cx, &mut st);
+    fill_measures(&cx, &mut st);
     fill_last_quote(&cx, &mut st);
     let mut out = st.out;
 
@@ -641,6 +647,8 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
         let as_value = |piece: &Piece| {
             if slot.typed() {
                 piece.coerce_for(slot, lex)
+            } else if piece.kind == Kind::Value(ExtractedKind::Numbers) && slot.untyped_items() {
+                number_value(&piece.value, lex)
             } else {
                 Value::String(piece.value.clone())
             }
@@ -1614,6 +1622,44 @@ fn fill_text(cx: &Context<'_, '_>, st: &mut State) {
     }
 }
 
+/// A required list of numbers the words did not fill takes the numbers of the clause no
+/// argument took, in order: "the area of a rectangle with length 5 and width 3" gives
+/// `dimensions` [5, 3]. Only while no earlier output flows in, which would be its input.
+fn fill_measures(cx: &Context<'_, '_>, st: &mut State) {
+    if cx.inputs.from_step.is_some() {
+        return;
+    }
+    let State { used, out } = st;
+    for slot in cx.slots {
+        if !slot.required
+            || out.args.contains_key(slot.name)
+            || !(slot.untyped_items() || (slot.is_array() && slot.numeric()))
+        {
+            continue;
+        }
+        let free: Vec<usize> = (0..cx.pieces.len())
+            .filter(|i| {
+                !used.pieces.contains(i)
+                    && cx.pieces[*i].kind == Kind::Value(ExtractedKind::Numbers)
+            })
+            .collect();
+        if free.is_empty() {
+            continue;
+        }
+        let values = free
+            .iter()
+            .map(|&i| number_value(&cx.pieces[i].value, cx.lex))
+            .collect();
+        used.pieces.extend(&free);
+        out.args.insert(slot.name.to_string(), Value::Array(values));
+    }
+}
+
+/// A number as JSON: an integer when it is one ("10"), else a decimal ("1.75").
+fn number_value(v: &str, lex: &Lexicon) -> Value {
+    coerce(v, &serde_json::json!({"type": "number"}), lex)
+}
+
 /// The earlier step whose output flows into this one, while no argument refers to it yet.
 fn unplaced_flow<'i>(inputs: &Inputs<'i>, args: &Map<String, Value>) -> Option<&'i str> {
     inputs.from_step.filter(|step| {
@@ -1729,7 +1775,7 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         // A name is one word when no cue, identifier or capital says which words it is:
         // "find the bug in the retry logic" names no symbol.
         Object::Words(text) if !inputs.vague && (!names_something || is_one_word(&text)) => {
-            Some(Value::String(text))
+            Some(object_items(&text, slot, cx))
         }
         // "summarize it" after "fetch https://…": with no earlier output it can take, the
         // step takes the value the earlier clause named, when it fits.
@@ -1746,6 +1792,65 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         }
         Object::Words(_) | Object::Nothing => None,
     }
+}
+
+/// The clause's object as an argument holds it. A list argument takes one item per
+/// listed name ("between New York, Boston and Denver" → three), and a name or place
+/// ends where words naming another of the tool's arguments begin ("San Francisco *with
+/// mode of transport* as driving"), and a kind written with an indefinite article is its
+/// noun ("a circle with a radius of 5" → circle); a message or brief keeps its words whole.
+fn object_items(text: &str, slot: &Slot<'_>, cx: &Context<'_, '_>) -> Value {
+    let lex = cx.lex;
+    let cut = |item: &str| -> String {
+        if takes_content(slot, lex) {
+            return item.to_string();
+        }
+        let mut words: Vec<&str> = item.split_whitespace().collect();
+        // "a circle with a radius of 5": a kind, named by the noun after the article.
+        let indefinite = |w: &str| {
+            let w = w.to_lowercase();
+            lex.articles.new.contains(&w) && lex.words.articles.contains(&w)
+        };
+        if words.len() > 1 && indefinite(words[0]) {
+            words.remove(0);
+        }
+        // … and its measures, which other arguments take, are not part of it ("rectangle
+        // *with length 5 meters*").
+        let preposition = |w: &str| lex.words.prepositions.contains(&w.to_lowercase());
+        if let Some(p) = (1..words.len()).find(|&i| {
+            preposition(words[i])
+                && words[i + 1..]
+                    .iter()
+                    .any(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        }) {
+            words.truncate(p);
+        }
+        let names_another = |w: &str| {
+            let stem = crate::text::stem(&w.to_lowercase());
+            cx.slots
+                .iter()
+                .any(|o| o.name != slot.name && o.naming.iter().any(|(n, _)| *n == stem))
+        };
+        let at = (1..words.len()).find(|&i| {
+            preposition(words[i])
+                && words[i + 1..]
+                    .iter()
+                    .find(|w| !lex.words.articles.contains(&w.to_lowercase()))
+                    .is_some_and(|w| names_another(w))
+        });
+        trim_words(&words[..at.unwrap_or(words.len())].join(" "), lex)
+    };
+    if !slot.is_array() {
+        return Value::String(cut(text));
+    }
+    let items: Vec<Value> = text
+        .split([',', ';'])
+        .flat_map(|part| part.split(" and ").flat_map(|p| p.split(" or ")))
+        .map(|item| cut(&trim_words(item, lex)))
+        .filter(|item| !item.is_empty())
+        .map(|item| coerce(&item, slot.item_schema(), lex))
+        .collect();
+    Value::Array(items)
 }
 
 /// The latest value an earlier clause gave that an argument takes: what "it" stands for

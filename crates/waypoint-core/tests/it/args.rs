@@ -1109,3 +1109,64 @@ fn a_description_that_says_what_an_argument_is_brings_its_cues() {
         assert_eq!(s[0].1["destination"], json!("London"), "{request}: {s:?}");
     }
 }
+
+fn geometry(request: &str) -> Vec<(String, Value)> {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let engine = engine(
+        &ENGINE,
+        "geometry.yaml",
+        include_str!("../fixtures/geometry.yaml"),
+    );
+    steps(&engine.plan(request, None).unwrap())
+}
+
+#[test]
+fn a_list_argument_takes_each_listed_name_and_stops_at_another_arguments_words() {
+    assert_eq!(
+        geometry(
+            "find the best route between New York, Los Angeles, and San Francisco \
+             with mode of transport as driving"
+        ),
+        one_step(
+            "plan_route",
+            json!({
+                "locations": ["New York", "Los Angeles", "San Francisco"],
+                "mode_of_transport": "driving"
+            })
+        )
+    );
+    // "D.C." is an abbreviation, not a file named "D.C": the quotation stays whole.
+    assert_eq!(
+        geometry("calculate the best route between 'Boston' and 'Washington D.C.'"),
+        one_step(
+            "plan_route",
+            json!({"locations": ["Boston", "Washington D.C."]})
+        )
+    );
+}
+
+#[test]
+fn a_kind_is_its_noun_and_a_list_of_measures_takes_the_numbers() {
+    assert_eq!(
+        geometry("calculate the area of a rectangle with length 5 meters and width 3 meters"),
+        one_step(
+            "shape_area",
+            json!({"shape": "rectangle", "dimensions": [5, 3]})
+        )
+    );
+    assert_eq!(
+        geometry("calculate the area of a circle with a radius of 2.5"),
+        one_step(
+            "shape_area",
+            json!({"shape": "circle", "dimensions": [2.5]})
+        )
+    );
+    // Numbers named for the list are numbers, not text, when the schema types no items.
+    assert_eq!(
+        geometry("calculate the area of a rectangle with dimensions 10 and 20"),
+        one_step(
+            "shape_area",
+            json!({"shape": "rectangle", "dimensions": [10, 20]})
+        )
+    );
+}
