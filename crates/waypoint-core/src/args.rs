@@ -239,6 +239,9 @@ impl Piece {
     /// converted to it.
     fn coerce_for(&self, slot: &Slot<'_>, lex: &Lexicon) -> Value {
         let schema = slot.item_schema();
+        if self.kind == Kind::Value(ExtractedKind::Numbers) && slot.untyped_items() {
+            return number_value(&self.value, lex);
+        }
         let value = || coerce(&self.value, schema, lex);
         let Some(have) = self.unit else {
             return value();
@@ -645,10 +648,8 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
         }
         let piece = &pieces[p];
         let as_value = |piece: &Piece| {
-            if slot.typed() {
+            if slot.typed() || piece.kind == Kind::Value(ExtractedKind::Numbers) {
                 piece.coerce_for(slot, lex)
-            } else if piece.kind == Kind::Value(ExtractedKind::Numbers) && slot.untyped_items() {
-                number_value(&piece.value, lex)
             } else {
                 Value::String(piece.value.clone())
             }
