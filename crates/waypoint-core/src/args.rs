@@ -543,6 +543,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     };
     fill_named(&cx, &mut st);
     fill_refs(&cx, &mut st);
+    fill_said(&cx, &mut st);
     fill_typed(&cx, &mut st);
     fill_suggested(&cx, &mut st);
     fill_cued(&cx, &mut st);
@@ -1620,6 +1621,65 @@ fn fill_text(cx: &Context<'_, '_>, st: &mut State) {
             };
             out.args.insert(slot.name.to_string(), v);
         }
+    }
+}
+
+/// A value said earlier, named again: "calculate the profit with expenses of 5000, then
+/// the GCD of the profit and *the expenses*" — "the expenses" is the 5000 an earlier step
+/// was given as `expenses`. A definite article followed by every word of an earlier
+/// argument's name gives that value to a required argument still empty that it fits,
+/// names no content or address, and is named like it or only by its position.
+fn fill_said(cx: &Context<'_, '_>, st: &mut State) {
+    let toks = cx.inputs.clause.tokens();
+    let from = cx.inputs.clause.head_verb.map_or(0, |h| h + 1);
+    let State { used, out } = st;
+    let mut seen: Vec<&str> = Vec::new();
+    for (name, value) in cx.inputs.carried {
+        if seen.contains(&name.as_str()) || !(value.is_number() || value.is_string()) {
+            continue;
+        }
+        seen.push(name);
+        let words = naming_words(name, cx.lex);
+        let n = words.len();
+        let Some(at) = (from..toks.len().saturating_sub(n)).find(|&i| {
+            cx.lex.words.articles.contains(&toks[i].form)
+                && !cx.lex.articles.new.contains(&toks[i].form)
+                && toks[i + 1..=i + n]
+                    .iter()
+                    .zip(&words)
+                    .all(|(t, (w, _))| !used.covers(t) && t.stem == *w)
+                // The whole name, not the start of a longer phrase ("the expenses report").
+                && toks.get(i + n + 1).is_none_or(|t| !cx.lex.is_content(t) || t.value)
+        }) else {
+            continue;
+        };
+        let open = |s: &&Slot<'_>| {
+            s.required
+                && !out.args.contains_key(s.name)
+                && !takes_content(s, cx.lex)
+                && !s.takes_addresses()
+                && fits(value, s.schema)
+        };
+        // An argument named like it ("the basic salary" → `salary`), else one named only
+        // by its position (`num2`, `b`); never one named for something else ("the loan
+        // term" is no `principal_amount`).
+        let positional =
+            |s: &Slot<'_>| s.name.len() <= 2 || s.name.contains(|c: char| c.is_ascii_digit());
+        let Some(slot) = cx
+            .slots
+            .iter()
+            .filter(open)
+            .find(|s| {
+                s.naming
+                    .iter()
+                    .any(|(w, _)| words.iter().any(|(n, _)| n == w))
+            })
+            .or_else(|| cx.slots.iter().filter(open).find(|s| positional(s)))
+        else {
+            continue;
+        };
+        used.spans.push((toks[at].start, toks[at + n].end, true));
+        out.args.insert(slot.name.to_string(), value.clone());
     }
 }
 

@@ -1170,3 +1170,14 @@ fn a_kind_is_its_noun_and_a_list_of_measures_takes_the_numbers() {
         )
     );
 }
+
+#[test]
+fn a_value_said_earlier_and_named_again_is_that_value() {
+    // "the expenses" is the 5000 the first step was given; "the profit" its output.
+    let s = ledger(
+        "work out the profit with expenses of 5000 and revenue of 7000, \
+         then calculate the GCD of the profit and the expenses",
+    );
+    assert_eq!(s[1].0, "calculate_gcd");
+    assert_eq!(s[1].1, json!({"num1": {"$ref": "s1/output"}, "num2": 5000}));
+}
