@@ -1641,6 +1641,9 @@ fn fill_said(cx: &Context<'_, '_>, st: &mut State) {
         seen.push(name);
         let words = naming_words(name, cx.lex);
         let n = words.len();
+        if n == 0 {
+            continue;
+        }
         let Some(at) = (from..toks.len().saturating_sub(n)).find(|&i| {
             cx.lex.words.articles.contains(&toks[i].form)
                 && !cx.lex.articles.new.contains(&toks[i].form)
