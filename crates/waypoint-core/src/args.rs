@@ -240,7 +240,7 @@ impl Piece {
     fn coerce_for(&self, slot: &Slot<'_>, lex: &Lexicon) -> Value {
         let schema = slot.item_schema();
         if self.kind == Kind::Value(ExtractedKind::Numbers) && slot.untyped_items() {
-            return number_value(&self.value, lex);
+            return number_value(&self.value);
         }
         let value = || coerce(&self.value, schema, lex);
         let Some(have) = self.unit else {
@@ -663,7 +663,7 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
                 && let Some(next) = pieces.get(last + 1)
                 && next.kind == piece.kind
                 && !used.pieces.contains(&(last + 1))
-                && listed_between(cx.inputs.request, pieces[last].end, next.start)
+                && listed_between(cx.inputs.request, pieces[last].end, next.start, lex)
             {
                 taken.push(last + 1);
             }
@@ -766,10 +766,10 @@ fn fill_modifier(cx: &Context<'_, '_>, st: &mut State) {
 }
 
 /// Whether only list punctuation and "and"/"or" stand between two values.
-fn listed_between(request: &str, end: usize, start: usize) -> bool {
+fn listed_between(request: &str, end: usize, start: usize, lex: &Lexicon) -> bool {
     request.get(end..start).is_some_and(|gap| {
         gap.split(|c: char| c.is_whitespace() || ",;'\"“”‘’]".contains(c))
-            .all(|w| w.is_empty() || w.eq_ignore_ascii_case("and") || w.eq_ignore_ascii_case("or"))
+            .all(|w| w.is_empty() || lex.list_joiners.iter().any(|j| w.eq_ignore_ascii_case(j)))
     })
 }
 
@@ -1712,16 +1712,27 @@ fn fill_measures(cx: &Context<'_, '_>, st: &mut State) {
         }
         let values = free
             .iter()
-            .map(|&i| number_value(&cx.pieces[i].value, cx.lex))
+            .map(|&i| number_value(&cx.pieces[i].value))
             .collect();
         used.pieces.extend(&free);
         out.args.insert(slot.name.to_string(), Value::Array(values));
     }
 }
 
-/// A number as JSON: an integer when it is one ("10"), else a decimal ("1.75").
-fn number_value(v: &str, lex: &Lexicon) -> Value {
-    coerce(v, &serde_json::json!({"type": "number"}), lex)
+/// A number as JSON: an integer when it is one ("10", "10,000"), else a decimal
+/// ("1.75"); text that is no number stays text.
+fn number_value(v: &str) -> Value {
+    let plain = v.replace(',', "");
+    plain.parse::<i64>().map_or_else(
+        |_| {
+            plain
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| Value::String(v.into()), Value::Number)
+        },
+        Value::from,
+    )
 }
 
 /// The earlier step whose output flows into this one, while no argument refers to it yet.
@@ -1907,10 +1918,17 @@ fn object_items(text: &str, slot: &Slot<'_>, cx: &Context<'_, '_>) -> Value {
     if !slot.is_array() {
         return Value::String(cut(text));
     }
+    let joiner = |w: &str| lex.list_joiners.iter().any(|j| w.eq_ignore_ascii_case(j));
     let items: Vec<Value> = text
         .split([',', ';'])
-        .flat_map(|part| part.split(" and ").flat_map(|p| p.split(" or ")))
-        .map(|item| cut(&trim_words(item, lex)))
+        .flat_map(|part| {
+            let words: Vec<&str> = part.split_whitespace().collect();
+            words
+                .split(|w| joiner(w))
+                .map(|item| item.join(" "))
+                .collect::<Vec<_>>()
+        })
+        .map(|item| cut(&trim_words(&item, lex)))
         .filter(|item| !item.is_empty())
         .map(|item| coerce(&item, slot.item_schema(), lex))
         .collect();
@@ -2485,19 +2503,7 @@ fn coerce(v: &str, schema: &Value, lex: &Lexicon) -> Value {
             .replace(',', "")
             .parse::<i64>()
             .map_or_else(|_| Value::String(v.into()), Value::from),
-        Some("number") => {
-            let plain = v.replace(',', "");
-            plain.parse::<i64>().map_or_else(
-                |_| {
-                    plain
-                        .parse::<f64>()
-                        .ok()
-                        .and_then(serde_json::Number::from_f64)
-                        .map_or_else(|| Value::String(v.into()), Value::Number)
-                },
-                Value::from,
-            )
-        }
+        Some("number") => number_value(v),
         _ => Value::String(v.into()),
     }
 }

@@ -238,6 +238,8 @@ pub struct Lexicon {
     pub value_prepositions: HashSet<String>,
     pub about_markers: HashSet<String>,
     pub trailing_joiners: Vec<String>,
+    /// Words that join the items of a list ("New York, Boston *and* Denver").
+    pub list_joiners: Vec<String>,
     /// Words after which an argument's description lists values it takes ("eg. buy,
     /// sell"), lower-case.
     pub example_markers: Vec<String>,
@@ -410,6 +412,7 @@ struct Raw {
     value_prepositions: Vec<String>,
     about_markers: Vec<String>,
     trailing_joiners: Vec<String>,
+    list_joiners: Vec<String>,
     example_markers: Vec<String>,
     intents: BTreeMap<String, RawIntent>,
     entities: BTreeMap<String, Vec<String>>,
@@ -631,6 +634,7 @@ impl Lexicon {
             value_prepositions: forms(&raw.value_prepositions),
             about_markers: forms(&raw.about_markers),
             trailing_joiners: lower(&raw.trailing_joiners),
+            list_joiners: lower(&raw.list_joiners),
             example_markers: lower(&raw.example_markers),
             arg_cues: raw.arg_cues.iter().map(ArgCue::compile).collect(),
             ends: raw.ends,
