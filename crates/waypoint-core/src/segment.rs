@@ -214,6 +214,7 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
             && asks()
             && (!in_relative || relative_inflected && next == i && !inflected_at(run, next, lex))
             && starts_action(run, next, lex)
+            && !names_another_value(text, &current, run, next, head_verb, lex)
         {
             flush(&mut current, &mut follows, out);
             head_verb = None;
@@ -239,6 +240,42 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
         i += 1;
     }
     flush(&mut current, &mut follows, out);
+}
+
+/// Whether what starts at `at` names one more value in a list of named values ("with
+/// the title 'Buy groceries', *description 'Milk'*, and *due date '2023-12-20'*"): a few
+/// words that are not a known verb, then a value that ends the item (the run, a comma or
+/// "and" follows), after a clause whose last value was also named by a word that is not
+/// its verb. A word the vocabulary lacks before a value
+/// reads as a verb only where nothing before it sets up such a list ("grab
+/// https://…").
+fn names_another_value(
+    text: &str,
+    current: &[Token],
+    run: &[Token],
+    at: usize,
+    head_verb: Option<usize>,
+    lex: &Lexicon,
+) -> bool {
+    // A request's verb is bare: "notes" names a value, "note" asks for something.
+    let inflected = |t: &Token| t.form.ends_with('s') && !t.form.ends_with("ss");
+    let naming = |t: &Token| lex.is_content(t) && (!lex.is_verb(t) || inflected(t)) && !t.proper;
+    let Some(last) = current.len().checked_sub(1) else {
+        return false;
+    };
+    let left_named = current[last].value
+        && last > 0
+        && Some(last - 1) != head_verb
+        && naming(&current[last - 1]);
+    let right = run.get(past_fillers(run, at, lex)..).unwrap_or_default();
+    let right_named = right.iter().take(4).position(|t| t.value).is_some_and(|v| {
+        v > 0
+            && right[..v].iter().all(naming)
+            && (v + 1 == right.len()
+                || right[v + 1].form == "and"
+                || comma_before(text, right, v + 1))
+    });
+    left_named && right_named
 }
 
 /// Whether the first word at `at` (past fillers) looks like a verb inflected for a

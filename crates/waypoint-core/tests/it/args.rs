@@ -1181,3 +1181,22 @@ fn a_value_said_earlier_and_named_again_is_that_value() {
     assert_eq!(s[1].0, "calculate_gcd");
     assert_eq!(s[1].1, json!({"num1": {"$ref": "s1/output"}, "num2": 5000}));
 }
+
+#[test]
+fn named_values_listed_after_a_comma_or_and_stay_with_their_step() {
+    // "notes 'Milk, eggs'" reads as a verb and its object on its own; after a value its
+    // own name gave, it is one more named value of the same step.
+    assert_eq!(
+        errands(
+            "add a task with the title 'Buy groceries', notes 'Milk, eggs', \
+             and due date '2023-12-20'"
+        ),
+        one_step(
+            "add_task",
+            json!({"title": "Buy groceries", "notes": "Milk, eggs", "due_date": "2023-12-20"})
+        )
+    );
+    // A bare verb after a named value is still a request of its own.
+    let s = errands("add a task with the title 'Buy groceries' and note 'ask Ana'");
+    assert_eq!(s.len(), 2, "{s:?}");
+}
