@@ -210,6 +210,15 @@ impl Slot<'_> {
         })
     }
 
+    /// A single string with no format, pattern or enum, whatever its name suggests.
+    fn plain_string(&self) -> bool {
+        !self.is_array()
+            && self.schema.get("type").and_then(Value::as_str) == Some("string")
+            && ["format", "pattern", "enum"]
+                .iter()
+                .all(|k| self.schema.get(k).is_none())
+    }
+
     /// Takes words of the clause: a plain string with no format, pattern or enum.
     fn free_text(&self) -> bool {
         let s = self.item_schema();
@@ -541,6 +550,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
         used: Used::default(),
         out: Filled::default(),
     };
+    fill_range(&cx, &mut st);
     fill_named(&cx, &mut st);
     fill_refs(&cx, &mut st);
     fill_said(&cx, &mut st);
@@ -590,12 +600,32 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     let mut ordered = Map::new();
     for slot in &slots {
         if let Some(v) = out.args.remove(slot.name) {
-            ordered.insert(slot.name.to_string(), v);
+            ordered.insert(slot.name.to_string(), ungrouped(v));
         }
     }
     ordered.append(&mut out.args);
     out.args = ordered;
     out
+}
+
+/// A number given as text loses the commas that group its digits for reading: "$10,000"
+/// is the text "10000".
+fn ungrouped(v: Value) -> Value {
+    match v {
+        Value::String(s)
+            if s.contains(',')
+                && s.split('.').next().is_some_and(|int| {
+                    let mut groups = int.split(',');
+                    groups.next().is_some_and(|g| {
+                        (1..=3).contains(&g.len()) && g.bytes().all(|b| b.is_ascii_digit())
+                    }) && groups.all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()))
+                })
+                && number_value(&s).is_number() =>
+        {
+            Value::String(s.replace(',', ""))
+        }
+        other => other,
+    }
 }
 
 /// Values the request names: a typed value or quotation written right after the words
@@ -678,11 +708,99 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
             .map_or(last.end, |t| t.end.max(last.end));
         used.spans.push((start, end, true));
         let value = if slot.is_array() {
-            Value::Array(taken.iter().map(|&i| as_value(&pieces[i])).collect())
+            Value::Array(match listed_in_quote(piece, slot) {
+                Some(items) if taken.len() == 1 => items,
+                _ => taken.iter().map(|&i| as_value(&pieces[i])).collect(),
+            })
         } else {
             as_value(piece)
         };
         out.args.insert(slot.name.to_string(), value);
+    }
+}
+
+/// The items of a list written inside one quotation for a list of text ("participants
+/// 'John Doe, Jane Doe'"): one item per comma-separated part.
+fn listed_in_quote(piece: &Piece, slot: &Slot<'_>) -> Option<Vec<Value>> {
+    let item_type = slot.item_schema().get("type").and_then(Value::as_str);
+    if piece.kind != Kind::Value(ExtractedKind::Quoted) || item_type.is_some_and(|t| t != "string")
+    {
+        return None;
+    }
+    let items: Vec<Value> = piece
+        .value
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| Value::String(p.to_string()))
+        .collect();
+    (items.len() > 1).then_some(items)
+}
+
+/// Two numbers that make one range after the name of a text argument ("a price range of
+/// $100 - $200", "a price range between 500 and 1000") are its one value, written as
+/// the request writes the numbers with a dash between them ("$100-$200"): neither
+/// number on its own is what the argument asks for.
+fn fill_range(cx: &Context<'_, '_>, st: &mut State) {
+    let (pieces, lex, request) = (cx.pieces, cx.lex, cx.inputs.request);
+    let toks = cx.inputs.clause.tokens();
+    let verb_end = cx.inputs.clause.head_verb.map_or(0, |h| h + 1);
+    let number = |p: &Piece| p.kind == Kind::Value(ExtractedKind::Numbers);
+    // The number as written, with a currency sign before it.
+    let written = |p: &Piece| {
+        let start = request[..p.start]
+            .char_indices()
+            .next_back()
+            .filter(|(_, c)| matches!(c, '$' | '€' | '£' | '¥'))
+            .map_or(p.start, |(i, _)| i);
+        request.get(start..p.end).unwrap_or(&p.value).to_string()
+    };
+    for p in 0..pieces.len().saturating_sub(1) {
+        let (a, b) = (&pieces[p], &pieces[p + 1]);
+        if !number(a) || !number(b) || st.used.pieces.contains(&p) {
+            continue;
+        }
+        let Some(at) = toks.iter().position(|t| t.end > a.start) else {
+            continue;
+        };
+        let gap = request
+            .get(a.end..b.start)
+            .unwrap_or_default()
+            .trim()
+            .trim_end_matches(['$', '€', '£', '¥'])
+            .trim();
+        let opener = at.checked_sub(1).map(|i| toks[i].form.as_str());
+        // "between 500 and 1000", "from 5 to 10"; a bare "to" is no range ("send 10 to 555").
+        let range = lex.ranges.iter().find_map(|r| {
+            [&r.words, &r.as_cues]
+                .into_iter()
+                .find(|w| opener == Some(w[0].as_str()) && gap.eq_ignore_ascii_case(&w[1]))
+        });
+        let joined = matches!(gap, "-" | "–") || range.is_some();
+        if !joined {
+            continue;
+        }
+        // The name stands before the range's opening word ("a price range *between*").
+        let name_end = at - usize::from(range.is_some());
+        let lo = verb_end.min(name_end);
+        let named = cx
+            .slots
+            .iter()
+            .filter(|s| s.plain_string() && !st.out.args.contains_key(s.name))
+            .filter_map(|s| {
+                named_before(&toks[lo..name_end], s.naming, lex)
+                    .map(|(score, from)| (score, from, s))
+            })
+            .max_by_key(|&(score, ..)| score);
+        let Some((_, from, slot)) = named else {
+            continue;
+        };
+        st.used.pieces.extend([p, p + 1]);
+        st.used.spans.push((toks[lo + from].start, b.end, true));
+        st.out.args.insert(
+            slot.name.to_string(),
+            Value::String(format!("{}-{}", written(a), written(b))),
+        );
     }
 }
 
@@ -1342,18 +1460,45 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         .into_iter()
         .map(|(w, _)| w)
         .collect();
+    // "that amount": a demonstrative before the name of an argument still open.
+    let open_heads: Vec<&str> = slots
+        .iter()
+        .filter(|s| s.required && !out.args.contains_key(s.name))
+        .flat_map(|s| {
+            s.naming
+                .iter()
+                .filter(|(_, head)| *head)
+                .map(|(w, _)| w.as_str())
+        })
+        .collect();
     for Referring {
         step,
         start,
         end,
         pronoun,
-    } in referring_phrases(toks, from, inputs.outputs, &own_name, lex, used)
-    {
+    } in referring_phrases(
+        toks,
+        from,
+        inputs.outputs,
+        &own_name,
+        &open_heads,
+        lex,
+        used,
+    ) {
         let open = |s: &&Slot<'_>| s.required && !out.args.contains_key(s.name);
         let named = slots
             .iter()
             .filter(open)
-            .find(|s| named_just_before(s, &toks[from.min(start)..start], &own_name, lex))
+            .find(|s| {
+                s.headed_by(&toks[end - 1].stem)
+                    && open_heads.contains(&toks[end - 1].stem.as_str())
+            })
+            .or_else(|| {
+                slots
+                    .iter()
+                    .filter(open)
+                    .find(|s| named_just_before(s, &toks[from.min(start)..start], &own_name, lex))
+            })
             .or_else(|| {
                 // Said outright, so an optional argument too.
                 slots
@@ -1483,10 +1628,29 @@ fn referring_phrases(
     from: usize,
     outputs: &[Made],
     name_stems: &[String],
+    open_heads: &[&str],
     lex: &Lexicon,
     used: &Used,
 ) -> Vec<Referring> {
     let mut found = Vec::new();
+    // "for that amount", "convert this amount": a demonstrative before the name of an
+    // argument the step still needs points back at the latest step that makes something.
+    if let Some(made) = outputs.iter().rev().find(|m| !m.names.is_empty()) {
+        for i in from.max(1)..toks.len() {
+            if lex.words.demonstratives.contains(&toks[i - 1].form)
+                && !toks[i].value
+                && !used.covers(&toks[i])
+                && open_heads.contains(&toks[i].stem.as_str())
+            {
+                found.push(Referring {
+                    step: made.step,
+                    start: i - 1,
+                    end: i + 1,
+                    pronoun: false,
+                });
+            }
+        }
+    }
     // A bare pronoun as the verb's object: the latest step's output, if it has one.
     if let Some(t) = toks.get(from)
         && lex.words.referring_pronouns.contains(&t.form)
@@ -2555,6 +2719,20 @@ fn first_string(v: &Value) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_as_text_lose_their_grouping_commas_and_nothing_else_does() {
+        for (given, want) in [
+            ("10,000", "10000"),
+            ("1,234,567.5", "1234567.5"),
+            ("Milk, eggs", "Milk, eggs"),
+            ("1,2,3", "1,2,3"),
+            ("100, 200", "100, 200"),
+            ("12,34", "12,34"),
+        ] {
+            assert_eq!(ungrouped(Value::from(given)), Value::from(want), "{given}");
+        }
+    }
 
     #[test]
     fn argument_names_split_into_words() {

@@ -1200,3 +1200,59 @@ fn named_values_listed_after_a_comma_or_and_stay_with_their_step() {
     let s = errands("add a task with the title 'Buy groceries' and note 'ask Ana'");
     assert_eq!(s.len(), 2, "{s:?}");
 }
+
+#[test]
+fn two_numbers_of_one_range_are_one_value() {
+    for (request, range) in [
+        (
+            "find a product with query 'laptop' and a price range of $100 - $200",
+            "$100-$200",
+        ),
+        (
+            "find a product with query 'laptop' and a price range between 500 and 1000",
+            "500-1000",
+        ),
+    ] {
+        assert_eq!(
+            errands(request),
+            one_step(
+                "find_product",
+                json!({"query": "laptop", "price_range": range})
+            ),
+            "{request}"
+        );
+    }
+}
+
+#[test]
+fn that_before_an_argument_name_points_at_the_step_before() {
+    // The profit is not called an amount anywhere; "that amount" can only point back.
+    let s = ledger(
+        "work out the profit with expenses of 5000 and revenue of 7000, \
+         then convert that amount to EUR",
+    );
+    assert_eq!(s[1].0, "convert_money");
+    assert_eq!(s[1].1["amount"], json!({"$ref": "s1/output"}));
+}
+
+#[test]
+fn a_list_inside_one_quotation_is_its_items() {
+    let s = ledger("book a meeting with participants 'John Doe, Jane Doe' on day '2024-05-02'");
+    assert_eq!(
+        s,
+        one_step(
+            "book_meeting",
+            json!({"participants": ["John Doe", "Jane Doe"], "day": "2024-05-02"})
+        )
+    );
+}
+
+#[test]
+fn a_number_before_to_is_no_range() {
+    let s = ledger("send the message 10,000 to 555-0100");
+    assert!(
+        s.iter()
+            .all(|(_, a)| a["message"] != json!("10,000-555-0100")),
+        "{s:?}"
+    );
+}
