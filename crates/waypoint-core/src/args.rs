@@ -1675,11 +1675,23 @@ fn referring_phrases(
         }
         // "the recorded audio": a participle of the verb an earlier step's tool is named
         // for, before a noun, after a definite word.
+        // Of several steps named for the verb, the one whose product the following words
+        // name ("the calculated *discount amount*").
+        let by_verb = |made: &&Made| made.verb.as_deref() == Some(toks[i].stem.as_str());
+        let named_next = |made: &&Made| {
+            toks[i + 1..]
+                .iter()
+                .take(3)
+                .take_while(|n| lex.is_content(n))
+                .any(|n| made.heads.contains(&n.stem))
+        };
         if toks[i].form.ends_with("ed")
             && let Some(made) = outputs
                 .iter()
                 .rev()
-                .find(|made| made.verb.as_deref() == Some(toks[i].stem.as_str()))
+                .filter(by_verb)
+                .find(named_next)
+                .or_else(|| outputs.iter().rev().find(by_verb))
             && toks
                 .get(i + 1)
                 .is_some_and(|n| lex.is_content(n) && !n.value && !used.covers(n))
@@ -1713,6 +1725,13 @@ fn referring_phrases(
         if toks
             .get(i + 1)
             .is_some_and(|n| !n.value && lex.is_content(n) && name_stems.contains(&n.stem))
+        {
+            continue;
+        }
+        // "the number 10" names the value written after it, not an earlier output.
+        if toks
+            .get(i + 1)
+            .is_some_and(|n| n.value || number_value(&n.form).is_number())
         {
             continue;
         }
@@ -2117,19 +2136,26 @@ fn earlier_value<'i>(
     if plural {
         return None;
     }
-    inputs.earlier.iter().rev().find_map(|c| {
+    // The nearest action clause is the antecedent ("…with the query 'laptop', then get a
+    // random joke and send it" sends the joke); material presented before it is read
+    // through.
+    for c in inputs.earlier.iter().rev() {
         let quotes = c
             .values
             .iter()
             .filter(|f| f.kind == ExtractedKind::Quoted)
             .count();
-        c.values.iter().rev().find(|f| {
+        let found = c.values.iter().rev().find(|f| {
             slot.kinds.contains(&Kind::Value(f.kind))
                 || (slot.kinds.contains(&Kind::Text)
                     && f.kind == ExtractedKind::Quoted
                     && quotes == 1)
-        })
-    })
+        });
+        if found.is_some() || c.is_action() {
+            return found;
+        }
+    }
+    None
 }
 
 fn is_one_word(text: &str) -> bool {

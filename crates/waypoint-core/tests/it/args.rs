@@ -1256,3 +1256,32 @@ fn a_number_before_to_is_no_range() {
         "{s:?}"
     );
 }
+
+#[test]
+fn it_is_the_nearest_clause_before_not_a_value_further_back() {
+    let s = ledger(
+        "report on the sales figures for 'laptops', then tell me a random joke and text it to 555",
+    );
+    let text = s.iter().find(|(t, _)| t == "text_message").unwrap();
+    assert_eq!(text.1["message"], json!({"$ref": "s2/output"}), "{s:?}");
+}
+
+#[test]
+fn words_that_name_a_value_written_after_them_are_no_reference() {
+    let s = ledger(
+        "calculate the square of 25, then calculate the GCD of the result and the number 10",
+    );
+    assert_eq!(s[1].0, "calculate_gcd");
+    assert_eq!(s[1].1, json!({"num1": {"$ref": "s1/output"}, "num2": 10}));
+}
+
+#[test]
+fn a_participle_names_the_step_whose_product_follows_it() {
+    // Both steps calculate; "the calculated profit" is the first one's.
+    let s = ledger(
+        "calculate the profit with expenses of 5000 and revenue of 7000, calculate the square \
+         of 12, then convert the calculated profit to EUR",
+    );
+    let convert = s.iter().find(|(t, _)| t == "convert_money").unwrap();
+    assert_eq!(convert.1["amount"], json!({"$ref": "s1/output"}), "{s:?}");
+}
