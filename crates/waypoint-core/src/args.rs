@@ -1482,6 +1482,7 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         inputs.outputs,
         &own_name,
         &open_heads,
+        inputs.request,
         lex,
         used,
     ) {
@@ -1629,6 +1630,7 @@ fn referring_phrases(
     outputs: &[Made],
     name_stems: &[String],
     open_heads: &[&str],
+    request: &str,
     lex: &Lexicon,
     used: &Used,
 ) -> Vec<Referring> {
@@ -1692,6 +1694,12 @@ fn referring_phrases(
                 .filter(by_verb)
                 .find(named_next)
                 .or_else(|| outputs.iter().rev().find(by_verb))
+                .or_else(|| {
+                    outputs
+                        .iter()
+                        .rev()
+                        .find(|m| m.words.contains(&toks[i].stem))
+                })
             && toks
                 .get(i + 1)
                 .is_some_and(|n| lex.is_content(n) && !n.value && !used.covers(n))
@@ -1701,6 +1709,29 @@ fn referring_phrases(
                 step: made.step,
                 start,
                 end: i + 2,
+                pronoun: false,
+            });
+            continue;
+        }
+        // "the todo item's description": what belongs to a thing an earlier step's tool
+        // is named for, or its product, is that step's.
+        if request
+            .get(toks[i].start..toks[i].end)
+            .is_some_and(|w| w.ends_with("'s") || w.ends_with("’s"))
+            && let Some(start) = lex.definite_before(toks, i, |t| !t.value && !used.covers(t))
+            && let Some(made) = outputs.iter().rev().find(|m| {
+                toks[start..=i]
+                    .iter()
+                    .any(|t| m.words.contains(&t.stem) || m.heads.contains(&t.stem))
+            })
+        {
+            let owned = toks
+                .get(i + 1)
+                .is_some_and(|n| lex.is_content(n) && !n.value && !used.covers(n));
+            found.push(Referring {
+                step: made.step,
+                start,
+                end: i + 1 + usize::from(owned),
                 pronoun: false,
             });
             continue;
@@ -2452,6 +2483,9 @@ pub struct Made {
     /// The stem of the verb the step's tool is named for (`record_audio`: "record"), so
     /// "the *recorded* audio" names its output whatever the tool calls it.
     verb: Option<String>,
+    /// The stems of the tool's name words: "the *discounted* price" after
+    /// `calculate_discount`, "the *todo* item's description" after `create_todo`.
+    words: Vec<String>,
 }
 
 impl Made {
@@ -2464,6 +2498,10 @@ impl Made {
         Self {
             step,
             verb,
+            words: naming_words(short, lex)
+                .into_iter()
+                .map(|(w, _)| w)
+                .collect(),
             names: kinds.iter().map(|k| name_words(k).swap_remove(0)).collect(),
             heads: kinds
                 .iter()

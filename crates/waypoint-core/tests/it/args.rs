@@ -1285,3 +1285,19 @@ fn a_participle_names_the_step_whose_product_follows_it() {
     let convert = s.iter().find(|(t, _)| t == "convert_money").unwrap();
     assert_eq!(convert.1["amount"], json!({"$ref": "s1/output"}), "{s:?}");
 }
+
+#[test]
+fn what_belongs_to_an_earlier_steps_thing_is_its_output() {
+    for request in [
+        "calculate the square of 12, then text the square's digits to 555",
+        "calculate the square of 12, then text the squared value to 555",
+    ] {
+        let s = ledger(request);
+        let text = s.iter().find(|(t, _)| t == "text_message").unwrap();
+        assert_eq!(
+            text.1["message"],
+            json!({"$ref": "s1/output"}),
+            "{request}: {s:?}"
+        );
+    }
+}
