@@ -1476,16 +1476,8 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         start,
         end,
         pronoun,
-    } in referring_phrases(
-        toks,
-        from,
-        inputs.outputs,
-        &own_name,
-        &open_heads,
-        inputs.request,
-        lex,
-        used,
-    ) {
+    } in referring_phrases(cx, from, &own_name, &open_heads, used)
+    {
         let open = |s: &&Slot<'_>| s.required && !out.args.contains_key(s.name);
         let named = slots
             .iter()
@@ -1625,149 +1617,31 @@ struct Referring {
 /// The phrases of a clause (from token `from` on) that point at an earlier step's output,
 /// in the clause's order.
 fn referring_phrases(
-    toks: &[Token],
+    cx: &Context<'_, '_>,
     from: usize,
-    outputs: &[Made],
     name_stems: &[String],
     open_heads: &[&str],
-    request: &str,
-    lex: &Lexicon,
     used: &Used,
 ) -> Vec<Referring> {
-    let mut found = Vec::new();
-    // "for that amount", "convert this amount": a demonstrative before the name of an
-    // argument the step still needs points back at the latest step that makes something.
-    if let Some(made) = outputs.iter().rev().find(|m| !m.names.is_empty()) {
-        for i in from.max(1)..toks.len() {
-            if lex.words.demonstratives.contains(&toks[i - 1].form)
-                && !toks[i].value
-                && !used.covers(&toks[i])
-                && open_heads.contains(&toks[i].stem.as_str())
-            {
-                found.push(Referring {
-                    step: made.step,
-                    start: i - 1,
-                    end: i + 1,
-                    pronoun: false,
-                });
-            }
-        }
-    }
-    // A bare pronoun as the verb's object: the latest step's output, if it has one.
-    if let Some(t) = toks.get(from)
-        && lex.words.referring_pronouns.contains(&t.form)
-        && !used.covers(t)
-        && let Some(made) = outputs.last()
-        && !made.names.is_empty()
-        && toks
-            .get(from + 1)
-            .is_none_or(|n| !lex.is_content(n) || n.value)
-    {
-        found.push(Referring {
-            step: made.step,
-            start: from,
-            end: from + 1,
-            pronoun: true,
-        });
-    }
-    for i in from..toks.len() {
-        if toks[i].value || used.covers(&toks[i]) || found.iter().any(|f| f.start <= i && i < f.end)
-        {
+    let toks = cx.inputs.clause.tokens();
+    let read = Phrases {
+        toks,
+        outputs: cx.inputs.outputs,
+        request: cx.inputs.request,
+        lex: cx.lex,
+        used,
+    };
+    let mut found = read.demonstratives(from, open_heads);
+    found.extend(read.pronoun(from));
+    for (i, t) in toks.iter().enumerate().skip(from) {
+        if t.value || used.covers(t) || found.iter().any(|f| f.start <= i && i < f.end) {
             continue;
         }
-        // "the recorded audio": a participle of the verb an earlier step's tool is named
-        // for, before a noun, after a definite word.
-        // Of several steps named for the verb, the one whose product the following words
-        // name ("the calculated *discount amount*").
-        let by_verb = |made: &&Made| made.verb.as_deref() == Some(toks[i].stem.as_str());
-        let named_next = |made: &&Made| {
-            toks[i + 1..]
-                .iter()
-                .take(3)
-                .take_while(|n| lex.is_content(n))
-                .any(|n| made.heads.contains(&n.stem))
-        };
-        if toks[i].form.ends_with("ed")
-            && let Some(made) = outputs
-                .iter()
-                .rev()
-                .filter(by_verb)
-                .find(named_next)
-                .or_else(|| outputs.iter().rev().find(by_verb))
-                .or_else(|| {
-                    outputs
-                        .iter()
-                        .rev()
-                        .find(|m| m.words.contains(&toks[i].stem))
-                })
-            && toks
-                .get(i + 1)
-                .is_some_and(|n| lex.is_content(n) && !n.value && !used.covers(n))
-            && let Some(start) = lex.definite_before(toks, i, |t| !t.value && !used.covers(t))
-        {
-            found.push(Referring {
-                step: made.step,
-                start,
-                end: i + 2,
-                pronoun: false,
-            });
+        if let Some(r) = read.participle(i).or_else(|| read.possessive(i)) {
+            found.push(r);
             continue;
         }
-        // "the todo item's description": what belongs to a thing an earlier step's tool
-        // is named for, or its product, is that step's.
-        if request
-            .get(toks[i].start..toks[i].end)
-            .is_some_and(|w| w.ends_with("'s") || w.ends_with("’s"))
-            && let Some(start) = lex.definite_before(toks, i, |t| !t.value && !used.covers(t))
-            && let Some(made) = outputs.iter().rev().find(|m| {
-                toks[start..=i]
-                    .iter()
-                    .any(|t| m.words.contains(&t.stem) || m.heads.contains(&t.stem))
-            })
-        {
-            let owned = toks
-                .get(i + 1)
-                .is_some_and(|n| lex.is_content(n) && !n.value && !used.covers(n));
-            found.push(Referring {
-                step: made.step,
-                start,
-                end: i + 1 + usize::from(owned),
-                pronoun: false,
-            });
-            continue;
-        }
-        // The latest step whose product's last word this is, or the latest step for a
-        // word that names any product ("the result").
-        let Some(step) = outputs
-            .iter()
-            .rev()
-            .find_map(|made| made.heads.contains(&toks[i].stem).then_some(made.step))
-            .or_else(|| {
-                lex.words
-                    .output_nouns
-                    .contains(&toks[i].form)
-                    .then(|| outputs.last().map(|made| made.step))
-                    .flatten()
-            })
-        else {
-            continue;
-        };
-        // "calculate the sales *tax*": the word is part of the name of this tool's thing.
-        if toks
-            .get(i + 1)
-            .is_some_and(|n| !n.value && lex.is_content(n) && name_stems.contains(&n.stem))
-        {
-            continue;
-        }
-        // "the number 10" names the value written after it, not an earlier output.
-        if toks
-            .get(i + 1)
-            .is_some_and(|n| n.value || number_value(&n.form).is_number())
-        {
-            continue;
-        }
-        // "the (generated random) password".
-        let Some(start) = lex.definite_before(toks, i, |t| !t.value && !used.covers(t)) else {
+        let Some((step, start)) = read.product_word(i, name_stems) else {
             continue;
         };
         // "the total sales amount" is one phrase: a later noun of it extends it, and the
@@ -1785,6 +1659,159 @@ fn referring_phrases(
     }
     found.sort_by_key(|f| f.start);
     found
+}
+
+/// The readers of [`referring_phrases`], over one clause's tokens.
+struct Phrases<'a> {
+    toks: &'a [Token],
+    outputs: &'a [Made],
+    request: &'a str,
+    lex: &'a Lexicon,
+    used: &'a Used,
+}
+
+impl Phrases<'_> {
+    fn free(&self, t: &Token) -> bool {
+        !t.value && !self.used.covers(t)
+    }
+
+    /// Where the definite word of the phrase ending at `i` stands.
+    fn definite(&self, i: usize) -> Option<usize> {
+        self.lex.definite_before(self.toks, i, |t| self.free(t))
+    }
+
+    /// "for that amount", "convert this amount": a demonstrative before the name of an
+    /// argument the step still needs points back at the latest step that makes something.
+    fn demonstratives(&self, from: usize, open_heads: &[&str]) -> Vec<Referring> {
+        let (toks, lex) = (self.toks, self.lex);
+        let Some(made) = self.outputs.iter().rev().find(|m| !m.names.is_empty()) else {
+            return Vec::new();
+        };
+        (from.max(1)..toks.len())
+            .filter(|&i| {
+                lex.words.demonstratives.contains(&toks[i - 1].form)
+                    && self.free(&toks[i])
+                    && open_heads.contains(&toks[i].stem.as_str())
+            })
+            .map(|i| Referring {
+                step: made.step,
+                start: i - 1,
+                end: i + 1,
+                pronoun: false,
+            })
+            .collect()
+    }
+
+    /// A bare pronoun as the verb's object: the latest step's output, if it has one.
+    fn pronoun(&self, from: usize) -> Option<Referring> {
+        let (toks, lex) = (self.toks, self.lex);
+        let t = toks.get(from)?;
+        let made = self.outputs.last()?;
+        (lex.words.referring_pronouns.contains(&t.form)
+            && !self.used.covers(t)
+            && !made.names.is_empty()
+            && toks
+                .get(from + 1)
+                .is_none_or(|n| !lex.is_content(n) || n.value))
+        .then_some(Referring {
+            step: made.step,
+            start: from,
+            end: from + 1,
+            pronoun: true,
+        })
+    }
+
+    /// "the recorded audio": a participle of the verb an earlier step's tool is named
+    /// for, before a noun, after a definite word; of several steps named for the verb,
+    /// the one whose product the following words name ("the calculated *discount
+    /// amount*"); else a participle of another word of a tool's name ("the *discounted*
+    /// price" after `calculate_discount`).
+    fn participle(&self, i: usize) -> Option<Referring> {
+        let (toks, lex) = (self.toks, self.lex);
+        if !toks[i].form.ends_with("ed")
+            || !toks
+                .get(i + 1)
+                .is_some_and(|n| lex.is_content(n) && self.free(n))
+        {
+            return None;
+        }
+        let stem = toks[i].stem.as_str();
+        let by_verb = |made: &&Made| made.verb.as_deref() == Some(stem);
+        let named_next = |made: &&Made| {
+            toks[i + 1..]
+                .iter()
+                .take(3)
+                .take_while(|n| lex.is_content(n))
+                .any(|n| made.heads.contains(&n.stem))
+        };
+        let outputs = || self.outputs.iter().rev();
+        let made = outputs()
+            .filter(by_verb)
+            .find(named_next)
+            .or_else(|| outputs().find(by_verb))
+            .or_else(|| outputs().find(|m| m.words.iter().any(|w| w == stem)))?;
+        Some(Referring {
+            step: made.step,
+            start: self.definite(i)?,
+            end: i + 2,
+            pronoun: false,
+        })
+    }
+
+    /// "the todo item's description": what belongs to a thing an earlier step's tool is
+    /// named for, or to its product, is that step's.
+    fn possessive(&self, i: usize) -> Option<Referring> {
+        let (toks, lex) = (self.toks, self.lex);
+        let word = self.request.get(toks[i].start..toks[i].end)?;
+        if !(word.ends_with("'s") || word.ends_with("’s")) {
+            return None;
+        }
+        let start = self.definite(i)?;
+        let made = self.outputs.iter().rev().find(|m| {
+            toks[start..=i]
+                .iter()
+                .any(|t| m.words.contains(&t.stem) || m.heads.contains(&t.stem))
+        })?;
+        let owned = toks
+            .get(i + 1)
+            .is_some_and(|n| lex.is_content(n) && self.free(n));
+        Some(Referring {
+            step: made.step,
+            start,
+            end: i + 1 + usize::from(owned),
+            pronoun: false,
+        })
+    }
+
+    /// The latest step whose product's last word the word at `i` is, or the latest step
+    /// for a word that names any product ("the result"), with where the phrase starts.
+    fn product_word(&self, i: usize, name_stems: &[String]) -> Option<(usize, usize)> {
+        let (toks, lex) = (self.toks, self.lex);
+        let step = self
+            .outputs
+            .iter()
+            .rev()
+            .find_map(|made| made.heads.contains(&toks[i].stem).then_some(made.step))
+            .or_else(|| {
+                lex.words
+                    .output_nouns
+                    .contains(&toks[i].form)
+                    .then(|| self.outputs.last().map(|made| made.step))
+                    .flatten()
+            })?;
+        let next = toks.get(i + 1);
+        // "calculate the sales *tax*": the word is part of the name of this tool's thing;
+        // "the number 10" names the value written after it, not an earlier output.
+        if next.is_some_and(|n| {
+            n.value
+                || number_value(&n.form).is_number()
+                || lex.is_content(n) && name_stems.contains(&n.stem)
+        }) {
+            return None;
+        }
+        // "the (generated random) password".
+        Some((step, self.definite(i)?))
+    }
 }
 
 /// The first required free-text slot still empty takes what the clause is about; the
