@@ -663,8 +663,19 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
             if let Some((score, from)) = named_before(&toks[lo..at], words, lex) {
                 pairs.push((score, p, s, lo + from, at));
             }
-            if let Some((score, to)) = named_after(toks.get(after..).unwrap_or_default(), words) {
-                pairs.push((score, p, s, at, after + to));
+            // "1000 as expenses", "'car' as the mode of transport".
+            let marked = toks
+                .get(after)
+                .is_some_and(|t| lex.words.role_markers.contains(&t.form));
+            let name_at = if marked {
+                after + 1 + usize::from(toks.get(after + 1).is_some_and(|t| lex.is_determiner(t)))
+            } else {
+                after
+            };
+            if let Some((score, to)) = named_after(toks.get(name_at..).unwrap_or_default(), words) {
+                // Given "as" the argument, the value is said to be it: that outranks a
+                // name that only stands near.
+                pairs.push((score + u32::from(marked), p, s, at, name_at + to));
             }
         }
     }
@@ -923,9 +934,17 @@ pub(crate) fn name_parts(name: &str) -> Vec<String> {
 fn named_before(before: &[Token], words: &[(String, bool)], lex: &Lexicon) -> Option<(u32, usize)> {
     let mut i = before.len();
     let mut skipped = 0;
-    while i > 0 && !lex.is_content(&before[i - 1]) && !before[i - 1].value {
+    let mut compared = false;
+    while i > 0 && !before[i - 1].value {
+        let t = &before[i - 1];
+        if lex.words.comparison_words.contains(&t.form) {
+            compared = true;
+        } else if lex.is_content(t) {
+            break;
+        }
         skipped += 1;
-        if skipped > 2 {
+        // "greater than or equal to" is one comparison, however many words it takes.
+        if skipped > if compared { 5 } else { 2 } {
             return None;
         }
         i -= 1;

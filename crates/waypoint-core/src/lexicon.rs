@@ -492,6 +492,8 @@ pub struct WordClasses {
     /// After a reference, name the argument it fills ("the recorded audio *as* a
     /// ringtone").
     pub role_markers: HashSet<String>,
+    /// Between an argument's name and its value ("a rating *greater than* 7").
+    pub comparison_words: HashSet<String>,
     pub particles: HashSet<String>,
     pub demonstratives: HashSet<String>,
     pub prepositions: HashSet<String>,
@@ -732,7 +734,10 @@ impl Lexicon {
         (end.saturating_sub(3)..end)
             .rev()
             .take_while(|&j| plain(&tokens[j]))
-            .find(|&j| self.articles.existing.contains(&tokens[j].form))
+            .find(|&j| {
+                let form = &tokens[j].form;
+                self.articles.existing.contains(form) || self.words.possessives.contains(form)
+            })
     }
 
     /// The article of the object right after `head`: "the X" exists, "a X" is new.

@@ -260,15 +260,27 @@ fn names_another_value(
     // A request's verb is bare: "notes" names a value, "note" asks for something.
     let inflected = |t: &Token| t.form.ends_with('s') && !t.form.ends_with("ss");
     let naming = |t: &Token| lex.is_content(t) && (!lex.is_verb(t) || inflected(t)) && !t.proper;
-    let Some(last) = current.len().checked_sub(1) else {
-        return false;
-    };
-    let left_named = current[last].value
-        && last > 0
-        && Some(last - 1) != head_verb
-        && naming(&current[last - 1]);
+    // The last value may be two ("a price range of $100-$500") and follow a function
+    // word or two ("a due date *of* …").
+    // Numbers are words to the tokenizer, values here.
+    let valued = |t: &Token| t.value || t.form.starts_with(|c: char| c.is_ascii_digit());
+    let values = current
+        .iter()
+        .rev()
+        .take(2)
+        .take_while(|t| valued(t))
+        .count();
+    let fillers = current[..current.len() - values]
+        .iter()
+        .rev()
+        .take(2)
+        .take_while(|t| !valued(t) && !lex.is_content(t))
+        .count();
+    let name = current.len().checked_sub(values + fillers + 1);
+    let left_named =
+        values > 0 && name.is_some_and(|n| Some(n) != head_verb && naming(&current[n]));
     let right = run.get(past_fillers(run, at, lex)..).unwrap_or_default();
-    let right_named = right.iter().take(4).position(|t| t.value).is_some_and(|v| {
+    let right_named = right.iter().take(4).position(valued).is_some_and(|v| {
         v > 0
             && right[..v].iter().all(naming)
             && (v + 1 == right.len()

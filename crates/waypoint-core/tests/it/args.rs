@@ -1301,3 +1301,48 @@ fn what_belongs_to_an_earlier_steps_thing_is_its_output() {
         );
     }
 }
+
+#[test]
+fn a_comparison_between_a_name_and_its_value_still_names_it() {
+    assert_eq!(
+        geometry(
+            "recommend films in the genre 'Action' with a rating greater than or equal to 7 \
+             made after 2010"
+        ),
+        one_step(
+            "recommend_films",
+            json!({"genre": "Action", "year": 2010, "rating": 7})
+        )
+    );
+}
+
+#[test]
+fn a_value_given_as_an_argument_goes_to_it() {
+    assert_eq!(
+        ledger("work out the profit with 5000 as expenses and 7000 as revenue"),
+        one_step(
+            "work_out_profit",
+            json!({"revenue": 7000, "expenses": 5000})
+        )
+    );
+}
+
+#[test]
+fn their_before_a_product_points_at_the_step_that_made_it() {
+    let s = ledger(
+        "calculate the age of a person born on 1990-01-01, then calculate the GCD of their age and 36",
+    );
+    assert_eq!(s[1].0, "calculate_gcd");
+    assert_eq!(s[1].1, json!({"num1": {"$ref": "s1/output"}, "num2": 36}));
+}
+
+#[test]
+fn a_range_ends_a_named_value_and_the_next_one_stays_in_the_clause() {
+    assert_eq!(
+        errands("find a product with a price range of $100-$500 and query 'laptop'"),
+        one_step(
+            "find_product",
+            json!({"query": "laptop", "price_range": "$100-$500"})
+        )
+    );
+}
