@@ -214,9 +214,7 @@ impl Slot<'_> {
     fn plain_string(&self) -> bool {
         !self.is_array()
             && self.schema.get("type").and_then(Value::as_str) == Some("string")
-            && ["format", "pattern", "enum"]
-                .iter()
-                .all(|k| self.schema.get(k).is_none())
+            && unconstrained(self.schema)
     }
 
     /// Takes words of the clause: a plain string with no format, pattern or enum.
@@ -226,10 +224,15 @@ impl Slot<'_> {
             && s.get("type")
                 .and_then(Value::as_str)
                 .is_none_or(|t| t == "string")
-            && s.get("format").is_none()
-            && s.get("pattern").is_none()
-            && s.get("enum").is_none()
+            && unconstrained(s)
     }
+}
+
+/// Whether a schema leaves its string free: no format, pattern or enum.
+fn unconstrained(schema: &Value) -> bool {
+    ["format", "pattern", "enum"]
+        .iter()
+        .all(|k| schema.get(k).is_none())
 }
 
 /// A typed value of the clause with its byte span.
@@ -613,19 +616,24 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
 fn ungrouped(v: Value) -> Value {
     match v {
         Value::String(s)
-            if s.contains(',')
-                && s.split('.').next().is_some_and(|int| {
-                    let mut groups = int.split(',');
-                    groups.next().is_some_and(|g| {
-                        (1..=3).contains(&g.len()) && g.bytes().all(|b| b.is_ascii_digit())
-                    }) && groups.all(|g| g.len() == 3 && g.bytes().all(|b| b.is_ascii_digit()))
-                })
-                && number_value(&s).is_number() =>
+            if s.contains(',') && grouped_digits(&s) && number_value(&s).is_number() =>
         {
             Value::String(s.replace(',', ""))
         }
         other => other,
     }
+}
+
+/// Whether the whole part of a number is digits in groups of three after the first
+/// ("10,000", "1,234,567.5"; not "12,34").
+fn grouped_digits(s: &str) -> bool {
+    let digits = |g: &str| g.bytes().all(|b| b.is_ascii_digit());
+    let whole = s.split('.').next().unwrap_or_default();
+    let mut groups = whole.split(',');
+    groups
+        .next()
+        .is_some_and(|g| (1..=3).contains(&g.len()) && digits(g))
+        && groups.all(|g| g.len() == 3 && digits(g))
 }
 
 /// Values the request names: a typed value or quotation written right after the words
@@ -758,11 +766,12 @@ fn fill_range(cx: &Context<'_, '_>, st: &mut State) {
     let verb_end = cx.inputs.clause.head_verb.map_or(0, |h| h + 1);
     let number = |p: &Piece| p.kind == Kind::Value(ExtractedKind::Numbers);
     // The number as written, with a currency sign before it.
+    let signs = lex.currency_signs.as_slice();
     let written = |p: &Piece| {
         let start = request[..p.start]
             .char_indices()
             .next_back()
-            .filter(|(_, c)| matches!(c, '$' | '€' | '£' | '¥'))
+            .filter(|(_, c)| signs.contains(c))
             .map_or(p.start, |(i, _)| i);
         request.get(start..p.end).unwrap_or(&p.value).to_string()
     };
@@ -778,7 +787,7 @@ fn fill_range(cx: &Context<'_, '_>, st: &mut State) {
             .get(a.end..b.start)
             .unwrap_or_default()
             .trim()
-            .trim_end_matches(['$', '€', '£', '¥'])
+            .trim_end_matches(signs)
             .trim();
         let opener = at.checked_sub(1).map(|i| toks[i].form.as_str());
         // "between 500 and 1000", "from 5 to 10"; a bare "to" is no range ("send 10 to 555").
@@ -1501,10 +1510,7 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         let named = slots
             .iter()
             .filter(open)
-            .find(|s| {
-                s.headed_by(&toks[end - 1].stem)
-                    && open_heads.contains(&toks[end - 1].stem.as_str())
-            })
+            .find(|s| s.headed_by(&toks[end - 1].stem))
             .or_else(|| {
                 slots
                     .iter()

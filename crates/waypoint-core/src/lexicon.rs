@@ -240,6 +240,8 @@ pub struct Lexicon {
     pub trailing_joiners: Vec<String>,
     /// Words that join the items of a list ("New York, Boston *and* Denver").
     pub list_joiners: Vec<String>,
+    /// Signs written before a number that belong to it ("$100").
+    pub currency_signs: Vec<char>,
     /// Words after which an argument's description lists values it takes ("eg. buy,
     /// sell"), lower-case.
     pub example_markers: Vec<String>,
@@ -413,6 +415,7 @@ struct Raw {
     about_markers: Vec<String>,
     trailing_joiners: Vec<String>,
     list_joiners: Vec<String>,
+    currency_signs: Vec<char>,
     example_markers: Vec<String>,
     intents: BTreeMap<String, RawIntent>,
     entities: BTreeMap<String, Vec<String>>,
@@ -637,6 +640,7 @@ impl Lexicon {
             about_markers: forms(&raw.about_markers),
             trailing_joiners: lower(&raw.trailing_joiners),
             list_joiners: lower(&raw.list_joiners),
+            currency_signs: raw.currency_signs,
             example_markers: lower(&raw.example_markers),
             arg_cues: raw.arg_cues.iter().map(ArgCue::compile).collect(),
             ends: raw.ends,

@@ -246,9 +246,8 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
 /// the title 'Buy groceries', *description 'Milk'*, and *due date '2023-12-20'*"): a few
 /// words that are not a known verb, then a value that ends the item (the run, a comma or
 /// "and" follows), after a clause whose last value was also named by a word that is not
-/// its verb. A word the vocabulary lacks before a value
-/// reads as a verb only where nothing before it sets up such a list ("grab
-/// https://…").
+/// its verb. A word the vocabulary lacks before a value reads as a verb only where
+/// nothing before it sets up such a list ("grab https://…").
 fn names_another_value(
     text: &str,
     current: &[Token],
@@ -258,7 +257,6 @@ fn names_another_value(
     lex: &Lexicon,
 ) -> bool {
     // A request's verb is bare: "notes" names a value, "note" asks for something.
-    let inflected = |t: &Token| t.form.ends_with('s') && !t.form.ends_with("ss");
     let naming = |t: &Token| lex.is_content(t) && (!lex.is_verb(t) || inflected(t)) && !t.proper;
     // The last value may be two ("a price range of $100-$500") and follow a function
     // word or two ("a due date *of* …").
@@ -294,8 +292,12 @@ fn names_another_value(
 /// third person ("serves", "is", "has"): what a relative clause's verb is, and what
 /// carries one on, where a request's verb is bare.
 fn inflected_at(run: &[Token], at: usize, lex: &Lexicon) -> bool {
-    run.get(past_fillers(run, at, lex))
-        .is_some_and(|t| !t.value && t.form.ends_with('s') && !t.form.ends_with("ss"))
+    run.get(past_fillers(run, at, lex)).is_some_and(inflected)
+}
+
+/// Whether a word ends like a third-person verb or a plural ("serves", "notes").
+fn inflected(t: &Token) -> bool {
+    !t.value && t.form.ends_with('s') && !t.form.ends_with("ss")
 }
 
 /// The first index from `at` on that is neither "and" nor a filler ("please").
