@@ -2084,7 +2084,7 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         || name_words(slot.name)
             .iter()
             .any(|w| lex.identifier_args.contains(w));
-    if names_something && let Some(s) = name_in(clause, inputs.request, used) {
+    if names_something && let Some(s) = name_in(clause, inputs.request, used, lex) {
         return Some(Value::String(s));
     }
     if described_as_name {
@@ -2246,14 +2246,21 @@ fn is_one_word(text: &str) -> bool {
 }
 
 /// A name the clause gives: a code identifier (`TokenManager`), else the first run of
-/// capitalised words after the verb ("play the movie *Inception*", "at the *Holiday Inn*").
-fn name_in(clause: &ClauseAnalysis, request: &str, used: &Used) -> Option<String> {
+/// capitalised words after the verb ("play the movie *Inception*", "at the *Holiday Inn*")
+/// that no indefinite article opens: "a *Chinese* restaurant", "a *Sports* event" say what
+/// kind of one, not which.
+fn name_in(clause: &ClauseAnalysis, request: &str, used: &Used, lex: &Lexicon) -> Option<String> {
     let toks = clause.tokens();
     if let Some(tok) = toks.iter().find(|t| t.identifier) {
         return request.get(tok.start..tok.end).map(str::to_string);
     }
     let from = clause.head_verb.map_or(0, |h| h + 1);
-    let start = (from..toks.len()).find(|&i| toks[i].proper && !used.covers(&toks[i]))?;
+    let start = (from..toks.len()).find(|&i| {
+        toks[i].proper
+            && !used.covers(&toks[i])
+            && !(i > from && toks[i - 1].proper)
+            && !(i > 0 && lex.articles.new.contains(&toks[i - 1].form))
+    })?;
     let end = (start..toks.len())
         .find(|&i| !toks[i].proper || used.covers(&toks[i]))
         .unwrap_or(toks.len());
@@ -2418,8 +2425,6 @@ fn trim_words(s: &str, lex: &Lexicon) -> String {
     t.to_string()
 }
 
-/// The latest earlier step whose product an argument is named after: the whole name, or
-/// its last words (`origin_sky_id` takes a `sky_id`).
 /// How closely a product (`skyId`) names an argument (`originSkyId`): 2 when it is the
 /// argument's whole name, 1 when it ends the name and is itself two words or more (a lone
 /// `id` ends too many names to say which); with the words before it ("origin"), which
@@ -2508,19 +2513,31 @@ pub fn proper_run(clause: &ClauseAnalysis, request: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The earlier step whose product an argument is named after, by the whole name or its
+/// last words (`origin_sky_id` takes a `sky_id`): the one naming it most fully
+/// (`artist_id` before a bare `id`), the latest of those that name it alike.
 fn output_named(arg: &str, outputs: &[Made]) -> Option<usize> {
     let arg = name_words(arg).swap_remove(0);
-    outputs.iter().rev().find_map(|made| {
-        made.names
+    let mut best: Option<(usize, usize)> = None;
+    for made in outputs.iter().rev() {
+        let named = made
+            .names
             .iter()
-            .any(|k| {
+            .filter(|k| {
                 !k.is_empty()
                     && arg
                         .strip_suffix(k.as_str())
                         .is_some_and(|rest| rest.is_empty() || rest.ends_with('_'))
             })
-            .then_some(made.step)
-    })
+            .map(String::len)
+            .max();
+        if let Some(len) = named
+            && best.is_none_or(|(b, _)| len > b)
+        {
+            best = Some((len, made.step));
+        }
+    }
+    best.map(|(_, step)| step)
 }
 
 /// What an earlier step makes, with the words that name it worked out once per step

@@ -218,6 +218,9 @@ pub struct Lexicon {
     pub identifier_args: HashSet<String>,
     /// How a description says its argument is a name ("The name of the company").
     pub name_descriptions: Vec<String>,
+    /// Last words of argument names whose value another tool can find when the request
+    /// leaves it open (`restaurant_name`): the lookup that tool makes comes first.
+    pub looked_up_args: HashSet<String>,
     /// Particles a verb closes into one word with ("login", "checkout", "signup"), each
     /// with the words that say it after the open verb ("log *into*").
     pub compound_particles: Vec<(String, Vec<String>)>,
@@ -403,6 +406,7 @@ struct Raw {
     word_classes: WordClasses,
     identifier_args: Vec<String>,
     name_descriptions: Vec<String>,
+    looked_up_args: Vec<String>,
     compound_particles: BTreeMap<String, Vec<String>>,
     arg_names: BTreeMap<String, Vec<String>>,
     file_types: BTreeMap<String, FileType>,
@@ -631,6 +635,7 @@ impl Lexicon {
             words: raw.word_classes,
             identifier_args: forms(&raw.identifier_args),
             name_descriptions: lower(&raw.name_descriptions),
+            looked_up_args: forms(&raw.looked_up_args),
             compound_particles: raw.compound_particles.into_iter().collect(),
             arg_names: raw.arg_names.into_iter().collect(),
             file_types: raw.file_types.into_values().collect(),

@@ -1426,27 +1426,31 @@ impl Planner<'_> {
         filled: &args::Filled,
         consumer: &Draft,
     ) -> Vec<Lookup> {
-        let mut groups: Vec<(&Tool, String, Vec<String>)> = Vec::new();
-        for arg in filled
-            .open
-            .iter()
-            .map(|o| &o.arg)
-            .filter(|a| args::names_an_id(a, self.lex))
-        {
-            let Some((maker, prefix)) = self.maker_of(arg, &tool.name) else {
+        // (maker, prefix, whether an id asked for it, the arguments it answers)
+        let mut groups: Vec<(&Tool, String, bool, Vec<String>)> = Vec::new();
+        for arg in filled.open.iter().map(|o| &o.arg) {
+            let id = args::names_an_id(arg, self.lex);
+            if !id && !self.lex.looked_up_args.contains(&args::last_name_word(arg)) {
+                continue;
+            }
+            // A name is looked up only by a tool that makes it under its whole name.
+            let Some((maker, prefix)) = self
+                .maker_of(arg, &tool.name)
+                .filter(|(_, prefix)| id || prefix.is_empty())
+            else {
                 continue;
             };
             match groups
                 .iter_mut()
-                .find(|(m, p, _)| m.name == maker.name && *p == prefix)
+                .find(|(m, p, ..)| m.name == maker.name && *p == prefix)
             {
                 Some((.., args)) => args.push(arg.clone()),
-                None => groups.push((maker, prefix, vec![arg.clone()])),
+                None => groups.push((maker, prefix, id, vec![arg.clone()])),
             }
         }
         groups
             .into_iter()
-            .map(|(maker, prefix, answers)| {
+            .map(|(maker, prefix, id, answers)| {
                 let own = Inputs {
                     from_step: None,
                     own_words: self.index.own_words(&maker.name),
@@ -1459,7 +1463,11 @@ impl Planner<'_> {
                 } else {
                     args::words_for(&prefix, tool, inputs, self.lex)
                 };
-                let text_arg = specs.and_then(|specs| args::free_text_arg(maker, specs));
+                // An id is looked up by the name the clause gives; a name by what the
+                // clause says of it, as the lookup's own arguments read it.
+                let text_arg = specs
+                    .and_then(|specs| args::free_text_arg(maker, specs))
+                    .filter(|a| id || lf.open.iter().any(|o| o.arg == *a));
                 if let (Some(focus), Some(name)) = (focus, text_arg) {
                     lf.answer(name, serde_json::Value::String(focus));
                 }

@@ -186,6 +186,11 @@ pub struct RouteIndex {
     named_by: HashMap<String, u32>,
     /// Sentence vectors of every entry, when an encoder is configured.
     meaning: MeaningState,
+    /// Keys of the content words of every entry's whole name, server prefix included
+    /// (`spotify_scraper_get_artist_overview`, `github.create_issue`): a capitalised word
+    /// of the request among them names a service the catalog has ("from *Spotify*"),
+    /// not a value to act on.
+    name_words: HashSet<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -507,6 +512,15 @@ impl RouteIndex {
         own.sort_unstable();
         own.dedup();
         self.own_words.insert(id.to_string(), own);
+        if let Some((_, name)) = fields.first() {
+            let words = lex.tokenize(&name.replace(['_', '-', '.'], " "), &[]);
+            self.name_words.extend(
+                words
+                    .into_iter()
+                    .filter(|t| lex.is_content(t))
+                    .map(|t| t.key),
+            );
+        }
         let short_name = fields
             .first()
             .map_or("", |(_, name)| name.rsplit('.').next().unwrap_or(name));
@@ -837,6 +851,7 @@ impl RouteIndex {
             hints.head_verb,
             object,
             &hints.earlier_products,
+            &self.name_words,
             lex,
         );
         let Lexical {
@@ -1258,6 +1273,7 @@ fn weigh<'a>(
     head_verb: Option<usize>,
     object: Option<usize>,
     earlier_products: &[String],
+    name_words: &HashSet<String>,
     lex: &Lexicon,
 ) -> Vec<Word<'a>> {
     let topic_from = lex
@@ -1298,7 +1314,7 @@ fn weigh<'a>(
         }
         if i > topic_from
             || tok.identifier
-            || tok.proper
+            || (tok.proper && !name_words.contains(&tok.key))
             || names_earlier_output(tokens, i, earlier_products, lex)
         {
             weight *= TOPIC;

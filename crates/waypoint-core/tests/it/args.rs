@@ -714,6 +714,66 @@ fn an_id_the_request_cannot_give_is_looked_up_by_the_one_tool_that_makes_it() {
     );
 }
 
+#[test]
+fn a_name_the_request_leaves_open_is_looked_up_and_a_kind_is_no_name() {
+    // "a Chinese restaurant" says what kind of restaurant, not which: the one tool that
+    // makes restaurant names finds one first.
+    let p = lookups("book a table at a Chinese restaurant in Boston at 7 pm");
+    assert_eq!(
+        steps(&p),
+        [
+            ("find_restaurants".into(), json!({"city": "Boston"})),
+            (
+                "reserve_restaurant".into(),
+                json!({
+                    "restaurant_name": {"$ref": "s1/output"},
+                    "city": "Boston",
+                    "time": "7 pm",
+                })
+            ),
+        ]
+    );
+    assert_eq!(p.steps()[1].input_refs, ["s1"]);
+    // A restaurant the request names needs no search.
+    let p = lookups("book a table at the Golden Dragon in Boston at 7 pm");
+    assert_eq!(
+        steps(&p),
+        [(
+            "reserve_restaurant".into(),
+            json!({"restaurant_name": "Golden Dragon", "city": "Boston", "time": "7 pm"})
+        )]
+    );
+}
+
+#[test]
+fn an_id_links_to_the_step_whose_product_names_it_most_fully() {
+    // The overview makes an `id` too, but `artist_id` names `artistId` whole: the albums
+    // take the looked-up id, not the overview.
+    let p = lookups("give me an overview of Beyonce and list her albums");
+    assert_eq!(
+        steps(&p)[2],
+        (
+            "list_albums".into(),
+            json!({"artistId": {"$ref": "s1/output"}})
+        )
+    );
+}
+
+/// Tools of several services, each named for its service as imported APIs are.
+const SERVICES: &str = include_str!("../fixtures/services.yaml");
+
+#[test]
+fn a_capitalised_word_naming_a_service_routes_like_any_other_word() {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let engine = engine(&ENGINE, "services.yaml", SERVICES);
+    let first = |request: &str| engine.plan(request, None).unwrap().steps()[0].tool.clone();
+    // "Spotify" is a word of a tool's name, not a value like "Eminem".
+    assert_eq!(
+        first("Find the biography of Eminem from Spotify"),
+        "spotify_artist_overview"
+    );
+}
+
 /// Tools of one trip, as slot-filling dialog APIs declare them.
 const TRIPS: &str = include_str!("../fixtures/trips.yaml");
 
