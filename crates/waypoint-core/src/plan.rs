@@ -1418,7 +1418,11 @@ impl Planner<'_> {
     /// the same clause. Arguments that differ only by the words before the product
     /// (`originSkyId` and `originEntityId` against `destinationSkyId`) share one lookup
     /// per prefix, and the prefix picks the words the lookup takes ("from New York");
-    /// without one it takes the clause's first proper name ("restaurants in Rome").
+    /// without one it takes the clause's first proper name ("restaurants in Rome"). A
+    /// required name (`restaurant_name`: the lexicon's `looked_up_args`) the request
+    /// leaves open is looked up the same way, by a tool that makes it under its whole
+    /// name, and the lookup reads its own arguments from the clause ("a *Chinese*
+    /// restaurant *in Boston*").
     fn lookups(
         &self,
         tool: &Tool,
