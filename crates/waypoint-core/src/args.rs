@@ -15,6 +15,8 @@
 //! A typed argument never receives free clause text, and the words of one argument are
 //! never repeated in another.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 use waypoint_catalog::Tool;
 use waypoint_protocol::ExtractedKind;
@@ -135,6 +137,9 @@ struct Slot<'t> {
     /// The stems of its name's words, each with whether it is the last (see
     /// `naming_words`).
     naming: &'t [(String, bool)],
+    /// Its name as words (see `name_words`): joined by `_`, then the last, then the last
+    /// without a plural `s`.
+    words: &'t [String],
     /// The values its description lists ("eg. buy, sell"): see [`crate::suggested`].
     suggested: &'t [Suggestion],
     /// The preposition its description ends with: see [`described_cue`].
@@ -295,7 +300,7 @@ fn slot_unit(slot: &Slot<'_>, lex: &Lexicon) -> Option<Unit> {
     description
         .split(|c: char| !c.is_alphabetic())
         .map(str::to_string)
-        .chain(name_words(slot.name))
+        .chain(slot.words.iter().cloned())
         .filter(|w| w.chars().count() > 1)
         .find_map(|w| lex.units.get(&w).copied())
 }
@@ -385,6 +390,7 @@ pub struct ArgSpec {
     cued_by: Vec<usize>,
     end: Option<usize>,
     naming: Vec<(String, bool)>,
+    words: Vec<String>,
     suggested: Vec<Suggestion>,
     /// The preposition its description ends with (see [`described_cue`]); its cue rule is
     /// the vocabulary's rule count plus the argument's position.
@@ -438,6 +444,7 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
         .enumerate()
         .map(|(position, (name, schema))| {
             let words = all_words(name);
+            let named = name_words(name);
             let mut slot = Slot {
                 name,
                 schema,
@@ -449,6 +456,7 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                     .iter()
                     .position(|e| words.iter().any(|w| e.args.contains(w))),
                 naming: &[],
+                words: &named,
                 suggested: &[],
                 own_cue: None,
             };
@@ -479,6 +487,7 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                 cued_by: slot.cued_by,
                 end: slot.end,
                 naming: naming_words(name, lex),
+                words: named.clone(),
                 suggested: crate::suggested::suggestions(schema, &lex.example_markers),
                 own_cue,
             }
@@ -498,6 +507,7 @@ fn slots<'t>(tool: &'t Tool, specs: &'t [ArgSpec]) -> Vec<Slot<'t>> {
             cued_by: spec.cued_by.clone(),
             end: spec.end,
             naming: &spec.naming,
+            words: &spec.words,
             suggested: &spec.suggested,
             own_cue: spec.own_cue.as_deref(),
         })
@@ -579,7 +589,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
             out.args.insert(slot.name.to_string(), reference(step));
             continue;
         }
-        if let Some(step) = output_named(slot.name, inputs.outputs) {
+        if let Some(step) = output_named(slot, inputs.outputs) {
             out.args
                 .insert(slot.name.to_string(), reference(&step_id(step)));
             out.linked.push(step);
@@ -1623,7 +1633,7 @@ fn head_near(
 /// earlier step made goes there first.
 fn takes_content(slot: &Slot<'_>, lex: &Lexicon) -> bool {
     slot.free_text()
-        && name_words(slot.name).iter().any(|w| {
+        && slot.words.iter().any(|w| {
             lex.arg_names
                 .iter()
                 .any(|(k, names)| k == "text" && names.contains(w))
@@ -2063,7 +2073,7 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         // takes it, and with it what the clause is about ("convert *it* into miles").
         let named_for_it = cx.slots.iter().any(|s| {
             s.name != slot.name
-                && output_named(s.name, inputs.outputs).is_some_and(|i| step_id(i) == step)
+                && output_named(s, inputs.outputs).is_some_and(|i| step_id(i) == step)
         });
         return (!named_for_it).then(|| reference(step));
     }
@@ -2080,10 +2090,8 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         .name_descriptions
         .iter()
         .any(|o| described.starts_with(o.as_str()));
-    let names_something = described_as_name
-        || name_words(slot.name)
-            .iter()
-            .any(|w| lex.identifier_args.contains(w));
+    let names_something =
+        described_as_name || slot.words.iter().any(|w| lex.identifier_args.contains(w));
     if names_something && let Some(s) = name_in(clause, inputs.request, used, lex) {
         return Some(Value::String(s));
     }
@@ -2258,8 +2266,8 @@ fn name_in(clause: &ClauseAnalysis, request: &str, used: &Used, lex: &Lexicon) -
     let start = (from..toks.len()).find(|&i| {
         toks[i].proper
             && !used.covers(&toks[i])
-            && !(i > from && toks[i - 1].proper)
-            && !(i > 0 && lex.articles.new.contains(&toks[i - 1].form))
+            && (i <= from || !toks[i - 1].proper)
+            && (i == 0 || !lex.articles.new.contains(&toks[i - 1].form))
     })?;
     let end = (start..toks.len())
         .find(|&i| !toks[i].proper || used.covers(&toks[i]))
@@ -2516,8 +2524,8 @@ pub fn proper_run(clause: &ClauseAnalysis, request: &str) -> Option<String> {
 /// The earlier step whose product an argument is named after, by the whole name or its
 /// last words (`origin_sky_id` takes a `sky_id`): the one naming it most fully
 /// (`artist_id` before a bare `id`), the latest of those that name it alike.
-fn output_named(arg: &str, outputs: &[Made]) -> Option<usize> {
-    let arg = name_words(arg).swap_remove(0);
+fn output_named(slot: &Slot<'_>, outputs: &[Made]) -> Option<usize> {
+    let arg = slot.words.first()?;
     let mut best: Option<(usize, usize)> = None;
     for made in outputs.iter().rev() {
         let named = made
@@ -2542,28 +2550,40 @@ fn output_named(arg: &str, outputs: &[Made]) -> Option<usize> {
 
 /// What an earlier step makes, with the words that name it worked out once per step
 /// rather than once for every later argument that looks back at it.
+///
+/// The words depend on the tool alone, so the route index works them out once per entry
+/// and a step takes a copy that shares them ([`Made::at`]).
 #[derive(Debug, Clone)]
 pub struct Made {
     pub step: usize,
     /// Each kind's name as words joined by `_` (`pdf_summary`).
-    names: Vec<String>,
+    names: Arc<[String]>,
     /// The stems of the last words of the kinds' names ("summary").
-    heads: Vec<String>,
+    heads: Arc<[String]>,
     /// The stem of the verb the step's tool is named for (`record_audio`: "record"), so
     /// "the *recorded* audio" names its output whatever the tool calls it.
-    verb: Option<String>,
+    verb: Option<Arc<str>>,
     /// The stems of the tool's name words: "the *discounted* price" after
     /// `calculate_discount`, "the *todo* item's description" after `create_todo`.
-    words: Vec<String>,
+    words: Arc<[String]>,
 }
 
 impl Made {
+    /// The same products, made by the step at `step`.
+    pub fn at(&self, step: usize) -> Self {
+        Self {
+            step,
+            ..self.clone()
+        }
+    }
+
     pub fn new(step: usize, tool: &str, kinds: &[String], lex: &Lexicon) -> Self {
         let short = tool.rsplit('.').next().unwrap_or(tool);
         let verb = name_parts(short)
             .first()
             .map(|w| lex.synonyms.stem_and_key(w).0)
-            .filter(|w| lex.verbs.contains(w));
+            .filter(|w| lex.verbs.contains(w))
+            .map(Arc::from);
         Self {
             step,
             verb,

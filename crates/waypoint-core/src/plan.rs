@@ -1297,12 +1297,10 @@ impl<'a> Planner<'a> {
             );
             for k in j..next {
                 if out.drafts[k].kind != StepKind::Unknown {
-                    outputs.push(args::Made::new(
-                        k,
-                        &out.drafts[k].tool,
-                        self.produces(&out.drafts[k].tool),
-                        self.lex,
-                    ));
+                    let tool = &out.drafts[k].tool;
+                    outputs.push(self.index.made(tool, k).unwrap_or_else(|| {
+                        args::Made::new(k, tool, self.produces(tool), self.lex)
+                    }));
                 }
             }
             j = next;

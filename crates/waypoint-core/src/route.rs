@@ -172,6 +172,8 @@ pub struct RouteIndex {
     own_words: HashMap<String, Vec<String>>,
     /// Tool name → what filling needs to know of each of its arguments.
     arg_specs: HashMap<String, Vec<crate::args::ArgSpec>>,
+    /// Entry id → the words that name what it makes, for later steps pointing back.
+    made: HashMap<String, crate::args::Made>,
     /// Example requests, each a small document of its own: a clause close to one of an
     /// entry's examples is close to the entry (nearest neighbour over examples).
     examples: Vec<Example>,
@@ -583,6 +585,8 @@ impl RouteIndex {
             self.producers.entry(kind.clone()).or_default().push(id);
         }
         if let Some(doc) = self.docs.last_mut() {
+            let made = crate::args::Made::new(0, &doc.id, produces, lex);
+            self.made.insert(doc.id.clone(), made);
             doc.produces = keys(produces);
             doc.accepts = keys(accepts);
             self.artifact_keys
@@ -623,6 +627,11 @@ impl RouteIndex {
     }
 
     /// What filling needs to know of a tool's arguments (see [`crate::args::ArgSpec`]).
+    /// What the entry `id` makes, as made by the step at `step`.
+    pub fn made(&self, id: &str, step: usize) -> Option<crate::args::Made> {
+        self.made.get(id).map(|m| m.at(step))
+    }
+
     pub fn arg_specs(&self, tool: &str) -> Option<&[crate::args::ArgSpec]> {
         self.arg_specs.get(tool).map(Vec::as_slice)
     }
