@@ -101,6 +101,9 @@ pub struct Inputs<'a> {
     /// Stems of the content words of the tool's name and description: a value that starts
     /// or ends with them only restates the tool ("analyze *the sales data for* laptops").
     pub own_words: &'a [String],
+    /// The stems of the tool's own name words (see [`name_stems`]): "calculate the *sales
+    /// tax*" names the tool's own thing, not an earlier step's sales.
+    pub own_name: &'a [String],
     /// Earlier steps and the kinds they produce, latest last: a required argument nothing
     /// else fills takes the output of the latest one that makes what the argument is
     /// named after (`draft` ← a step producing `draft`, `originSkyId` ← `skyId`).
@@ -363,8 +366,6 @@ struct Context<'c, 't> {
     lent: &'c [Piece],
     inputs: &'c Inputs<'c>,
     lex: &'c Lexicon,
-    /// Its name's words are the tool's own thing in a reference (see [`fill_refs`]).
-    tool_name: &'c str,
 }
 
 /// What the passes write: the words and values used so far, and the arguments.
@@ -557,7 +558,6 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
         lent: &lent,
         inputs,
         lex,
-        tool_name: &tool.name,
     };
     let mut st = State {
         used: Used::default(),
@@ -932,6 +932,14 @@ fn naming_words(name: &str, lex: &Lexicon) -> Vec<(String, bool)> {
         .filter(|(_, w)| w.len() > 1 && !w.bytes().all(|b| b.is_ascii_digit()))
         .map(|(i, w)| (lex.synonyms.stem_and_key(w).0, i == last))
         .filter(|(w, _)| !lex.stopwords.contains(w))
+        .collect()
+}
+
+/// The stems of a name's words that can name it in a request (see `naming_words`).
+pub fn name_stems(name: &str, lex: &Lexicon) -> Vec<String> {
+    naming_words(name, lex)
+        .into_iter()
+        .map(|(w, _)| w)
         .collect()
 }
 
@@ -1493,11 +1501,7 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
     let toks = inputs.clause.tokens();
     let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
     let State { used, out } = st;
-    // "calculate the *sales tax*" names the tool's own thing, not an earlier step's sales.
-    let own_name: Vec<String> = naming_words(cx.tool_name, lex)
-        .into_iter()
-        .map(|(w, _)| w)
-        .collect();
+    let own_name = inputs.own_name;
     // "that amount": a demonstrative before the name of an argument still open.
     let open_heads: Vec<&str> = slots
         .iter()
@@ -1514,7 +1518,7 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
         start,
         end,
         pronoun,
-    } in referring_phrases(cx, from, &own_name, &open_heads, used)
+    } in referring_phrases(cx, from, own_name, &open_heads, used)
     {
         let open = |s: &&Slot<'_>| s.required && !out.args.contains_key(s.name);
         let named = slots
@@ -1525,7 +1529,7 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
                 slots
                     .iter()
                     .filter(open)
-                    .find(|s| named_just_before(s, &toks[from.min(start)..start], &own_name, lex))
+                    .find(|s| named_just_before(s, &toks[from.min(start)..start], own_name, lex))
             })
             .or_else(|| {
                 // Said outright, so an optional argument too.
@@ -2419,15 +2423,14 @@ fn trim_words(s: &str, lex: &Lexicon) -> String {
         .trim()
         .trim_matches(|c: char| ",;:.!?\"'“”‘’`".contains(c))
         .trim();
-    loop {
-        let lower = t.to_ascii_lowercase();
-        let Some(cut) = lex
-            .trailing_joiners
-            .iter()
-            .find(|w| lower.ends_with(&format!(" {w}")))
-        else {
-            break;
-        };
+    // The last word, whole and after a space, is a joining word (case aside).
+    let ends_with_word = |t: &str, w: &str| {
+        t.len() > w.len()
+            && t.is_char_boundary(t.len() - w.len())
+            && t[t.len() - w.len()..].eq_ignore_ascii_case(w)
+            && t[..t.len() - w.len()].ends_with(' ')
+    };
+    while let Some(cut) = (lex.trailing_joiners.iter()).find(|w| ends_with_word(t, w)) {
         t = t[..t.len() - cut.len() - 1].trim_end_matches([',', ' ']);
     }
     t.to_string()
@@ -2943,5 +2946,8 @@ mod tests {
         assert_eq!(trim("hello, and"), "hello");
         assert_eq!(trim("\"hi there\""), "hi there");
         assert_eq!(trim("the report to"), "the report");
+        assert_eq!(trim("the café AND"), "the café");
+        assert_eq!(trim("toronto"), "toronto");
+        assert_eq!(trim("a plan, or, and"), "a plan");
     }
 }

@@ -267,6 +267,7 @@ impl Engine {
                         later: &[],
                         antecedent: None,
                         own_words: self.index.own_words(&tool.name),
+                        own_name: self.index.name_stems(&tool.name),
                         outputs: &[],
                         carried: &[],
                     };

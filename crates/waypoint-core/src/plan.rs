@@ -1366,6 +1366,7 @@ impl<'a> Planner<'a> {
             later,
             antecedent: antecedent.as_deref(),
             own_words: self.index.own_words(&tool.name),
+            own_name: self.index.name_stems(&tool.name),
             outputs,
             carried: &carried,
         };
@@ -1456,6 +1457,7 @@ impl Planner<'_> {
                 let own = Inputs {
                     from_step: None,
                     own_words: self.index.own_words(&maker.name),
+                    own_name: self.index.name_stems(&maker.name),
                     ..*inputs
                 };
                 let specs = self.index.arg_specs(&maker.name);

@@ -170,6 +170,8 @@ pub struct RouteIndex {
     /// starts or ends with them only restates the entry ("analyze *the sales data for*
     /// laptops").
     own_words: HashMap<String, Vec<String>>,
+    /// Entry id → the stems of its name's words (see [`crate::args::name_stems`]).
+    name_stems: HashMap<String, Vec<String>>,
     /// Tool name → what filling needs to know of each of its arguments.
     arg_specs: HashMap<String, Vec<crate::args::ArgSpec>>,
     /// Entry id → the words that name what it makes, for later steps pointing back.
@@ -514,6 +516,8 @@ impl RouteIndex {
         own.sort_unstable();
         own.dedup();
         self.own_words.insert(id.to_string(), own);
+        self.name_stems
+            .insert(id.to_string(), crate::args::name_stems(id, lex));
         if let Some((_, name)) = fields.first() {
             let words = lex.tokenize(&name.replace(['_', '-', '.'], " "), &[]);
             self.name_words.extend(
@@ -624,6 +628,10 @@ impl RouteIndex {
     /// Stems of the content words of an entry's name and description.
     pub fn own_words(&self, id: &str) -> &[String] {
         self.own_words.get(id).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn name_stems(&self, id: &str) -> &[String] {
+        self.name_stems.get(id).map_or(&[], Vec::as_slice)
     }
 
     /// What filling needs to know of a tool's arguments (see [`crate::args::ArgSpec`]).
