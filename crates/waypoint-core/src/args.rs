@@ -2082,6 +2082,9 @@ fn object_value(slot: &Slot<'_>, cx: &Context<'_, '_>, used: &mut Used) -> Optio
         return (!named_for_it).then(|| reference(step));
     }
     let clause = inputs.clause;
+    if let Some(text) = name_after_its_name(slot, clause, inputs.request, used, lex) {
+        return Some(Value::String(text));
+    }
     let described = slot
         .schema
         .get("description")
@@ -2276,6 +2279,49 @@ fn name_in(clause: &ClauseAnalysis, request: &str, used: &Used, lex: &Lexicon) -
     let end = (start..toks.len())
         .find(|&i| !toks[i].proper || used.covers(&toks[i]))
         .unwrap_or(toks.len());
+    request
+        .get(toks[start].start..toks[end - 1].end)
+        .map(str::to_string)
+}
+
+/// A name written right after the argument's own name, or after "is" and words naming
+/// ids: "the ticker *MSFT*", "Microsoft (ticker id is *MSFT*)". The argument's name says
+/// which words are its value; the rest of the object ("Microsoft") is what the request is
+/// about. Not for content (a message keeps all of its words) nor a list (it takes
+/// items): a name is at most four capitalised words or identifiers.
+fn name_after_its_name(
+    slot: &Slot<'_>,
+    clause: &ClauseAnalysis,
+    request: &str,
+    used: &Used,
+    lex: &Lexicon,
+) -> Option<String> {
+    if takes_content(slot, lex) || slot.is_array() {
+        return None;
+    }
+    let toks = clause.tokens();
+    let from = clause.head_verb.map_or(0, |h| h + 1);
+    let names_ids = |t: &Token| {
+        lex.arg_names
+            .iter()
+            .any(|(kind, names)| kind == "ids" && names.contains(&t.form))
+    };
+    let at = (from..toks.len()).find(|&i| !toks[i].value && slot.headed_by(&toks[i].stem))?;
+    let mut start = at + 1;
+    while start < toks.len()
+        && start - at <= 2
+        && !toks[start].proper
+        && !toks[start].identifier
+        && (names_ids(&toks[start]) || lex.words.copulas.contains(&toks[start].form))
+    {
+        start += 1;
+    }
+    let is_name = |t: &Token| (t.proper || t.identifier) && !t.value && !used.covers(t);
+    let end = (start..toks.len())
+        .take(4)
+        .take_while(|&i| is_name(&toks[i]))
+        .last()?
+        + 1;
     request
         .get(toks[start].start..toks[end - 1].end)
         .map(str::to_string)

@@ -501,6 +501,8 @@ pub struct WordClasses {
     pub role_markers: HashSet<String>,
     /// Between an argument's name and its value ("a rating *greater than* 7").
     pub comparison_words: HashSet<String>,
+    /// Say that a name has a value ("the ticker id *is* MSFT").
+    pub copulas: HashSet<String>,
     pub particles: HashSet<String>,
     pub demonstratives: HashSet<String>,
     pub prepositions: HashSet<String>,

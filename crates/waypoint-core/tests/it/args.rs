@@ -1103,6 +1103,22 @@ fn an_argument_described_as_a_name_takes_the_name_not_the_clause() {
 }
 
 #[test]
+fn a_name_written_after_its_arguments_name_is_the_value() {
+    for request in [
+        "get the balance sheet for the ticker MSFT",
+        "get the balance sheet for Microsoft (ticker id is MSFT)",
+        "get the balance sheet for Microsoft, whose ticker is MSFT",
+    ] {
+        let s = steps(&stocks().plan(request, None).unwrap());
+        assert_eq!(
+            s,
+            [("get_balance_sheet".into(), json!({"ticker": "MSFT"}))],
+            "{request}"
+        );
+    }
+}
+
+#[test]
 fn a_value_after_a_short_phrase_naming_it_is_the_value() {
     for (request, data) in [
         (
