@@ -2422,7 +2422,8 @@ fn appositive_value<'r>(
 /// An object without the words at its edges that only restate the tool ("analyze *the
 /// sales data for* laptops" → laptops, "get *the latest* technology *news headlines*" →
 /// technology), with the function words around them. Unchanged when it has none, or
-/// when nothing else would be left.
+/// when nothing else would be left — but empty when a possessive opens it ("its
+/// financial statements"): that names the tool's product, not a value.
 fn without_own_words<'r>(run: &'r [Token], own: &[String], lex: &Lexicon) -> &'r [Token] {
     let is_own = |t: &Token| !t.value && own.contains(&t.stem);
     // A capitalised word is part of a name ("New York"), not a function word.
@@ -2436,7 +2437,20 @@ fn without_own_words<'r>(run: &'r [Token], own: &[String], lex: &Lexicon) -> &'r
         cut |= is_own(&run[b - 1]);
         b -= 1;
     }
-    let run = if cut && a < b { &run[a..b] } else { run };
+    let run = if cut && a < b {
+        &run[a..b]
+    } else if cut
+        && run
+            .first()
+            .is_some_and(|t| lex.words.possessives.contains(&t.form))
+    {
+        // A possessive and nothing but the tool's own words ("retrieve *its financial
+        // statements*" for `sec_financial_statements`): the object is what the tool makes
+        // of something said before, and gives no argument a value.
+        &run[..0]
+    } else {
+        run
+    };
     // "text it *to* 555": a value never starts with the preposition that introduced it.
     match run {
         [first, rest @ ..] if !rest.is_empty() && lex.words.prepositions.contains(&first.form) => {

@@ -1119,6 +1119,21 @@ fn a_name_written_after_its_arguments_name_is_the_value() {
 }
 
 #[test]
+fn an_object_that_only_restates_what_the_tool_makes_fills_nothing() {
+    // "its financial statements" is what the tool makes of the company: the id it needs
+    // is a question, not those words.
+    let p = stocks()
+        .plan(
+            "get the balance sheet for the ticker MSFT and then retrieve its financial statements",
+            None,
+        )
+        .unwrap();
+    assert_eq!(p.steps()[1].tool, "get_financial_statements");
+    let cik = &p.steps()[1].args["cik"];
+    assert!(cik.get("$placeholder").is_some(), "{cik}");
+}
+
+#[test]
 fn a_value_after_a_short_phrase_naming_it_is_the_value() {
     for (request, data) in [
         (
