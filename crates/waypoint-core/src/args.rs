@@ -1749,9 +1749,9 @@ impl Phrases<'_> {
         (lex.words.referring_pronouns.contains(&t.form)
             && !self.used.covers(t)
             && !made.names.is_empty()
-            && toks
-                .get(from + 1)
-                .is_none_or(|n| !lex.is_content(n) || n.value))
+            && toks.get(from + 1).is_none_or(|n| {
+                !lex.is_content(n) || n.value || lex.words.verb_particles.contains(&n.form)
+            }))
         .then_some(Referring {
             step: made.step,
             start: from,

@@ -503,6 +503,9 @@ pub struct WordClasses {
     pub comparison_words: HashSet<String>,
     /// Say that a name has a value ("the ticker id *is* MSFT").
     pub copulas: HashSet<String>,
+    /// Close a verb after its object pronoun ("play it *back*"): the pronoun is still
+    /// the whole object.
+    pub verb_particles: HashSet<String>,
     pub particles: HashSet<String>,
     pub demonstratives: HashSet<String>,
     pub prepositions: HashSet<String>,

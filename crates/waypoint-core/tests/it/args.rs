@@ -1134,6 +1134,41 @@ fn an_object_that_only_restates_what_the_tool_makes_fills_nothing() {
 }
 
 #[test]
+fn a_pronoun_before_a_verb_particle_still_points_back() {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    let e = engine(
+        &ENGINE,
+        "recorder.yaml",
+        "tools:
+  - name: record_audio
+    description: Record audio for a duration
+    input_schema:
+      type: object
+      properties:
+        duration: {type: integer, description: seconds to record}
+      required: [duration]
+    produces: [audio]
+  - name: play_music
+    description: Play music
+    input_schema:
+      type: object
+      properties:
+        song: {type: string, description: The name of the song to play}
+      required: [song]
+",
+    );
+    // "back" closes the verb; "it" is still the recording.
+    let p = e
+        .plan("record audio for 5 minutes and then play it back", None)
+        .unwrap();
+    assert_eq!(
+        steps(&p)[1],
+        ("play_music".into(), json!({"song": {"$ref": "s1/output"}}))
+    );
+    assert_eq!(p.steps()[1].input_refs, ["s1"]);
+}
+
+#[test]
 fn a_value_after_a_short_phrase_naming_it_is_the_value() {
     for (request, data) in [
         (
