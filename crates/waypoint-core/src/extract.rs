@@ -121,7 +121,7 @@ impl Extractor {
                 r"(?:~|\.{{1,2}})?/?(?:[\w.-]+/)+[\w.-]*[\w]|\b[\w-]+\.(?:{extensions})\b"
             ))?,
             id: build(
-                r"(?-i:\b[A-Z][A-Z0-9]+-\d+\b)|#\d+\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[a-z]{2,6}_[A-Za-z0-9]{6,}\b|\b(?:[0-9]+[a-f]|[a-f]+[0-9])[0-9a-f]{5,38}\b",
+                r"(?-i:\b[A-Z][A-Z0-9]+-\d+\b|\b\d+-[A-Z]{1,3}\b)|#\d+\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[a-z]{2,6}_[A-Za-z0-9]{6,}\b|\b(?:[0-9]+[a-f]|[a-f]+[0-9])[0-9a-f]{5,38}\b",
             )?,
             quoted: build(
                 // Unbounded here, bounded below: a counted repetition of a Unicode class
@@ -559,6 +559,11 @@ mod tests {
             of("close JIRA-123 and #42", ExtractedKind::Ids),
             ["JIRA-123", "#42"]
         );
+        // A number joined to capitals is a code ("form 10-K"), not a count; joined to a
+        // word it still counts ("a 4-bedroom apartment").
+        assert_eq!(of("file the form 10-K", ExtractedKind::Ids), ["10-K"]);
+        assert!(of("file the form 10-K", ExtractedKind::Numbers).is_empty());
+        assert_eq!(of("a 4-bedroom flat", ExtractedKind::Numbers), ["4"]);
         assert_eq!(
             of(r#"post "hello world" now"#, ExtractedKind::Quoted),
             ["hello world"]
