@@ -2301,18 +2301,13 @@ fn name_after_its_name(
     }
     let toks = clause.tokens();
     let from = clause.head_verb.map_or(0, |h| h + 1);
-    let names_ids = |t: &Token| {
-        lex.arg_names
-            .iter()
-            .any(|(kind, names)| kind == "ids" && names.contains(&t.form))
-    };
     let at = (from..toks.len()).find(|&i| !toks[i].value && slot.headed_by(&toks[i].stem))?;
     let mut start = at + 1;
     while start < toks.len()
         && start - at <= 2
         && !toks[start].proper
         && !toks[start].identifier
-        && (names_ids(&toks[start]) || lex.words.copulas.contains(&toks[start].form))
+        && (names_an_id(&toks[start].form, lex) || lex.words.copulas.contains(&toks[start].form))
     {
         start += 1;
     }

@@ -630,16 +630,17 @@ impl RouteIndex {
         self.own_words.get(id).map_or(&[], Vec::as_slice)
     }
 
+    /// The stems of the entry's name words (see [`crate::args::name_stems`]).
     pub fn name_stems(&self, id: &str) -> &[String] {
         self.name_stems.get(id).map_or(&[], Vec::as_slice)
     }
 
-    /// What filling needs to know of a tool's arguments (see [`crate::args::ArgSpec`]).
     /// What the entry `id` makes, as made by the step at `step`.
     pub fn made(&self, id: &str, step: usize) -> Option<crate::args::Made> {
         self.made.get(id).map(|m| m.at(step))
     }
 
+    /// What filling needs to know of a tool's arguments (see [`crate::args::ArgSpec`]).
     pub fn arg_specs(&self, tool: &str) -> Option<&[crate::args::ArgSpec]> {
         self.arg_specs.get(tool).map(Vec::as_slice)
     }
