@@ -189,6 +189,11 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
             } else if matches!(ch, '\'' | '’' | '-')
                 && chars.peek().is_some_and(|(_, n)| is_word_char(*n))
                 && end == at
+                // A count joined to its noun is two words ("a 4-bedroom flat": 4, bedroom),
+                // so the noun can name the argument the count fills.
+                && !(ch == '-'
+                    && text[start..at].bytes().all(|b| b.is_ascii_digit())
+                    && chars.peek().is_some_and(|(_, n)| n.is_alphabetic()))
             {
                 // an inner apostrophe or hyphen: the word goes on
             } else {
@@ -287,6 +292,14 @@ mod tests {
         assert_eq!(forms("what's unstaged"), ["what", "is", "unstaged"]);
         assert_eq!(forms("Here’s a brief"), ["here", "is", "a", "brief"]);
         assert_eq!(forms("we'll see"), ["we", "will", "see"]);
+    }
+
+    #[test]
+    fn a_count_joined_to_its_noun_is_two_words() {
+        assert_eq!(forms("a 4-bedroom flat"), ["a", "4", "bedroom", "flat"]);
+        // Words joined by hyphens stay one word, and so do numbers joined to numbers.
+        assert_eq!(forms("a well-known 555-1234"), ["a", "well-known", "555-1234"]);
+        assert_eq!(forms("covid-19"), ["covid-19"]);
     }
 
     #[test]
