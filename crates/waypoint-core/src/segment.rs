@@ -245,8 +245,8 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
 /// Whether what starts at `at` names one more value in a list of named values ("with
 /// the title 'Buy groceries', *description 'Milk'*, and *due date '2023-12-20'*"): a few
 /// words that are not a known verb, then a value that ends the item (the run, a comma or
-/// "and" follows), after a clause whose last value was also named by a word that is not
-/// its verb. A word the vocabulary lacks before a value reads as a verb only where
+/// "and" follows), after a clause whose last value, or an earlier one, was also named
+/// by a word that is not its verb. A word the vocabulary lacks before a value reads as a verb only where
 /// nothing before it sets up such a list ("grab https://…").
 fn names_another_value(
     text: &str,
@@ -275,8 +275,19 @@ fn names_another_value(
         .take_while(|t| !valued(t) && !lex.is_content(t))
         .count();
     let name = current.len().checked_sub(values + fillers + 1);
-    let left_named =
-        values > 0 && name.is_some_and(|n| Some(n) != head_verb && naming(&current[n]));
+    // Or an earlier item of the list named its value right before it ("for client
+    // 'John' with amount equal to the gross salary, *description 'Salary Invoice'*").
+    let named_earlier = || {
+        let from = head_verb.map_or(0, |h| h + 1);
+        current
+            .get(from..)
+            .unwrap_or_default()
+            .windows(2)
+            .any(|w| naming(&w[0]) && w[1].value)
+    };
+    let left_named = values > 0
+        && name.is_some_and(|n| Some(n) != head_verb && naming(&current[n]))
+        || named_earlier();
     let right = run.get(past_fillers(run, at, lex)..).unwrap_or_default();
     let right_named = right.iter().take(4).position(valued).is_some_and(|v| {
         v > 0
