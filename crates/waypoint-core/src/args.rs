@@ -262,6 +262,16 @@ impl Piece {
         if self.kind == Kind::Value(ExtractedKind::Numbers) && slot.untyped_items() {
             return number_value(&self.value);
         }
+        // A date written in words ("the 1st of January, 2023") is for people; an argument
+        // that takes dates gets it as ISO, as tools read dates. One written in digits
+        // ("10/05/2023") is already a tool's form and stays as written.
+        if self.kind == Kind::Value(ExtractedKind::Dates)
+            && slot.kinds.contains(&self.kind)
+            && self.value.contains(char::is_alphabetic)
+            && let Some(iso) = iso_date(&self.value, &lex.calendar.months)
+        {
+            return Value::String(iso);
+        }
         let value = || coerce(&self.value, schema, lex);
         let Some(have) = self.unit else {
             return value();

@@ -128,7 +128,7 @@ impl Extractor {
                 // compiles to an automaton whose search state costs ~10 MiB per thread.
                 // Inside single quotes an apostrophe before a letter is a contraction's
                 // ("'He don't like it'"), not the closing quote.
-                r#""([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`|(?:^|[\s(:,])'((?:[^'\n]|'\pL)+)'(?:$|[\s).,;:!?])"#,
+                r#""([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`|(?:^|[\s(\[:,])'((?:[^'\n]|'\pL)+)'(?:$|[\s)\].,;:!?])"#,
             )?,
             // A phone number ([`PHONE`]) keeps the form it is written in.
             number: build(&format!(
@@ -136,7 +136,7 @@ impl Extractor {
             ))?,
             number_word: build(&format!(r"\b(?:{nwords})\b"))?,
             date: build(&format!(
-                r"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b(?:{months})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{months})\b(?:\s+\d{{4}})?|\b(?:{relative})\b|\b(?:{weekdays})s?\b"
+                r"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b|\b(?:{months})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{months})\b(?:,?\s+\d{{4}})?|\b(?:{relative})\b|\b(?:{weekdays})s?\b"
             ))?,
             // The unit after a bare "at N" is captured to be refused.
             time: build(&format!(
@@ -409,6 +409,11 @@ mod tests {
             ["2026-01-05"]
         );
         assert_eq!(of("“quoted” text", ExtractedKind::Quoted), ["quoted"]);
+        // Items of a list written in brackets are quoted one by one.
+        assert_eq!(
+            of("with ['John', 'Jane', 'Jim']", ExtractedKind::Quoted),
+            ["John", "Jane", "Jim"]
+        );
         assert_eq!(
             of(
                 "check 'He don't like it' and 'Bob's car'",
@@ -596,6 +601,11 @@ mod tests {
         assert_eq!(
             of("due 2026-03-01 or March 3", ExtractedKind::Dates),
             ["2026-03-01", "March 3"]
+        );
+        // A comma may stand before the year of a day written first.
+        assert_eq!(
+            of("on the 1st of January, 2023 at noon", ExtractedKind::Dates),
+            ["1st of January, 2023"]
         );
         assert_eq!(
             of("meet at 10:30am tomorrow", ExtractedKind::Times),

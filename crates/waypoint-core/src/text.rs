@@ -298,7 +298,10 @@ mod tests {
     fn a_count_joined_to_its_noun_is_two_words() {
         assert_eq!(forms("a 4-bedroom flat"), ["a", "4", "bedroom", "flat"]);
         // Words joined by hyphens stay one word, and so do numbers joined to numbers.
-        assert_eq!(forms("a well-known 555-1234"), ["a", "well-known", "555-1234"]);
+        assert_eq!(
+            forms("a well-known 555-1234"),
+            ["a", "well-known", "555-1234"]
+        );
         assert_eq!(forms("covid-19"), ["covid-19"]);
     }
 

@@ -585,6 +585,27 @@ fn a_free_text_value_is_not_the_words_that_restate_the_tool() {
 }
 
 #[test]
+fn a_date_in_words_is_iso_for_a_date_argument_and_one_in_digits_stays() {
+    // A list written in brackets is a list of its quoted items.
+    assert_eq!(
+        ledger(
+            "schedule a call for the 1st of January, 2023 with attendees ['John', 'Jane', 'Jim']"
+        ),
+        [(
+            "schedule_call".into(),
+            json!({"attendees": ["John", "Jane", "Jim"], "date": "2023-01-01"})
+        )]
+    );
+    assert_eq!(
+        ledger("schedule a call on 10/05/2023 with attendees 'Ana' and 'Bo'"),
+        [(
+            "schedule_call".into(),
+            json!({"attendees": ["Ana", "Bo"], "date": "10/05/2023"})
+        )]
+    );
+}
+
+#[test]
 fn lists_makers_currencies_and_written_dates_go_where_their_words_say() {
     // A list argument takes every value listed after its name; a date whose description
     // asks for YYYY-MM-DD is written so.
@@ -1325,6 +1346,18 @@ fn named_values_listed_after_a_comma_or_and_stay_with_their_step() {
     // A bare verb after a named value is still a request of its own.
     let s = errands("add a task with the title 'Buy groceries' and note 'ask Ana'");
     assert_eq!(s.len(), 2, "{s:?}");
+}
+
+#[test]
+fn a_named_value_after_a_comma_stays_with_its_step_after_an_unvalued_item() {
+    // "notes equal to the shopping list" names no value; the title before it did, so
+    // "due date '…'" after the comma is one more item of the same list.
+    let s = errands(
+        "add a task with the title 'Buy groceries' with notes equal to the shopping list, \
+         due date '2023-12-20'",
+    );
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0].1["due_date"], json!("2023-12-20"), "{s:?}");
 }
 
 #[test]
