@@ -175,7 +175,8 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
     // The relative clause's verb is inflected for its noun ("a diner that *serves* …"):
     // what carries on the description agrees with it ("…, opens early"), so a bare verb
     // after a comma ("…, *play* a song") is a request of its own. After "and" it may
-    // still be the request's ("an agent that watches X and run it every Friday").
+    // still be the request's ("an agent that watches X and run it every Friday") unless it
+    // acts on something new (`acts_on_something_new`).
     let mut relative_inflected = false;
     let mut i = 0;
     while i < run.len() {
@@ -212,7 +213,10 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
         };
         if let Some(next) = joint_at(text, run, i)
             && asks()
-            && (!in_relative || relative_inflected && next == i && !inflected_at(run, next, lex))
+            && (!in_relative
+                || relative_inflected
+                    && !inflected_at(run, next, lex)
+                    && (next == i || acts_on_something_new(run, next, lex)))
             && starts_action(run, next, lex)
             && !names_another_value(text, &current, run, next, head_verb, lex)
         {
@@ -297,6 +301,21 @@ fn names_another_value(
                 || comma_before(text, right, v + 1))
     });
     left_named && right_named
+}
+
+/// Whether a bare verb at `at` acts on something the relative clause before it did not
+/// name: an article, a value or a person follows it ("a bus that goes to Boston *and get
+/// me a ticket*", "a diner that serves tacos *and reserve a table*"). A pronoun that
+/// points back ("an agent that watches the repo *and run it* every Friday") keeps the
+/// verb in the description.
+fn acts_on_something_new(run: &[Token], at: usize, lex: &Lexicon) -> bool {
+    let at = past_fillers(run, at, lex);
+    run.get(at + 1).is_some_and(|next| {
+        lex.is_determiner(next)
+            || next.value
+            || lex.words.object_pronouns.contains(&next.form)
+                && !lex.words.referring_pronouns.contains(&next.form)
+    })
 }
 
 /// Whether the first word at `at` (past fillers) looks like a verb inflected for a

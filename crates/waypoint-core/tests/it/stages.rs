@@ -80,7 +80,8 @@ fn a_bare_verb_after_a_relative_clause_starts_a_request_of_its_own() {
             "play some jazz"
         ]
     );
-    // An inflected verb carries the description on; after "and", a bare one may too.
+    // An inflected verb carries the description on; after "and", a bare one whose object
+    // points back may too.
     assert_eq!(
         clauses("find a diner that serves pancakes, opens early and delivers").len(),
         1
@@ -88,6 +89,15 @@ fn a_bare_verb_after_a_relative_clause_starts_a_request_of_its_own() {
     assert_eq!(
         clauses("create an agent that watches the feed and run it every Friday").len(),
         1
+    );
+    // After "and", a bare verb acting on something new (an article, a person) asks again.
+    assert_eq!(
+        clauses("find a bus that goes to Boston and get me a ticket for it"),
+        ["find a bus that goes to Boston", "get me a ticket for it"]
+    );
+    assert_eq!(
+        clauses("find a diner that serves tacos and reserve a table for 4"),
+        ["find a diner that serves tacos", "reserve a table for 4"]
     );
 }
 
