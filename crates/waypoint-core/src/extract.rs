@@ -78,7 +78,8 @@ impl Extractor {
         } else {
             alt(&extensions)
         };
-        let time = r"(?:\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?|\d{1,2}\s?[ap]\.?m\.?|noon|midnight)";
+        // "7 PM." ends a sentence: the period is the time's only when written "p.m.".
+        let time = r"(?:\d{1,2}:\d{2}(?:\s?(?:[ap]m\b|[ap]\.m\.))?|\d{1,2}\s?(?:[ap]m\b|[ap]\.m\.)|noon|midnight)";
         let at_time = format!(r"(?:\s+(?:at|@)\s+(?:{time}|\d{{1,2}}\b))?");
         let number_words: Vec<(String, u32)> = cal
             .number_words
@@ -617,6 +618,13 @@ mod tests {
         );
         // A bare hour is read after "at", a rate is not.
         assert_eq!(of("call me at 5", ExtractedKind::Times), ["5"]);
+        assert_eq!(
+            of(
+                "a table at 7 PM. Then call at 6 p.m. sharp",
+                ExtractedKind::Times
+            ),
+            ["7 PM", "6 p.m."]
+        );
         assert!(of("tip at 15% on $80", ExtractedKind::Times).is_empty());
         assert!(of("tax at 7 percent", ExtractedKind::Times).is_empty());
         assert_eq!(
