@@ -586,6 +586,13 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     fill_measures(&cx, &mut st);
     fill_last_quote(&cx, &mut st);
     let mut out = st.out;
+    for v in out.args.values_mut() {
+        if let Value::String(text) = v
+            && let Some(kept) = before_open_aside(text)
+        {
+            *text = kept;
+        }
+    }
 
     // What the request does not give, an earlier step's output may: one argument takes
     // it, not every one left ("convert the distance into kilometers" does not make the
@@ -633,6 +640,17 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
 
 /// A number given as text loses the commas that group its digits for reading: "$10,000"
 /// is the text "10000".
+/// A value whose words run into a parenthesis it does not close ("IBM (form" of "for
+/// IBM (form 10-K)") ends before it: the aside holds values of its own.
+fn before_open_aside(text: &str) -> Option<String> {
+    let open = text.rfind('(')?;
+    if text[open..].contains(')') {
+        return None;
+    }
+    let kept = text[..open].trim_end();
+    (!kept.is_empty()).then(|| kept.to_string())
+}
+
 fn ungrouped(v: Value) -> Value {
     match v {
         Value::String(s)
@@ -2953,6 +2971,14 @@ mod tests {
         ] {
             assert_eq!(ungrouped(Value::from(given)), Value::from(want), "{given}");
         }
+    }
+
+    #[test]
+    fn a_value_ends_before_an_aside_it_does_not_close() {
+        assert_eq!(before_open_aside("IBM (form").as_deref(), Some("IBM"));
+        assert_eq!(before_open_aside("f(x) and (y)"), None);
+        assert_eq!(before_open_aside("(form"), None);
+        assert_eq!(before_open_aside("plain"), None);
     }
 
     #[test]

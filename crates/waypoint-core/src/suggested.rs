@@ -51,7 +51,7 @@ fn suggested_values(schema: &Value, markers: &[String]) -> Vec<String> {
     // in `description` (full lower case can change a character's length: "İ").
     let lower = description.to_ascii_lowercase();
     let Some(start) = markers.iter().find_map(|m| marker_end(&lower, m)) else {
-        return Vec::new();
+        return legend(description);
     };
     let rest = &description[start..];
     // The list ends where its sentence or its parenthesis does; "etc." ends it too.
@@ -81,6 +81,31 @@ fn suggested_values(schema: &Value, markers: &[String]) -> Vec<String> {
         })
         .map(str::to_string)
         .collect()
+}
+
+/// The codes of a legend, as API references write one: "10-K = Annual Report (default) |
+/// 10-Q = Quarterly Report" lists `10-K` and `10-Q`. Every part between the bars must
+/// give a code before its "=", or none is taken.
+fn legend(description: &str) -> Vec<String> {
+    let parts: Vec<&str> = description.split('|').collect();
+    if parts.len() < 2 {
+        return Vec::new();
+    }
+    let codes: Vec<String> = parts
+        .iter()
+        .filter_map(|p| p.split_once('=').map(|(code, _)| code.trim()))
+        .filter(|code| {
+            !code.is_empty()
+                && code.split_whitespace().count() <= MAX_WORDS
+                && code.chars().any(char::is_alphanumeric)
+        })
+        .map(str::to_string)
+        .collect();
+    if codes.len() == parts.len() {
+        codes
+    } else {
+        Vec::new()
+    }
 }
 
 /// Where the text after `marker` begins in `lower`, when the marker stands as words of
@@ -134,6 +159,17 @@ mod tests {
             &json!({"type": "string", "description": description}),
             &markers(),
         )
+    }
+
+    #[test]
+    fn a_legend_lists_its_codes() {
+        assert_eq!(
+            of("10-K = Annual Report (default) | 10-Q = Quarterly Report"),
+            ["10-K", "10-Q"]
+        );
+        // Bars without codes are no legend.
+        assert!(of("Annual | Quarterly").is_empty());
+        assert!(of("a = b | something else").is_empty());
     }
 
     #[test]

@@ -193,7 +193,7 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
                 // so the noun can name the argument the count fills.
                 && !(ch == '-'
                     && text[start..at].bytes().all(|b| b.is_ascii_digit())
-                    && chars.peek().is_some_and(|(_, n)| n.is_alphabetic()))
+                    && chars.peek().is_some_and(|(_, n)| n.is_lowercase()))
             {
                 // an inner apostrophe or hyphen: the word goes on
             } else {
@@ -303,6 +303,8 @@ mod tests {
             ["a", "well-known", "555-1234"]
         );
         assert_eq!(forms("covid-19"), ["covid-19"]);
+        // A number joined to capitals is a code ("form 10-K").
+        assert_eq!(forms("form 10-K"), ["form", "10-k"]);
     }
 
     #[test]
