@@ -638,8 +638,6 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     out
 }
 
-/// A number given as text loses the commas that group its digits for reading: "$10,000"
-/// is the text "10000".
 /// A value whose words run into a parenthesis it does not close ("IBM (form" of "for
 /// IBM (form 10-K)") ends before it: the aside holds values of its own.
 fn before_open_aside(text: &str) -> Option<String> {
@@ -651,6 +649,8 @@ fn before_open_aside(text: &str) -> Option<String> {
     (!kept.is_empty()).then(|| kept.to_string())
 }
 
+/// A number given as text loses the commas that group its digits for reading: "$10,000"
+/// is the text "10000".
 fn ungrouped(v: Value) -> Value {
     match v {
         Value::String(s)

@@ -250,8 +250,8 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
 /// the title 'Buy groceries', *description 'Milk'*, and *due date '2023-12-20'*"): a few
 /// words that are not a known verb, then a value that ends the item (the run, a comma or
 /// "and" follows), after a clause whose last value, or an earlier one, was also named
-/// by a word that is not its verb. A word the vocabulary lacks before a value reads as a verb only where
-/// nothing before it sets up such a list ("grab https://…").
+/// by a word that is not its verb. A word the vocabulary lacks before a value reads as a
+/// verb only where nothing before it sets up such a list ("grab https://…").
 fn names_another_value(
     text: &str,
     current: &[Token],
@@ -289,9 +289,9 @@ fn names_another_value(
             .windows(2)
             .any(|w| naming(&w[0]) && w[1].value)
     };
-    let left_named = values > 0
-        && name.is_some_and(|n| Some(n) != head_verb && naming(&current[n]))
-        || named_earlier();
+    let last_named =
+        values > 0 && name.is_some_and(|n| Some(n) != head_verb && naming(&current[n]));
+    let left_named = last_named || named_earlier();
     let right = run.get(past_fillers(run, at, lex)..).unwrap_or_default();
     let right_named = right.iter().take(4).position(valued).is_some_and(|v| {
         v > 0
