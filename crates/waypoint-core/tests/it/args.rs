@@ -1506,33 +1506,29 @@ fn a_range_ends_a_named_value_and_the_next_one_stays_in_the_clause() {
     );
 }
 
-#[test]
-fn a_code_a_description_legend_lists_fills_its_argument() {
+fn filings(request: &str) -> Vec<(String, Value)> {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
     let engine = engine(
         &ENGINE,
         "filings.yaml",
         include_str!("../fixtures/filings.yaml"),
     );
+    steps(&engine.plan(request, None).unwrap())
+}
+
+#[test]
+fn a_code_a_description_legend_lists_fills_its_argument() {
     // "10-K = Annual Report | 10-Q = …" lists the codes `formtype` takes; the name before
     // the parenthesis does not run into it.
     assert_eq!(
-        steps(
-            &engine
-                .plan("Fetch the balance sheet for IBM (form 10-K)", None)
-                .unwrap()
-        ),
+        filings("Fetch the balance sheet for IBM (form 10-K)"),
         one_step(
             "sec_balance_sheet",
             json!({"ticker": "IBM", "formtype": "10-K"})
         )
     );
     assert_eq!(
-        steps(
-            &engine
-                .plan("Get the balance sheet for MSFT as a 10-Q", None)
-                .unwrap()
-        ),
+        filings("Get the balance sheet for MSFT as a 10-Q"),
         one_step(
             "sec_balance_sheet",
             json!({"ticker": "MSFT", "formtype": "10-Q"})
