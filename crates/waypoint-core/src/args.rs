@@ -691,9 +691,18 @@ fn fill_named(cx: &Context<'_, '_>, st: &mut State) {
     let naming: Vec<&[(String, bool)]> = slots.iter().map(|s| s.naming).collect();
     let verb_end = cx.inputs.clause.head_verb.map_or(0, |h| h + 1);
     for (p, piece) in pieces.iter().enumerate() {
+        // A later item of a list is named with the list's first, which takes it below:
+        // "grades [A, B, F], credit hours [3, 3, 3]" does not give F to the hours.
+        let continues_list = p.checked_sub(1).is_some_and(|q| {
+            pieces[q].kind == piece.kind
+                && listed_between(cx.inputs.request, pieces[q].end, piece.start, lex)
+        });
         let Some(at) = toks.iter().position(|t| t.end > piece.start) else {
             continue;
         };
+        if continues_list {
+            continue;
+        }
         let after = toks
             .iter()
             .position(|t| t.start >= piece.end)

@@ -33,6 +33,7 @@ pub struct Extractor {
     path: Regex,
     id: Regex,
     quoted: Regex,
+    listed: Regex,
     number: Regex,
     number_word: Regex,
     date: Regex,
@@ -43,6 +44,21 @@ pub struct Extractor {
 
 /// Longest quoted text taken as one value; longer quotes are material, not a value.
 const MAX_QUOTED_CHARS: usize = 2_000;
+
+/// Longest item of a bracketed list taken as a value; longer ones are prose in brackets.
+const MAX_LISTED_ITEM: usize = 40;
+
+/// The comma-separated items of a bracketed list, trimmed, with their byte offsets.
+fn list_items(inner: &str) -> Vec<(usize, &str)> {
+    let mut items = Vec::new();
+    let mut at = 0;
+    for part in inner.split(',') {
+        let lead = part.len() - part.trim_start().len();
+        items.push((at + lead, part.trim()));
+        at += part.len() + 1;
+    }
+    items
+}
 
 fn build(pattern: &str) -> Result<Regex, CoreError> {
     RegexBuilder::new(pattern)
@@ -131,6 +147,7 @@ impl Extractor {
                 // ("'He don't like it'"), not the closing quote.
                 r#""([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`|(?:^|[\s(\[:,])'((?:[^'\n]|'\pL)+)'(?:$|[\s)\].,;:!?])"#,
             )?,
+            listed: build(r#"\[([^\[\]"'“”‘’`\n]+)\]"#)?,
             // A phone number ([`PHONE`]) keeps the form it is written in.
             number: build(&format!(
                 r"(?:^|[^\w.:/#-])({PHONE}|\d+(?:[.,]\d+)*)(?:{attached})?\b"
@@ -211,6 +228,24 @@ impl Extractor {
                     .is_some_and(|q| self.is_whole_date(q))
             {
                 c.claim_free(ExtractedKind::Quoted, g.start(), g.end());
+            }
+        }
+        // A bracketed list of words is a list of values as much as a quoted one is:
+        // "grades [A, B, C]". A list of numbers stays numbers for the number pass.
+        for l in self.listed.captures_iter(text) {
+            let Some(inner) = l.get(1) else { continue };
+            let items = list_items(inner.as_str());
+            if items.len() < 2
+                || items
+                    .iter()
+                    .any(|(_, item)| item.is_empty() || item.len() > MAX_LISTED_ITEM)
+                || items.iter().all(|(_, item)| item.parse::<f64>().is_ok())
+            {
+                continue;
+            }
+            for (at, item) in items {
+                let start = inner.start() + at;
+                c.claim_free(ExtractedKind::Quoted, start, start + item.len());
             }
         }
         for m in self.id.find_iter(stand_in) {
@@ -415,6 +450,11 @@ mod tests {
             of("with ['John', 'Jane', 'Jim']", ExtractedKind::Quoted),
             ["John", "Jane", "Jim"]
         );
+        assert_eq!(
+            of("grades [A, B+, C] and hours [3, 2]", ExtractedKind::Quoted),
+            ["A", "B+", "C"]
+        );
+        assert_eq!(of("hours [3, 2]", ExtractedKind::Numbers), ["3", "2"]);
         assert_eq!(
             of(
                 "check 'He don't like it' and 'Bob's car'",

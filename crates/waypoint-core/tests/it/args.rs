@@ -637,6 +637,19 @@ fn lists_makers_currencies_and_written_dates_go_where_their_words_say() {
 }
 
 #[test]
+fn a_bracketed_list_of_words_is_one_value_per_item_kept_together() {
+    // The last item of a list stands just before the next argument's name; it stays
+    // with its list, and a list of numbers stays numbers.
+    assert_eq!(
+        ledger("work out the grade point average with grades [A, B+, F], credit hours [3, 4, 2]"),
+        [(
+            "grade_average".into(),
+            json!({"grades": ["A", "B+", "F"], "credit_hours": [3, 4, 2]})
+        )]
+    );
+}
+
+#[test]
 fn the_ends_of_a_range_or_a_translation_go_where_their_words_say() {
     // "to French" is where the translation goes, never where it comes from.
     let s = ledger("translate 'good morning' to French");
