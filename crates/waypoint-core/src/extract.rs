@@ -175,6 +175,27 @@ impl Extractor {
             .is_some_and(|m| m.start() == 0 && m.end() == text.len())
     }
 
+    /// A bracketed list of words is a list of values as much as a quoted one is:
+    /// "grades [A, B, C]". A list of numbers stays numbers for the number pass.
+    fn claim_listed(&self, c: &mut Claims<'_>) {
+        for l in self.listed.captures_iter(c.text) {
+            let Some(inner) = l.get(1) else { continue };
+            let items = list_items(inner.as_str());
+            if items.len() < 2
+                || items
+                    .iter()
+                    .any(|(_, item)| item.is_empty() || item.len() > MAX_LISTED_ITEM)
+                || items.iter().all(|(_, item)| item.parse::<f64>().is_ok())
+            {
+                continue;
+            }
+            for (at, item) in items {
+                let start = inner.start() + at;
+                c.claim_free(ExtractedKind::Quoted, start, start + item.len());
+            }
+        }
+    }
+
     /// Finds every value in `text`. Later kinds never claim a span an earlier kind took,
     /// in this order: URLs, e-mails, paths, quoted text, ids; dates, times, schedules and
     /// numbers may overlap them only where they add meaning.
@@ -230,24 +251,7 @@ impl Extractor {
                 c.claim_free(ExtractedKind::Quoted, g.start(), g.end());
             }
         }
-        // A bracketed list of words is a list of values as much as a quoted one is:
-        // "grades [A, B, C]". A list of numbers stays numbers for the number pass.
-        for l in self.listed.captures_iter(text) {
-            let Some(inner) = l.get(1) else { continue };
-            let items = list_items(inner.as_str());
-            if items.len() < 2
-                || items
-                    .iter()
-                    .any(|(_, item)| item.is_empty() || item.len() > MAX_LISTED_ITEM)
-                || items.iter().all(|(_, item)| item.parse::<f64>().is_ok())
-            {
-                continue;
-            }
-            for (at, item) in items {
-                let start = inner.start() + at;
-                c.claim_free(ExtractedKind::Quoted, start, start + item.len());
-            }
-        }
+        self.claim_listed(&mut c);
         for m in self.id.find_iter(stand_in) {
             c.claim_free(ExtractedKind::Ids, m.start(), m.end());
         }
