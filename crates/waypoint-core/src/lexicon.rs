@@ -499,6 +499,8 @@ pub struct WordClasses {
     /// After a reference, name the argument it fills ("the recorded audio *as* a
     /// ringtone").
     pub role_markers: HashSet<String>,
+    /// Open a list of named values ("a contact *with* the name 'Ana', email …").
+    pub attribute_markers: HashSet<String>,
     /// Between an argument's name and its value ("a rating *greater than* 7").
     pub comparison_words: HashSet<String>,
     /// Say that a name has a value ("the ticker id *is* MSFT").

@@ -292,10 +292,23 @@ fn names_another_value(
     let last_named =
         values > 0 && name.is_some_and(|n| Some(n) != head_verb && naming(&current[n]));
     let left_named = last_named || named_earlier();
+    // Once "with" has opened such a list, one bare verb just before a value names its
+    // next item too: "with the name 'Ana', *email 'ana@x.org'*, and phone …".
+    let opened_with = || {
+        current
+            .iter()
+            .position(|t| lex.words.attribute_markers.contains(&t.form))
+            .is_some_and(|w| {
+                current[w + 1..]
+                    .windows(2)
+                    .any(|p| naming(&p[0]) && p[1].value)
+            })
+    };
     let right = run.get(past_fillers(run, at, lex)..).unwrap_or_default();
     let right_named = right.iter().take(4).position(valued).is_some_and(|v| {
         v > 0
-            && right[..v].iter().all(naming)
+            && (right[..v].iter().all(naming)
+                || v == 1 && lex.is_content(&right[0]) && !right[0].proper && opened_with())
             && (v + 1 == right.len()
                 || right[v + 1].form == "and"
                 || comma_before(text, right, v + 1))

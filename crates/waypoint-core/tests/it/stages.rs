@@ -102,6 +102,21 @@ fn a_bare_verb_after_a_relative_clause_starts_a_request_of_its_own() {
 }
 
 #[test]
+fn a_list_opened_by_with_keeps_an_item_named_by_a_verb() {
+    // After "with the name 'Ana'", "email '…'" names the next value, not a new request.
+    assert_eq!(
+        clauses("add a contact with the name 'Ana', email 'ana@example.com', and phone '555-0100'")
+            .len(),
+        1
+    );
+    // Without a list opened, the verb before a value still asks for something.
+    assert_eq!(
+        clauses("read the file 'notes.txt', email 'ana@example.com' the summary").len(),
+        2
+    );
+}
+
+#[test]
 fn clause_spans_point_into_the_request() {
     let request = "Fetch https://a.io/x.html, then translate it into Spanish.";
     for c in engine().understand(request, None).unwrap().clauses {
