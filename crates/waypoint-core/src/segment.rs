@@ -292,17 +292,19 @@ fn names_another_value(
     let last_named =
         values > 0 && name.is_some_and(|n| Some(n) != head_verb && naming(&current[n]));
     let left_named = last_named || named_earlier();
-    // Once "with" has opened such a list, one bare verb just before a value names its
-    // next item too: "with the name 'Ana', *email 'ana@x.org'*, and phone …".
+    // Once "with" has opened such a list, one bare verb just before a value and after a
+    // comma names its next item too: "with the name 'Ana', *email 'ana@x.org'*, and
+    // phone …". After "and" it still asks ("with the title 'X' and note 'ask Ana'").
     let opened_with = || {
-        current
-            .iter()
-            .position(|t| lex.words.attribute_markers.contains(&t.form))
-            .is_some_and(|w| {
-                current[w + 1..]
-                    .windows(2)
-                    .any(|p| naming(&p[0]) && p[1].value)
-            })
+        comma_before(text, run, at)
+            && current
+                .iter()
+                .position(|t| lex.words.attribute_markers.contains(&t.form))
+                .is_some_and(|w| {
+                    current[w + 1..]
+                        .windows(2)
+                        .any(|p| naming(&p[0]) && p[1].value)
+                })
     };
     let right = run.get(past_fillers(run, at, lex)..).unwrap_or_default();
     let right_named = right.iter().take(4).position(valued).is_some_and(|v| {
@@ -313,7 +315,26 @@ fn names_another_value(
                 || right[v + 1].form == "and"
                 || comma_before(text, right, v + 1))
     });
-    left_named && right_named
+    // A name compared with its value names it whatever follows and whatever its form:
+    // "and *rating greater than or equal to 7* released after 2000" (a verb is never
+    // followed by "greater than").
+    let compared = || {
+        let comparison = |t: &Token| lex.words.comparison_words.contains(&t.form);
+        let names = right
+            .iter()
+            .take(3)
+            .take_while(|t| lex.is_content(t) && !t.proper && !valued(t) && !comparison(t))
+            .count();
+        let between = right[names..]
+            .iter()
+            .take(6)
+            .take_while(|t| comparison(t) || !valued(t) && !lex.is_content(t))
+            .count();
+        names > 0
+            && right[names..names + between].iter().any(comparison)
+            && right.get(names + between).is_some_and(valued)
+    };
+    left_named && (right_named || compared())
 }
 
 /// Whether a bare verb at `at` acts on something the relative clause before it did not

@@ -109,6 +109,11 @@ fn a_list_opened_by_with_keeps_an_item_named_by_a_verb() {
             .len(),
         1
     );
+    // A name compared with its value is one more item whatever its form.
+    assert_eq!(
+        clauses("find films with genre 'Drama' and rating greater than or equal to 7").len(),
+        1
+    );
     // Without a list opened, the verb before a value still asks for something.
     assert_eq!(
         clauses("read the file 'notes.txt', email 'ana@example.com' the summary").len(),
