@@ -1603,6 +1603,21 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
             .push((toks[start].start, toks[end - 1].end, true));
         out.args
             .insert(slot.name.to_string(), reference(&step_id(step)));
+        // "the GCD with both the values": the second argument of the pair too.
+        let paired = start
+            .checked_sub(1)
+            .is_some_and(|b| lex.words.pair_words.contains(&toks[b].form));
+        if paired
+            && let Some(other) = slots.iter().find(|s| {
+                s.required
+                    && !out.args.contains_key(s.name)
+                    && s.numeric() == slot.numeric()
+                    && s.free_text() == slot.free_text()
+            })
+        {
+            out.args
+                .insert(other.name.to_string(), reference(&step_id(step)));
+        }
         if !out.linked.contains(&step) {
             out.linked.push(step);
         }

@@ -496,6 +496,8 @@ pub struct WordClasses {
     pub object_pronouns: HashSet<String>,
     pub referring_pronouns: HashSet<String>,
     pub output_nouns: HashSet<String>,
+    /// Before an output phrase, fill two arguments with it ("with *both* the values").
+    pub pair_words: HashSet<String>,
     /// After a reference, name the argument it fills ("the recorded audio *as* a
     /// ringtone").
     pub role_markers: HashSet<String>,

@@ -1343,6 +1343,25 @@ fn a_value_said_earlier_and_named_again_is_that_value() {
 }
 
 #[test]
+fn both_before_an_output_fills_two_arguments_with_it() {
+    let s = ledger(
+        "report on the sales figures for the product 'Laptop', \
+         then calculate the greatest common divisor of both the values",
+    );
+    assert_eq!(s[1].0, "calculate_gcd");
+    assert_eq!(
+        s[1].1,
+        json!({"num1": {"$ref": "s1/output"}, "num2": {"$ref": "s1/output"}})
+    );
+    // Without "both", the output fills one argument and the other is asked for.
+    let s = ledger(
+        "report on the sales figures for the product 'Laptop', \
+         then calculate the greatest common divisor of the values",
+    );
+    assert!(s[1].1["num2"].get("$placeholder").is_some(), "{s:?}");
+}
+
+#[test]
 fn named_values_listed_after_a_comma_or_and_stay_with_their_step() {
     // "notes 'Milk, eggs'" reads as a verb and its object on its own; after a value its
     // own name gave, it is one more named value of the same step.
