@@ -581,6 +581,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     fill_suggested(&cx, &mut st);
     fill_cued(&cx, &mut st);
     fill_modifier(&cx, &mut st);
+    fill_kind(&cx, &mut st);
     fill_carried(&cx, &mut st);
     fill_text(&cx, &mut st);
     fill_measures(&cx, &mut st);
@@ -948,6 +949,52 @@ fn fill_modifier(cx: &Context<'_, '_>, st: &mut State) {
             break;
         }
     }
+}
+
+/// A capitalised word right before the tool's own object ("find *Italian* restaurants")
+/// says which kind of it is wanted: it fills the one open plain-text argument whose
+/// description calls it a kind (the lexicon's `kind_nouns`: "The cuisine type to filter
+/// restaurants by"). One capitalised word only: "New York restaurants" names a place.
+fn fill_kind(cx: &Context<'_, '_>, st: &mut State) {
+    let toks = cx.inputs.clause.tokens();
+    let from = cx.inputs.clause.head_verb.map_or(0, |h| h + 1);
+    let State { used, out } = st;
+    let describes_kind = |slot: &&Slot<'_>| {
+        slot.schema
+            .get("description")
+            .and_then(Value::as_str)
+            .is_some_and(|d| {
+                d.split(|c: char| !c.is_alphanumeric())
+                    .any(|w| cx.lex.words.kind_nouns.contains(&w.to_lowercase()))
+            })
+    };
+    let open: Vec<&Slot<'_>> = cx
+        .slots
+        .iter()
+        .filter(|s| !out.args.contains_key(s.name) && s.free_text() && !s.is_array())
+        .filter(describes_kind)
+        .collect();
+    let [slot] = open.as_slice() else {
+        return;
+    };
+    let found = (from.max(1)..toks.len().saturating_sub(1)).find(|&at| {
+        let (word, object) = (&toks[at], &toks[at + 1]);
+        word.proper
+            && !toks[at - 1].proper
+            && !word.value
+            && cx.lex.is_content(word)
+            && !used.covers(word)
+            && cx.inputs.own_name.contains(&object.stem)
+    });
+    let Some(at) = found else {
+        return;
+    };
+    let word = &toks[at];
+    used.spans.push((word.start, word.end, true));
+    out.args.insert(
+        slot.name.to_string(),
+        Value::String(cx.inputs.request[word.start..word.end].to_string()),
+    );
 }
 
 /// Whether only list punctuation and "and"/"or" stand between two values.

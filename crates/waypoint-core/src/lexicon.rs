@@ -498,6 +498,8 @@ pub struct WordClasses {
     pub output_nouns: HashSet<String>,
     /// Before an output phrase, fill two arguments with it ("with *both* the values").
     pub pair_words: HashSet<String>,
+    /// In an argument's description, say it takes a kind of the tool's object.
+    pub kind_nouns: HashSet<String>,
     /// After a reference, name the argument it fills ("the recorded audio *as* a
     /// ringtone").
     pub role_markers: HashSet<String>,

@@ -751,12 +751,15 @@ fn an_id_the_request_cannot_give_is_looked_up_by_the_one_tool_that_makes_it() {
 #[test]
 fn a_name_the_request_leaves_open_is_looked_up_and_a_kind_is_no_name() {
     // "a Chinese restaurant" says what kind of restaurant, not which: the one tool that
-    // makes restaurant names finds one first.
+    // makes restaurant names finds one first, of that kind.
     let p = lookups("book a table at a Chinese restaurant in Boston at 7 pm");
     assert_eq!(
         steps(&p),
         [
-            ("find_restaurants".into(), json!({"city": "Boston"})),
+            (
+                "find_restaurants".into(),
+                json!({"city": "Boston", "cuisine": "Chinese"})
+            ),
             (
                 "reserve_restaurant".into(),
                 json!({
@@ -1359,6 +1362,42 @@ fn both_before_an_output_fills_two_arguments_with_it() {
          then calculate the greatest common divisor of the values",
     );
     assert!(s[1].1["num2"].get("$placeholder").is_some(), "{s:?}");
+}
+
+#[test]
+fn the_total_or_the_resulting_figure_is_the_step_befores_output() {
+    let s = ledger(
+        "work out the profit with expenses of 5000 and revenue of 7000, \
+         then calculate the square of the total",
+    );
+    assert_eq!(
+        s[1],
+        (
+            "square_number".into(),
+            json!({"number": {"$ref": "s1/output"}})
+        )
+    );
+    let s = ledger(
+        "work out the profit with expenses of 5000 and revenue of 7000, \
+         then text the resulting figure to 555-123-4567",
+    );
+    assert_eq!(s[1].1["message"], json!({"$ref": "s1/output"}), "{s:?}");
+}
+
+#[test]
+fn a_capitalised_word_before_the_tools_object_is_the_kind_asked_for() {
+    assert_eq!(
+        ledger("find Italian restaurants in Boston"),
+        one_step(
+            "find_restaurants",
+            json!({"location": "Boston", "cuisine": "Italian"})
+        )
+    );
+    // Two capitalised words name a place, not a kind.
+    assert_eq!(
+        ledger("find New York restaurants"),
+        one_step("find_restaurants", json!({"location": "New York"}))
+    );
 }
 
 #[test]
