@@ -576,6 +576,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     fill_range(&cx, &mut st);
     fill_named(&cx, &mut st);
     fill_refs(&cx, &mut st);
+    fill_possessed(&cx, &mut st);
     fill_said(&cx, &mut st);
     fill_typed(&cx, &mut st);
     fill_suggested(&cx, &mut st);
@@ -1665,6 +1666,73 @@ fn fill_refs(cx: &Context<'_, '_>, st: &mut State) {
             out.args
                 .insert(other.name.to_string(), reference(&step_id(step)));
         }
+        if !out.linked.contains(&step) {
+            out.linked.push(step);
+        }
+    }
+}
+
+/// "retrieve *its* financial statements", "get *her* followers": a possessive pronoun
+/// right after the clause's verb says that what is asked for belongs to what the step
+/// before made, so the arguments that identify it take that step's output — every open
+/// required one whose name or description names an id ("Central Index Key", "SEC
+/// Filing Identifier"), or, of a tool that requires none, the first such.
+fn fill_possessed(cx: &Context<'_, '_>, st: &mut State) {
+    let Context {
+        slots, inputs, lex, ..
+    } = *cx;
+    let Some(made) = inputs.outputs.last() else {
+        return;
+    };
+    if inputs.from_step.is_some() {
+        return;
+    }
+    let toks = inputs.clause.tokens();
+    let Some(verb) = inputs.clause.head_verb else {
+        return;
+    };
+    let at = (verb + 1..toks.len()).find(|&i| !lex.words.particles.contains(&toks[i].form));
+    let possessed = at.is_some_and(|i| {
+        lex.words.referring_possessives.contains(&toks[i].form)
+            && toks
+                .get(i + 1)
+                .is_some_and(|next| lex.is_content(next) && !next.value)
+    });
+    if !possessed {
+        return;
+    }
+    let State { out, .. } = st;
+    let ids = |text: &str| {
+        text.split(|c: char| !c.is_alphanumeric())
+            .any(|w| names_an_id(w, lex))
+    };
+    let identifies = |slot: &&Slot<'_>| {
+        !out.args.contains_key(slot.name)
+            && slot.schema.get("type").and_then(Value::as_str) == Some("string")
+            && slot.schema.get("enum").is_none()
+            && (names_an_id(slot.name, lex)
+                || slot
+                    .schema
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .is_some_and(ids))
+    };
+    let any_required = slots.iter().any(|s| s.required);
+    let targets: Vec<&Slot<'_>> = if any_required {
+        slots
+            .iter()
+            .filter(|s| s.required)
+            .filter(identifies)
+            .collect()
+    } else {
+        slots.iter().find(identifies).into_iter().collect()
+    };
+    for slot in targets {
+        // The step whose product the argument is named after, if one is ("list her
+        // albums" takes the artist id the lookup made, not the overview's).
+        let step = output_named(slot, inputs.outputs).unwrap_or(made.step);
+        out.args
+            .insert(slot.name.to_string(), reference(&step_id(step)));
         if !out.linked.contains(&step) {
             out.linked.push(step);
         }

@@ -493,6 +493,8 @@ pub struct WordClasses {
     pub fillers: HashSet<String>,
     pub articles: HashSet<String>,
     pub possessives: HashSet<String>,
+    /// Possessives that point back at something said or made before ("*its* statements").
+    pub referring_possessives: HashSet<String>,
     pub object_pronouns: HashSet<String>,
     pub referring_pronouns: HashSet<String>,
     pub output_nouns: HashSet<String>,

@@ -1276,10 +1276,11 @@ fn names_earlier_output(tokens: &[Token], i: usize, earlier: &[String], lex: &Le
     }
     let definite_before = |i: usize| lex.definite_before(tokens, i, |t| !t.value).is_some();
     // "the result", "the output", and what follows as theirs ("the output *of the
-    // program*"): any product of the step before.
+    // program*"): any product of the step before. A noun right after one is the
+    // phrase's head, not the output's ("the total *interest*" asks for interest).
     let output_noun =
         |j: usize| lex.words.output_nouns.contains(&tokens[j].form) && definite_before(j);
-    let of_an_output = (i.saturating_sub(3)..i)
+    let of_an_output = (i.saturating_sub(3)..i.saturating_sub(1))
         .rev()
         .any(|j| output_noun(j) && tokens[j + 1..i].iter().all(|t| !lex.is_content(t)));
     output_noun(i) || of_an_output || (earlier.contains(&tokens[i].key) && definite_before(i))

@@ -1158,7 +1158,7 @@ fn a_name_written_after_its_arguments_name_is_the_value() {
 #[test]
 fn an_object_that_only_restates_what_the_tool_makes_fills_nothing() {
     // "its financial statements" is what the tool makes of the company: the id it needs
-    // is a question, not those words.
+    // is never those words; "its" says it comes from the company the step before found.
     let p = stocks()
         .plan(
             "get the balance sheet for the ticker MSFT and then retrieve its financial statements",
@@ -1167,7 +1167,7 @@ fn an_object_that_only_restates_what_the_tool_makes_fills_nothing() {
         .unwrap();
     assert_eq!(p.steps()[1].tool, "get_financial_statements");
     let cik = &p.steps()[1].args["cik"];
-    assert!(cik.get("$placeholder").is_some(), "{cik}");
+    assert_eq!(cik, &json!({"$ref": "s1/output"}), "{cik}");
 }
 
 #[test]
@@ -1604,5 +1604,26 @@ fn a_code_a_description_legend_lists_fills_its_argument() {
             "sec_balance_sheet",
             json!({"ticker": "MSFT", "formtype": "10-Q"})
         )
+    );
+}
+
+#[test]
+fn a_possessive_after_the_verb_gives_the_identifiers_the_step_before_made() {
+    // "its" statements belong to what the balance sheet step found: both identifiers
+    // (named only by their descriptions) take its output.
+    let s =
+        filings("get the balance sheet for ticker MSFT and then retrieve its financial statements");
+    assert_eq!(
+        s[1],
+        (
+            "sec_statements".into(),
+            json!({"cik": {"$ref": "s1/output"}, "accessionNumber": {"$ref": "s1/output"}})
+        )
+    );
+    // Without the possessive, nothing says the identifiers come from that step.
+    let s = filings("get the balance sheet for ticker MSFT and then retrieve financial statements");
+    assert!(
+        s[1].1["accessionNumber"].get("$placeholder").is_some(),
+        "{s:?}"
     );
 }
