@@ -991,11 +991,12 @@ fn fill_kind(cx: &Context<'_, '_>, st: &mut State) {
         return;
     };
     let word = &toks[at];
+    let Some(text) = cx.inputs.request.get(word.start..word.end) else {
+        return;
+    };
     used.spans.push((word.start, word.end, true));
-    out.args.insert(
-        slot.name.to_string(),
-        Value::String(cx.inputs.request[word.start..word.end].to_string()),
-    );
+    out.args
+        .insert(slot.name.to_string(), Value::String(text.to_string()));
 }
 
 /// Whether only list punctuation and "and"/"or" stand between two values.
