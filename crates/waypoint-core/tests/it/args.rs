@@ -43,6 +43,18 @@ fn steps(p: &Plan) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// `fn $name(request) -> (tool, args) per step`, planned over one catalog whose engine
+/// is built once.
+macro_rules! steps_over {
+    ($(#[$doc:meta])* $name:ident, $file:literal, $text:expr) => {
+        $(#[$doc])*
+        fn $name(request: &str) -> Vec<(String, Value)> {
+            static ENGINE: OnceLock<Engine> = OnceLock::new();
+            steps(&engine(&ENGINE, $file, $text).plan(request, None).unwrap())
+        }
+    };
+}
+
 #[test]
 fn numbers_fill_number_arguments_in_order() {
     assert_eq!(
@@ -354,11 +366,7 @@ tools:
       required: [image]
 ";
 
-fn media(request: &str) -> Vec<(String, Value)> {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    let engine = engine(&ENGINE, "media.yaml", MEDIA);
-    steps(&engine.plan(request, None).unwrap())
-}
+steps_over!(media, "media.yaml", MEDIA);
 
 #[test]
 fn an_argument_named_for_a_file_type_takes_files_of_that_type_only() {
@@ -485,15 +493,13 @@ fn the_participle_of_an_earlier_steps_verb_names_its_output() {
     );
 }
 
-/// Tools whose arguments are named for what they hold and whose outputs are declared,
-/// as function-calling catalogs write them.
-const LEDGER: &str = include_str!("../fixtures/ledger.yaml");
-
-fn ledger(request: &str) -> Vec<(String, Value)> {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    let engine = engine(&ENGINE, "ledger.yaml", LEDGER);
-    steps(&engine.plan(request, None).unwrap())
-}
+steps_over!(
+    /// Tools whose arguments are named for what they hold and whose outputs are
+    /// declared, as function-calling catalogs write them.
+    ledger,
+    "ledger.yaml",
+    include_str!("../fixtures/ledger.yaml")
+);
 
 #[test]
 fn a_value_goes_to_the_argument_whose_name_the_request_gives_beside_it() {
@@ -893,15 +899,11 @@ fn one_step(tool: &str, args: Value) -> Vec<(String, Value)> {
     vec![(tool.to_string(), args)]
 }
 
-fn errands(request: &str) -> Vec<(String, Value)> {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    let engine = engine(
-        &ENGINE,
-        "errands.yaml",
-        include_str!("../fixtures/errands.yaml"),
-    );
-    steps(&engine.plan(request, None).unwrap())
-}
+steps_over!(
+    errands,
+    "errands.yaml",
+    include_str!("../fixtures/errands.yaml")
+);
 
 #[test]
 fn a_value_a_description_lists_fills_the_argument_and_names_the_tool() {
@@ -1273,15 +1275,11 @@ fn a_description_that_says_what_an_argument_is_brings_its_cues() {
     }
 }
 
-fn geometry(request: &str) -> Vec<(String, Value)> {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    let engine = engine(
-        &ENGINE,
-        "geometry.yaml",
-        include_str!("../fixtures/geometry.yaml"),
-    );
-    steps(&engine.plan(request, None).unwrap())
-}
+steps_over!(
+    geometry,
+    "geometry.yaml",
+    include_str!("../fixtures/geometry.yaml")
+);
 
 #[test]
 fn a_list_argument_takes_each_listed_name_and_stops_at_another_arguments_words() {
@@ -1577,15 +1575,11 @@ fn a_range_ends_a_named_value_and_the_next_one_stays_in_the_clause() {
     );
 }
 
-fn filings(request: &str) -> Vec<(String, Value)> {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    let engine = engine(
-        &ENGINE,
-        "filings.yaml",
-        include_str!("../fixtures/filings.yaml"),
-    );
-    steps(&engine.plan(request, None).unwrap())
-}
+steps_over!(
+    filings,
+    "filings.yaml",
+    include_str!("../fixtures/filings.yaml")
+);
 
 #[test]
 fn a_code_a_description_legend_lists_fills_its_argument() {
