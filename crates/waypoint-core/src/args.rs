@@ -147,6 +147,11 @@ struct Slot<'t> {
     suggested: &'t [Suggestion],
     /// The preposition its description ends with: see [`described_cue`].
     own_cue: Option<&'t str>,
+    /// Its description calls it a kind of something ("The cuisine type"): see
+    /// [`fill_kind`].
+    takes_a_kind: bool,
+    /// A plain string whose name or description names an id: see [`fill_possessed`].
+    identifies: bool,
 }
 
 impl Slot<'_> {
@@ -406,6 +411,8 @@ pub struct ArgSpec {
     /// The preposition its description ends with (see [`described_cue`]); its cue rule is
     /// the vocabulary's rule count plus the argument's position.
     own_cue: Option<String>,
+    takes_a_kind: bool,
+    identifies: bool,
 }
 
 impl ArgSpec {
@@ -448,6 +455,18 @@ fn described_as(schema: &Value, lex: &Lexicon) -> Option<String> {
     says_what.then(|| words.into_iter().next()).flatten()
 }
 
+/// The lower-case words of an argument's description.
+fn description_words(schema: &Value) -> Vec<String> {
+    schema
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// The specs of `tool`'s arguments, in schema order.
 pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
     let required: Vec<&str> = tool.required().collect();
@@ -470,6 +489,8 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                 words: &named,
                 suggested: &[],
                 own_cue: None,
+                takes_a_kind: false,
+                identifies: false,
             };
             // A path is a name too: "a folder called reports" when no path is written.
             if slot.free_text()
@@ -492,6 +513,13 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
             if own_cue.is_some() {
                 slot.cued_by.push(lex.arg_cues.len() + position);
             }
+            let described_words = description_words(schema);
+            let takes_a_kind = described_words
+                .iter()
+                .any(|w| lex.words.kind_nouns.contains(w));
+            let identifies = schema.get("type").and_then(Value::as_str) == Some("string")
+                && schema.get("enum").is_none()
+                && (names_an_id(name, lex) || described_words.iter().any(|w| names_an_id(w, lex)));
             ArgSpec {
                 kinds: slot.kinds,
                 required: slot.required,
@@ -501,6 +529,8 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                 words: named.clone(),
                 suggested: crate::suggested::suggestions(schema, &lex.example_markers),
                 own_cue,
+                takes_a_kind,
+                identifies,
             }
         })
         .collect()
@@ -521,6 +551,8 @@ fn slots<'t>(tool: &'t Tool, specs: &'t [ArgSpec]) -> Vec<Slot<'t>> {
             words: &spec.words,
             suggested: &spec.suggested,
             own_cue: spec.own_cue.as_deref(),
+            takes_a_kind: spec.takes_a_kind,
+            identifies: spec.identifies,
         })
         .collect()
 }
@@ -960,20 +992,12 @@ fn fill_kind(cx: &Context<'_, '_>, st: &mut State) {
     let toks = cx.inputs.clause.tokens();
     let from = cx.inputs.clause.head_verb.map_or(0, |h| h + 1);
     let State { used, out } = st;
-    let describes_kind = |slot: &&Slot<'_>| {
-        slot.schema
-            .get("description")
-            .and_then(Value::as_str)
-            .is_some_and(|d| {
-                d.split(|c: char| !c.is_alphanumeric())
-                    .any(|w| cx.lex.words.kind_nouns.contains(&w.to_lowercase()))
-            })
-    };
     let open: Vec<&Slot<'_>> = cx
         .slots
         .iter()
-        .filter(|s| !out.args.contains_key(s.name) && s.free_text() && !s.is_array())
-        .filter(describes_kind)
+        .filter(|s| {
+            s.takes_a_kind && !out.args.contains_key(s.name) && s.free_text() && !s.is_array()
+        })
         .collect();
     let [slot] = open.as_slice() else {
         return;
@@ -1703,21 +1727,7 @@ fn fill_possessed(cx: &Context<'_, '_>, st: &mut State) {
         return;
     }
     let State { out, .. } = st;
-    let ids = |text: &str| {
-        text.split(|c: char| !c.is_alphanumeric())
-            .any(|w| names_an_id(w, lex))
-    };
-    let identifies = |slot: &&Slot<'_>| {
-        !out.args.contains_key(slot.name)
-            && slot.schema.get("type").and_then(Value::as_str) == Some("string")
-            && slot.schema.get("enum").is_none()
-            && (names_an_id(slot.name, lex)
-                || slot
-                    .schema
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .is_some_and(ids))
-    };
+    let identifies = |slot: &&Slot<'_>| slot.identifies && !out.args.contains_key(slot.name);
     let any_required = slots.iter().any(|s| s.required);
     let targets: Vec<&Slot<'_>> = if any_required {
         slots
