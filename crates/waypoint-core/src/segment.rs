@@ -281,13 +281,13 @@ fn names_another_value(
     let name = current.len().checked_sub(values + fillers + 1);
     // Or an earlier item of the list named its value right before it ("for client
     // 'John' with amount equal to the gross salary, *description 'Salary Invoice'*").
+    let names_a_value = |words: &[Token]| words.windows(2).any(|w| naming(&w[0]) && w[1].value);
     let named_earlier = || {
-        let from = head_verb.map_or(0, |h| h + 1);
-        current
-            .get(from..)
-            .unwrap_or_default()
-            .windows(2)
-            .any(|w| naming(&w[0]) && w[1].value)
+        names_a_value(
+            current
+                .get(head_verb.map_or(0, |h| h + 1)..)
+                .unwrap_or_default(),
+        )
     };
     let last_named =
         values > 0 && name.is_some_and(|n| Some(n) != head_verb && naming(&current[n]));
@@ -300,11 +300,7 @@ fn names_another_value(
             && current
                 .iter()
                 .position(|t| lex.words.attribute_markers.contains(&t.form))
-                .is_some_and(|w| {
-                    current[w + 1..]
-                        .windows(2)
-                        .any(|p| naming(&p[0]) && p[1].value)
-                })
+                .is_some_and(|w| names_a_value(&current[w + 1..]))
     };
     let right = run.get(past_fillers(run, at, lex)..).unwrap_or_default();
     let right_named = right.iter().take(4).position(valued).is_some_and(|v| {
