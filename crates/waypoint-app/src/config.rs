@@ -76,8 +76,11 @@ pub struct EmbedSection {
     /// `f32` (the checkpoint's own weights: vectors exactly as sentence-transformers
     /// gives them).
     pub precision: Option<waypoint_embed::Precision>,
-    /// Share of the route score that is meaning (0–1).
+    /// Share of the route score that is meaning (0–1) where the words think at least as
+    /// well of an entry.
     pub weight: Option<f64>,
+    /// The share where meaning thinks better of an entry than the words do (0–1).
+    pub lead_weight: Option<f64>,
     /// Cosines `[low, high]` mapped to 0 and 1 against an entry's own words; another
     /// model than `MiniLM` has other ranges.
     pub own_scale: Option<[f32; 2]>,

@@ -45,6 +45,9 @@ pub fn settings(
     if let Some(w) = section.weight.filter(|w| (0.0..=1.0).contains(w)) {
         s.weight = w;
     }
+    if let Some(w) = section.lead_weight.filter(|w| (0.0..=1.0).contains(w)) {
+        s.lead_weight = w;
+    }
     let scale = |[low, high]: [f32; 2]| (low < high).then_some(Scale { low, high });
     if let Some(x) = section.own_scale.and_then(scale) {
         s.own = x;

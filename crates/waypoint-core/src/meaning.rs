@@ -52,8 +52,13 @@ impl Scale {
 pub struct MeaningSettings {
     pub encoder: Arc<Encoder>,
     /// Share of the route score that is meaning (the rest is words and, with requests,
-    /// the trained router).
+    /// the trained router) where the words think at least as well of an entry.
     pub weight: f64,
+    /// The share where meaning thinks better of an entry than the words do. A catalog
+    /// whose words were chosen for routing (keywords, examples) keeps its word matches
+    /// at `weight`; one described in prose, as tools imported from MCP servers are, is
+    /// found by what its descriptions mean, which the prose's words match poorly.
+    pub lead_weight: f64,
     /// Against an entry's own words.
     pub own: Scale,
     /// Against the requests it was taught.
@@ -70,6 +75,7 @@ impl MeaningSettings {
         Self {
             encoder,
             weight: 0.4,
+            lead_weight: 0.7,
             own: Scale {
                 low: 0.15,
                 high: 0.6,
@@ -170,6 +176,10 @@ impl Meaning {
 
     pub fn weight(&self) -> f64 {
         self.settings.weight
+    }
+
+    pub fn lead_weight(&self) -> f64 {
+        self.settings.lead_weight
     }
 
     pub fn neighbours_weight(&self) -> f64 {

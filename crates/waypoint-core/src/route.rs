@@ -757,11 +757,16 @@ impl RouteIndex {
             return;
         }
         if let MeaningState::On(m) = &self.meaning {
-            blend(m.weight(), m.scores(text), scored, reasons, Reason::Meaning);
+            let share = Share {
+                weight: m.weight(),
+                lead: m.lead_weight(),
+            };
+            blend(share, m.scores(text), scored, reasons, Reason::Meaning);
         }
         if let Some(learned) = &self.learned {
             let opinion = learned.candidates(text);
-            blend(learned.weight, opinion, scored, reasons, Reason::Learned);
+            let share = Share::even(learned.weight);
+            blend(share, opinion, scored, reasons, Reason::Learned);
             // Blended before the router, meaning would be a few percent of a score the
             // router leads; the requests closest in meaning get a share of their own.
             // Only where requests ask for one entry each: a request asking for two is
@@ -771,7 +776,7 @@ impl RouteIndex {
             {
                 let near = m.neighbours(text);
                 blend(
-                    m.neighbours_weight(),
+                    Share::even(m.neighbours_weight()),
                     near,
                     scored,
                     reasons,
@@ -1066,18 +1071,45 @@ impl Reason<'_> {
     }
 }
 
-/// Blends a second opinion (meaning, or the trained router's probability) into each
-/// score, `weight` parts opinion to `1 − weight` parts the score so far; entries only the
-/// opinion finds join the candidates. Its part is named as a reason when it is large
-/// enough to matter.
-fn blend(
+/// How much a second opinion counts in a blended score.
+#[derive(Debug, Clone, Copy)]
+struct Share {
+    /// Where the opinion thinks no more of an entry than the score so far.
     weight: f64,
+    /// Where it thinks more: the stronger of two opinions may lead.
+    lead: f64,
+}
+
+impl Share {
+    /// The same share either way.
+    fn even(weight: f64) -> Self {
+        Self {
+            weight,
+            lead: weight,
+        }
+    }
+
+    fn of(self, opinion: f64, score: f64) -> f64 {
+        if opinion > score {
+            self.lead
+        } else {
+            self.weight
+        }
+    }
+}
+
+/// Blends a second opinion (meaning, or the trained router's probability) into each
+/// score, `w` parts opinion to `1 − w` parts the score so far, `w` from the [`Share`];
+/// entries only the opinion finds join the candidates. Its part is named as a reason
+/// when it is large enough to matter.
+fn blend(
+    share: Share,
     opinion: Vec<(u32, f32)>,
     scored: &mut Vec<(f64, u32)>,
     reasons: &mut Vec<(u32, f64, Reason<'_>)>,
     reason: fn(f64) -> Reason<'static>,
 ) {
-    if weight <= 0.0 {
+    if share.weight <= 0.0 && share.lead <= 0.0 {
         return;
     }
     let mut opinion: HashMap<u32, f32> = opinion.into_iter().collect();
@@ -1087,14 +1119,16 @@ fn blend(
         }
     };
     for (score, doc) in scored.iter_mut() {
-        let part = weight * f64::from(opinion.remove(doc).unwrap_or(0.0));
+        let said = f64::from(opinion.remove(doc).unwrap_or(0.0));
+        let weight = share.of(said, *score);
+        let part = weight * said;
         *score = part + (1.0 - weight) * *score;
         note(*doc, part);
     }
     let mut rest: Vec<(u32, f32)> = opinion.into_iter().collect();
     rest.sort_by_key(|(d, _)| *d);
     for (doc, p) in rest {
-        let part = weight * f64::from(p);
+        let part = share.of(f64::from(p), 0.0) * f64::from(p);
         if part >= MODEL_REASON {
             scored.push((part, doc));
             note(doc, part);
@@ -1355,5 +1389,38 @@ fn suggested_weight(value: &crate::suggested::Suggestion) -> f64 {
         W_SUGGESTED
     } else {
         W_SUGGESTED_WORDS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stronger_opinion_leads_a_blend() {
+        let share = Share {
+            weight: 0.4,
+            lead: 0.7,
+        };
+        // Entry 0: the words like it (0.8), meaning less (0.2); entry 1: the words barely
+        // (0.1), meaning much (0.9); entry 2: only meaning finds it.
+        let mut scored = vec![(0.8, 0), (0.1, 1)];
+        let mut reasons = Vec::new();
+        let opinion = vec![(0, 0.2), (1, 0.9), (2, 0.5)];
+        blend(share, opinion, &mut scored, &mut reasons, Reason::Meaning);
+        let score = |doc: u32| scored.iter().find(|(_, d)| *d == doc).unwrap().0;
+        assert!((score(0) - (0.4 * 0.2 + 0.6 * 0.8)).abs() < 1e-6);
+        assert!((score(1) - (0.7 * 0.9 + 0.3 * 0.1)).abs() < 1e-6);
+        assert!((score(2) - 0.7 * 0.5).abs() < 1e-6);
+        // An even share is the plain weighted mean either way.
+        let mut even = vec![(0.1, 1)];
+        blend(
+            Share::even(0.4),
+            vec![(1, 0.9)],
+            &mut even,
+            &mut reasons,
+            Reason::Meaning,
+        );
+        assert!((even[0].0 - (0.4 * 0.9 + 0.6 * 0.1)).abs() < 1e-6);
     }
 }

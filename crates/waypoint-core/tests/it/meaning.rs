@@ -100,3 +100,49 @@ fn a_request_that_shares_no_word_with_its_tool_finds_it_by_meaning() {
         Some("delete_entities")
     );
 }
+
+/// Tools described in prose, as plugins and imported servers often are: their words are
+/// not the words people ask with.
+const PROSE: &str = r"
+tools:
+  - name: market_pulse
+    description: Stay ahead of the markets with live quotes, company fundamentals and the day's movers, all in one place.
+  - name: trip_scout
+    description: Plan your next getaway with fares, stays and itineraries tailored to where you want to go.
+  - name: word_smith
+    description: Polish your writing with suggestions for clarity, tone and correctness.
+  - name: news_digest
+    description: The stories that matter today, summarised from trusted outlets.
+";
+
+#[test]
+fn on_a_catalog_described_in_prose_meaning_leads_where_it_thinks_better_of_an_entry() {
+    let Some(encoder) = encoder() else { return };
+    let prose = || {
+        load(&[Source {
+            name: "prose.yaml".into(),
+            text: PROSE.into(),
+        }])
+        .unwrap()
+        .catalog
+    };
+    let mut even = MeaningSettings::new(Arc::clone(&encoder));
+    even.lead_weight = even.weight;
+    let with = |settings: MeaningSettings| {
+        let options = Options {
+            meaning: Some(settings),
+            ..Options::default()
+        };
+        Engine::new(prose(), options).unwrap()
+    };
+    let (even, leading) = (with(even), with(MeaningSettings::new(encoder)));
+    for (request, tool) in [
+        ("make this paragraph sound more formal", "word_smith"),
+        ("what are the headlines this morning", "news_digest"),
+    ] {
+        // Weighed as evenly as where the words lead, meaning's find stays under the
+        // threshold: the prose shares no word with the request.
+        assert_eq!(best(&even, request), None, "{request}");
+        assert_eq!(best(&leading, request).as_deref(), Some(tool), "{request}");
+    }
+}
