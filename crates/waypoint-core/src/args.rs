@@ -448,23 +448,16 @@ fn described_cue(schema: &Value, lex: &Lexicon) -> Option<String> {
 /// The word an argument's description says it is, when a function word follows its
 /// first word: `destination`, "Location *of* the hotel", is also where something is ("a
 /// hotel *in* London"); "Search term or keyword …" names no such thing.
-fn described_as(schema: &Value, lex: &Lexicon) -> Option<String> {
-    let description = schema.get("description").and_then(Value::as_str)?;
-    let words = waypoint_classify::features::words(description);
-    let says_what = words.len() == 1 || words.get(1).is_some_and(|n| lex.stopwords.contains(n));
-    says_what.then(|| words.into_iter().next()).flatten()
+fn described_as(described: &[String], lex: &Lexicon) -> Option<String> {
+    let says_what =
+        described.len() == 1 || described.get(1).is_some_and(|n| lex.stopwords.contains(n));
+    says_what.then(|| described.first().cloned()).flatten()
 }
 
 /// The lower-case words of an argument's description.
 fn description_words(schema: &Value) -> Vec<String> {
-    schema
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    let description = schema.get("description").and_then(Value::as_str);
+    waypoint_classify::features::words(description.unwrap_or_default())
 }
 
 /// The specs of `tool`'s arguments, in schema order.
@@ -475,6 +468,7 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
         .map(|(position, (name, schema))| {
             let words = all_words(name);
             let named = name_words(name);
+            let described_words = description_words(schema);
             let mut slot = Slot {
                 name,
                 schema,
@@ -497,7 +491,7 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                 || slot.kinds.contains(&Kind::Enum)
                 || slot.kinds.contains(&Kind::Value(ExtractedKind::Paths))
             {
-                let described = described_as(schema, lex);
+                let described = described_as(&described_words, lex);
                 slot.cued_by = (0..lex.arg_cues.len())
                     .filter(|&r| {
                         let args = &lex.arg_cues[r].args;
@@ -513,7 +507,6 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
             if own_cue.is_some() {
                 slot.cued_by.push(lex.arg_cues.len() + position);
             }
-            let described_words = description_words(schema);
             let takes_a_kind = described_words
                 .iter()
                 .any(|w| lex.words.kind_nouns.contains(w));
