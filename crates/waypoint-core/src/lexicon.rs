@@ -66,6 +66,14 @@ impl Phrase {
         self.terms.is_empty()
     }
 
+    /// The key of a one-word phrase that matches by key ("file"), not by exact form.
+    pub fn single_key(&self) -> Option<&str> {
+        match self.terms.as_slice() {
+            [Term::Key(k)] => Some(k),
+            _ => None,
+        }
+    }
+
     /// Whether the phrase matches the tokens starting at `at`.
     pub fn matches_at(&self, tokens: &[Token], at: usize) -> bool {
         at + self.terms.len() <= tokens.len()

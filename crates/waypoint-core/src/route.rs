@@ -55,6 +55,9 @@ const W_INTENT: f64 = 1.5;
 const W_ARTICLE: f64 = 1.5;
 /// Bonus per kind of value the clause supplies that the entry takes as an argument.
 const W_ARG_FIT: f64 = 1.0;
+/// Bonus for an entry whose words name the kind of thing the clause's object is ("file"
+/// for "the readme"), where no entry names the object itself.
+const W_OBJECT_KIND: f64 = 0.5;
 /// The trained router's part of a score below which it is not named as a reason, and an
 /// entry only it sees is not a candidate.
 const MODEL_REASON: f64 = 0.05;
@@ -851,7 +854,24 @@ impl RouteIndex {
                 !lex.is_light_verb(t)
                     && !t.form.chars().any(|c| c.is_ascii_digit())
                     && !self.postings.contains_key(&t.key)
+                    && self.kind_of(t, lex).is_none()
             })
+    }
+
+    /// The catalog's word for the kind of thing an object is, when the catalog has no word
+    /// for the object itself: "the readme" is a file (the lexicon's `entities`) to a
+    /// catalog that reads files, though no entry says "readme".
+    fn kind_of<'l>(&self, object: &Token, lex: &'l Lexicon) -> Option<&'l str> {
+        if self.postings.contains_key(&object.key) {
+            return None;
+        }
+        lex.entities.iter().find_map(|entity| {
+            let words = || entity.phrases.iter().filter_map(|p| p.single_key());
+            if !words().any(|k| k == object.key) {
+                return None;
+            }
+            words().find(|k| self.postings.contains_key(*k))
+        })
     }
 
     /// Whether the entry's own fields use the word (postings are in entry order).
@@ -885,16 +905,7 @@ impl RouteIndex {
             mut reasons,
             total,
         } = self.lexical(tokens, &words);
-        // Direction: the result named after "into" favours its producers over its consumers.
-        let target: Vec<&str> = Lexicon::after_marker(&lex.target_markers, tokens)
-            .map(|from| {
-                tokens[from..]
-                    .iter()
-                    .filter(|t| lex.is_content(t))
-                    .map(|t| t.key.as_str())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let target = target_words(tokens, lex);
         let needed: Vec<u32> = hints
             .needs
             .iter()
@@ -903,6 +914,7 @@ impl RouteIndex {
             .copied()
             .collect();
         let object_unknown = self.object_unknown(object.map(|o| &tokens[o]), lex);
+        let object_kind = object.and_then(|o| self.kind_of(&tokens[o], lex));
         // The object the catalog has a word for: an entry without that word is not what
         // the article ("a video") asks to find or make, and after a light verb ("generate
         // a response") not what the verb asks for either.
@@ -940,6 +952,7 @@ impl RouteIndex {
             let fit = HintFit {
                 intent: !(lacks_object && light_verb),
                 article: !lacks_object && !verb_decides,
+                kind: object_kind.filter(|k| self.has_word(doc, k)),
             };
             let mut bonus = hint_bonus(d, doc, hints, lex, &mut reasons, fit);
             // Only an entry that takes free text can take an object it has no word for.
@@ -1037,6 +1050,8 @@ enum Reason<'a> {
     Article(Article),
     Takes(ExtractedKind),
     Destroys,
+    /// The kind of thing the clause's object is, which the entry's words name.
+    Kind(&'a str),
     Evidence,
     Example(u32),
     Learned(f64),
@@ -1063,6 +1078,7 @@ impl Reason<'_> {
             Reason::Article(Article::New) => "makes a new one".into(),
             Reason::Takes(k) => format!("takes the {} given", k.as_str()),
             Reason::Destroys => "deletes, as asked".into(),
+            Reason::Kind(k) => format!("acts on a {k}"),
             Reason::Evidence => "gives the evidence the goal needs".into(),
             Reason::Learned(p) => format!("learned from requests {p:.2}"),
             Reason::AskedFor(w) => format!("asks for the {w} it is named after"),
@@ -1168,24 +1184,32 @@ fn arg_kind(name: &str, lex: &Lexicon) -> Option<ExtractedKind> {
 
 /// Which of the understanding's bonuses an entry may take.
 #[derive(Clone, Copy)]
-struct HintFit {
+struct HintFit<'l> {
     /// The head verb's intent.
     intent: bool,
     /// The object's article ("a" makes or finds one, "the" changes one).
     article: bool,
+    /// The kind of thing the object is, when the entry's words name it and no entry
+    /// names the object itself (`RouteIndex::kind_of`).
+    kind: Option<&'l str>,
 }
 
 /// The bonus from what is known beyond the words: the goal's intent, whether the
-/// object exists already, and which supplied values the entry's arguments take.
+/// object exists already, what kind of thing it is, and which supplied values the
+/// entry's arguments take.
 fn hint_bonus<'s>(
     d: &'s Doc,
     doc: u32,
     hints: &Hints<'s>,
     lex: &'s Lexicon,
     reasons: &mut Vec<(u32, f64, Reason<'s>)>,
-    fit: HintFit,
+    fit: HintFit<'s>,
 ) -> f64 {
     let mut bonus = 0.0;
+    if let Some(kind) = fit.kind {
+        bonus += W_OBJECT_KIND;
+        reasons.push((doc, W_OBJECT_KIND, Reason::Kind(kind)));
+    }
     if let Some(intent) = hints.intent
         && fit.intent
         && d.intents.iter().any(|i| i == intent)
@@ -1375,6 +1399,20 @@ fn weigh<'a>(
         out.push(Word { tok, weight });
     }
     out
+}
+
+/// Direction: the result named after "into" favours its producers over its consumers;
+/// these are its words.
+fn target_words<'t>(tokens: &'t [Token], lex: &Lexicon) -> Vec<&'t str> {
+    Lexicon::after_marker(&lex.target_markers, tokens)
+        .map(|from| {
+            tokens[from..]
+                .iter()
+                .filter(|t| lex.is_content(t))
+                .map(|t| t.key.as_str())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Artifact kinds as words of a field (`audio_file` → "audio file").

@@ -55,3 +55,34 @@ fn tell_me_asks_for_what_follows() {
             .is_some_and(|c| c.id == "tell_joke")
     );
 }
+
+#[test]
+fn an_object_no_entry_names_is_known_by_its_kind() {
+    // No entry says "readme"; the lexicon knows a readme is a file, and only the file
+    // reader's words name files. Without the kind, the readme was an object the catalog
+    // had no word for, and the node opener — which takes free-text names — won.
+    let catalog = load(&[Source {
+        name: "stores.yaml".into(),
+        text: r#"
+tools:
+  - name: read_text_file
+    description: Read the complete contents of a file as text.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+  - name: open_nodes
+    description: Open specific nodes in the knowledge graph by their names
+    input_schema:
+      type: object
+      properties: {names: {type: array, items: {type: string}, description: "Entity names to open"}}
+      required: [names]
+"#
+        .into(),
+    }])
+    .unwrap()
+    .catalog;
+    let engine = Engine::new(catalog, Options::default()).unwrap();
+    for request in ["read the readme", "open the readme"] {
+        let routes = engine.route(request, None).unwrap();
+        let top = routes[0].recommendation.as_ref().map(|c| c.id.as_str());
+        assert_eq!(top, Some("read_text_file"), "{request}: {routes:?}");
+    }
+}
