@@ -847,14 +847,15 @@ impl RouteIndex {
     /// Whether the verb's object is a word no entry knows ("open a PR"): the verb may fit
     /// an entry, but what it acts on is nothing the catalog handles, so for an entry that
     /// does not take free text the verb's match counts for less and earns no bonus.
-    fn object_unknown(&self, object: Option<&Token>, lex: &Lexicon) -> bool {
+    /// `kind` is the object's kind, as [`Self::kind_of`] found it.
+    fn object_unknown(&self, object: Option<&Token>, kind: Option<&str>, lex: &Lexicon) -> bool {
         object
             // A number is a value to take, not a thing to act on ("add 2 and 3").
             .is_some_and(|t| {
                 !lex.is_light_verb(t)
                     && !t.form.chars().any(|c| c.is_ascii_digit())
                     && !self.postings.contains_key(&t.key)
-                    && self.kind_of(t, lex).is_none()
+                    && kind.is_none()
             })
     }
 
@@ -913,8 +914,8 @@ impl RouteIndex {
             .flatten()
             .copied()
             .collect();
-        let object_unknown = self.object_unknown(object.map(|o| &tokens[o]), lex);
         let object_kind = object.and_then(|o| self.kind_of(&tokens[o], lex));
+        let object_unknown = self.object_unknown(object.map(|o| &tokens[o]), object_kind, lex);
         // The object the catalog has a word for: an entry without that word is not what
         // the article ("a video") asks to find or make, and after a light verb ("generate
         // a response") not what the verb asks for either.
