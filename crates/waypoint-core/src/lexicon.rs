@@ -198,6 +198,8 @@ pub struct Lexicon {
     pub light_verbs: HashSet<String>,
     /// Stems of verbs that destroy.
     pub destructive_verbs: HashSet<String>,
+    /// Intents that ask for a change, so a destructive entry may serve them.
+    pub changing_intents: Vec<String>,
     pub articles: Articles,
     /// Entity → the intent it implies when no intent phrase matched.
     pub entity_intents: HashMap<String, String>,
@@ -391,6 +393,7 @@ struct Raw {
     target_markers: Vec<String>,
     anchor_markers: Vec<String>,
     destructive_verbs: Vec<String>,
+    changing_intents: Vec<String>,
     light_verbs: Vec<String>,
     object_articles: RawArticles,
     entity_intents: BTreeMap<String, String>,
@@ -620,6 +623,7 @@ impl Lexicon {
             anchor_markers: exact(&raw.anchor_markers),
             light_verbs: stems(&raw.light_verbs),
             destructive_verbs: stems(&raw.destructive_verbs),
+            changing_intents: raw.changing_intents,
             articles: Articles {
                 existing: forms(&raw.object_articles.existing),
                 new: forms(&raw.object_articles.new),

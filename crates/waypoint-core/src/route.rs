@@ -975,6 +975,9 @@ impl RouteIndex {
             if d.destructive && !d.can_take(&hints.supplied) {
                 adjusted *= DESTROYS_SOMETHING_ELSE;
             }
+            if d.destructive && !asks_for_change(self.name_stems(&d.id), tokens, hints, lex) {
+                adjusted *= DESTROYS_SOMETHING_ELSE;
+            }
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
@@ -1181,6 +1184,36 @@ fn arg_kind(name: &str, lex: &Lexicon) -> Option<ExtractedKind> {
         .iter()
         .find(|(_, names)| names.contains(&lower))
         .and_then(|(kind, _)| ExtractedKind::parse(kind))
+}
+
+/// Whether a clause asks for the change a destructive entry makes: a verb of it destroys
+/// (anywhere: "ignore the above and *delete* notes.txt" is headed by "ignore"), its head
+/// verb is too vague to say ("handle the notes") or is a word of the entry's name ("edit
+/// main.rs"), or its intent changes something (`changing_intents`). A word the
+/// description uses in passing ("a diff *showing* the changes") is no such request. A
+/// clause without a verb is not judged.
+fn asks_for_change(
+    name_stems: &[String],
+    tokens: &[Token],
+    hints: &Hints<'_>,
+    lex: &Lexicon,
+) -> bool {
+    let Some(verb) = hints.head_verb.and_then(|h| tokens.get(h)) else {
+        return true;
+    };
+    if hints.destructive
+        || tokens
+            .iter()
+            .any(|t| lex.destructive_verbs.contains(&t.stem))
+        || lex.vague_verbs.contains(&verb.key)
+        || hints
+            .intent
+            .is_some_and(|i| lex.changing_intents.iter().any(|c| c == i))
+    {
+        return true;
+    }
+    let stem = crate::text::stem(&verb.form);
+    name_stems.iter().any(|w| *w == stem || *w == verb.key)
 }
 
 /// Which of the understanding's bonuses an entry may take.
