@@ -133,3 +133,36 @@ tools:
         "{routes:?}"
     );
 }
+
+#[test]
+fn an_entry_that_makes_its_own_kind_does_not_make_a_foreign_object() {
+    // Asked for "a logo", a tool that makes agents from free-text instructions could take
+    // the words, but what it would make is an agent.
+    let catalog = load(&[Source {
+        name: "studio.yaml".into(),
+        text: r"
+tools:
+  - name: create_agent
+    description: Create one agent with instructions and tools.
+    keywords: [create an agent, new agent]
+    input_schema: {type: object, properties: {instructions: {type: string}}, required: [instructions]}
+    produces: [agent]
+    effects: write
+"
+        .into(),
+    }])
+    .unwrap()
+    .catalog;
+    let engine = Engine::new(catalog, Options::default()).unwrap();
+    let top = |request: &str| {
+        engine.route(request, None).unwrap()[0]
+            .recommendation
+            .as_ref()
+            .map(|c| c.id.clone())
+    };
+    assert_eq!(top("create a logo"), None);
+    assert_eq!(
+        top("create an agent that watches the news").as_deref(),
+        Some("create_agent")
+    );
+}
