@@ -22,6 +22,7 @@ use waypoint_catalog::Tool;
 use waypoint_protocol::ExtractedKind;
 
 use crate::lexicon::{Lexicon, Unit};
+use crate::segment::inflected;
 use crate::suggested::Suggestion;
 use crate::text::Token;
 use crate::understand::ClauseAnalysis;
@@ -2520,7 +2521,7 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used, own: &[String])
     while end > start && used.covers(&toks[end - 1]) {
         end -= 1;
     }
-    let mut run = &toks[start..end];
+    let mut run = before_own_conjunct(&toks[start..end], lex);
     // "a blog post about": at most three words naming an artifact, then a preposition.
     if let Some(p) = run
         .iter()
@@ -2585,6 +2586,26 @@ fn appositive_value<'r>(
     if names_it { &run[v..w] } else { run }
 }
 
+/// An object that ends before a request of the caller's own joined to its relative
+/// clause: in "an agent that *watches my inbox* and run it every Monday", the
+/// clause's verb is inflected for its noun and "run" is bare, so "run it every Monday"
+/// asks something of the agent once made (a schedule) and is no part of what it does.
+/// "an agent that watches X *and emails me*" carries the description on.
+fn before_own_conjunct<'r>(run: &'r [Token], lex: &Lexicon) -> &'r [Token] {
+    let Some(r) = run
+        .iter()
+        .position(|t| lex.relative_markers.contains(&t.form))
+    else {
+        return run;
+    };
+    if !run.get(r + 1).is_some_and(inflected) {
+        return run;
+    }
+    let end = (r + 2..run.len().saturating_sub(1))
+        .find(|&i| run[i].form == "and" && lex.is_verb(&run[i + 1]) && !inflected(&run[i + 1]));
+    end.map_or(run, |e| &run[..e])
+}
+
 /// An object without the words at its edges that only restate the tool ("analyze *the
 /// sales data for* laptops" → laptops, "get *the latest* technology *news headlines*" →
 /// technology), with the function words around them. Unchanged when it has none, or
@@ -2598,6 +2619,11 @@ fn without_own_words<'r>(run: &'r [Token], own: &[String], lex: &Lexicon) -> &'r
     while a < b && (is_own(&run[a]) || filler(&run[a])) {
         cut |= is_own(&run[a]);
         a += 1;
+        // What a relative clause says is the value ("an agent that *watches my inbox*"),
+        // whatever words of the tool's it uses.
+        if lex.relative_markers.contains(&run[a - 1].form) {
+            break;
+        }
     }
     while b > a && (is_own(&run[b - 1]) || filler(&run[b - 1])) {
         cut |= is_own(&run[b - 1]);

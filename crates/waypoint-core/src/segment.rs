@@ -356,7 +356,7 @@ fn inflected_at(run: &[Token], at: usize, lex: &Lexicon) -> bool {
 }
 
 /// Whether a word ends like a third-person verb or a plural ("serves", "notes").
-fn inflected(t: &Token) -> bool {
+pub(crate) fn inflected(t: &Token) -> bool {
     !t.value && t.form.ends_with('s') && !t.form.ends_with("ss")
 }
 

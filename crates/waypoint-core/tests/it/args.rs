@@ -1621,3 +1621,41 @@ fn a_possessive_after_the_verb_gives_the_identifiers_the_step_before_made() {
         "{s:?}"
     );
 }
+
+steps_over!(
+    /// An agent maker whose description uses the words requests describe agents with,
+    /// and a scheduler that runs what it makes.
+    studio,
+    "studio.yaml",
+    r"
+tools:
+  - name: create_agent
+    description: Create one agent with instructions and tools, for example one that watches a saved search.
+    keywords: [create an agent, new agent]
+    input_schema: {type: object, properties: {instructions: {type: string}}, required: [instructions]}
+    produces: [agent]
+    effects: write
+  - name: create_workflow
+    description: Run an agent on a schedule.
+    keywords: [schedule, every]
+    input_schema: {type: object, properties: {schedule: {type: string}}, required: [schedule]}
+    accepts: [agent]
+    effects: write
+"
+);
+
+#[test]
+fn what_a_relative_clause_says_is_the_instructions_and_a_bare_verb_after_it_is_not() {
+    // "watches" is a word of the tool's description, but after "that" it is what the
+    // agent is to do; "and run it every Monday at 9" asks for the schedule step.
+    let s = studio("create an agent that watches my inbox and run it every monday at 9");
+    assert_eq!(s[0].0, "create_agent", "{s:?}");
+    assert_eq!(s[0].1["instructions"], "watches my inbox", "{s:?}");
+    assert_eq!(s.last().unwrap().0, "create_workflow", "{s:?}");
+    // An inflected verb after "and" carries the description on.
+    let s = studio("create an agent that checks my feed and emails me new posts");
+    assert_eq!(
+        s[0].1["instructions"], "checks my feed and emails me new posts",
+        "{s:?}"
+    );
+}
