@@ -957,9 +957,11 @@ impl RouteIndex {
             };
             let mut bonus = hint_bonus(d, doc, hints, lex, &mut reasons, fit);
             // Only an entry that takes free text can take an object it has no word for,
-            // and asked to make a new one ("create a logo"), only if it does not make a
-            // kind of its own (an agent).
-            let makes_other = matches!(hints.article, Some(Article::New)) && !d.produces.is_empty();
+            // and asked to make a new one ("create a logo", not "find a play"), only if
+            // it does not make a kind of its own (an agent).
+            let makes_other = matches!(hints.article, Some(Article::New))
+                && hints.intent == Some(lex.articles.new_intent.as_str())
+                && !d.produces.is_empty();
             let foreign_object = object_unknown && (!d.takes_text || makes_other);
             if foreign_object {
                 bonus = 0.0;
