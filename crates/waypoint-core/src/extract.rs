@@ -135,7 +135,9 @@ impl Extractor {
             ))?,
             email: build(r"\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b")?,
             path: build(&format!(
-                r"(?:~|\.{{1,2}})?/?(?:[\w.-]+/)+[\w.-]*[\w]|\b[\w-]+\.(?:{extensions})\b"
+                // Segments with slashes between; one absolute segment ("/tmp"); a
+                // file name with a known extension; a directory with a trailing slash.
+                r"(?:~|\.{{1,2}})?/?(?:[\w.-]+/)+[\w.-]*[\w]|(?:~|\.{{1,2}})?/[\w.-]*\w|\b[\w-]+\.(?:{extensions})\b|\b[\w.-]{{2,}}/"
             ))?,
             id: build(
                 r"(?-i:\b[A-Z][A-Z0-9]+-\d+\b|\b\d+-[A-Z]{1,3}\b)|#\d+\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[a-z]{2,6}_[A-Za-z0-9]{6,}\b|\b(?:[0-9]+[a-f]|[a-f]+[0-9])[0-9a-f]{5,38}\b",
@@ -231,12 +233,20 @@ impl Extractor {
             // "01/15/2024" is a date.
             let numeric = v.bytes().all(|b| b.is_ascii_digit() || b == b'/');
             let end = m.start() + v.len();
+            // "/tmp" after a word is part of it ("km/h" is matched whole, not here).
+            let glued = v.starts_with('/')
+                && stand_in[..m.start()]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric());
             let real = !numeric
+                && !glued
                 && !abbreviation(v, stand_in.get(end..))
                 && (v.contains('.')
                     || v.matches('/').count() >= 2
                     || v.starts_with('/')
-                    || v.starts_with('~'));
+                    || v.starts_with('~')
+                    || v.ends_with('/'));
             if real {
                 c.claim_free(ExtractedKind::Paths, m.start(), m.start() + v.len());
             }
@@ -596,6 +606,19 @@ mod tests {
         );
         assert_eq!(of("open README.md", ExtractedKind::Paths), ["README.md"]);
         assert_eq!(of("compile a.c now", ExtractedKind::Paths), ["a.c"]);
+        // One absolute segment, or a directory with its trailing slash, is a path too.
+        assert_eq!(of("list the files in /tmp", ExtractedKind::Paths), ["/tmp"]);
+        assert_eq!(of("list src/ please", ExtractedKind::Paths), ["src/"]);
+        // A slash between words or numbers is not one.
+        for text in [
+            "either and/or both",
+            "60 km/h",
+            "coffee w/ milk",
+            "1/2 cup",
+            "TCP/IP",
+        ] {
+            assert!(of(text, ExtractedKind::Paths).is_empty(), "{text}");
+        }
         // Abbreviations written with their dots are no file names.
         assert!(of("fly to Washington D.C. today", ExtractedKind::Paths).is_empty());
         assert_eq!(
