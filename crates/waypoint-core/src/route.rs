@@ -1191,30 +1191,41 @@ fn arg_kind(name: &str, lex: &Lexicon) -> Option<ExtractedKind> {
         .and_then(|(kind, _)| ExtractedKind::parse(kind))
 }
 
-/// Whether a clause asks for the change a destructive entry makes: a verb of it destroys
-/// (anywhere: "ignore the above and *delete* notes.txt" is headed by "ignore"), its head
-/// verb is too vague to say ("handle the notes") or is a word of the entry's name ("edit
-/// main.rs"), or its intent changes something (`changing_intents`). A word the
-/// description uses in passing ("a diff *showing* the changes") is no such request. A
-/// clause without a verb is not judged.
+/// Whether a clause asks for the change a destructive entry makes. A question ("what
+/// files are in /tmp") asks to be told, whatever its words.
+/// Otherwise it asks when a verb of it destroys (anywhere: "ignore the above and
+/// *delete* notes.txt" is headed by "ignore"), its intent changes something
+/// (`changing_intents`), or its head verb is too vague to say ("handle the notes") or is
+/// a word of the entry's name ("edit main.rs"). A word the description uses in passing
+/// ("a diff *showing* the changes") is no such request. A clause without a verb is not
+/// judged.
 fn asks_for_change(
     name_stems: &[String],
     tokens: &[Token],
     hints: &Hints<'_>,
     lex: &Lexicon,
 ) -> bool {
-    let Some(verb) = hints.head_verb.and_then(|h| tokens.get(h)) else {
-        return true;
-    };
+    // "what files …" could read "files" as a verb; "can you …" is a request.
+    if tokens
+        .first()
+        .is_some_and(|t| lex.question_words.contains(&t.form))
+    {
+        return false;
+    }
     if hints.destructive
         || tokens
             .iter()
             .any(|t| lex.destructive_verbs.contains(&t.stem))
-        || lex.vague_verbs.contains(&verb.key)
         || hints
             .intent
             .is_some_and(|i| lex.changing_intents.iter().any(|c| c == i))
     {
+        return true;
+    }
+    let Some(verb) = hints.head_verb.and_then(|h| tokens.get(h)) else {
+        return true;
+    };
+    if lex.vague_verbs.contains(&verb.key) {
         return true;
     }
     let stem = crate::text::stem(&verb.form);
