@@ -238,7 +238,7 @@ impl Extractor {
                 && stand_in[..m.start()]
                     .chars()
                     .next_back()
-                    .is_some_and(|c| c.is_alphanumeric());
+                    .is_some_and(char::is_alphanumeric);
             let real = !numeric
                 && !glued
                 && !abbreviation(v, stand_in.get(end..))
