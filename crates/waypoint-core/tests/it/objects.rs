@@ -31,6 +31,25 @@ fn ranking(request: &str) -> Vec<String> {
         .collect()
 }
 
+/// An engine over one catalog written inline.
+fn engine_over(name: &str, text: &str) -> Engine {
+    let catalog = load(&[Source {
+        name: name.into(),
+        text: text.into(),
+    }])
+    .unwrap()
+    .catalog;
+    Engine::new(catalog, Options::default()).unwrap()
+}
+
+/// The entry recommended for the request's first clause, if one clears the threshold.
+fn top(engine: &Engine, request: &str) -> Option<String> {
+    engine.route(request, None).unwrap()[0]
+        .recommendation
+        .as_ref()
+        .map(|c| c.id.clone())
+}
+
 #[test]
 fn a_light_verb_leaves_the_choice_to_its_object() {
     // "generate" fits every generator; only one of them knows a response.
@@ -61,9 +80,9 @@ fn an_object_no_entry_names_is_known_by_its_kind() {
     // No entry says "readme"; the lexicon knows a readme is a file, and only the file
     // reader's words name files. Without the kind, the readme was an object the catalog
     // had no word for, and the node opener — which takes free-text names — won.
-    let catalog = load(&[Source {
-        name: "stores.yaml".into(),
-        text: r#"
+    let engine = engine_over(
+        "stores.yaml",
+        r#"
 tools:
   - name: read_text_file
     description: Read the complete contents of a file as text.
@@ -74,12 +93,8 @@ tools:
       type: object
       properties: {names: {type: array, items: {type: string}, description: "Entity names to open"}}
       required: [names]
-"#
-        .into(),
-    }])
-    .unwrap()
-    .catalog;
-    let engine = Engine::new(catalog, Options::default()).unwrap();
+"#,
+    );
     for request in ["read the readme", "open the readme"] {
         let routes = engine.route(request, None).unwrap();
         let top = routes[0].recommendation.as_ref().map(|c| c.id.as_str());
@@ -91,9 +106,9 @@ tools:
 fn a_destructive_tool_serves_only_a_clause_that_asks_for_a_change() {
     // The editor's description says it returns a diff "showing" the changes; "show me"
     // is no request to edit. Naming the editor's verb, or asking for a change, still is.
-    let catalog = load(&[Source {
-        name: "files.yaml".into(),
-        text: r"
+    let engine = engine_over(
+        "files.yaml",
+        r"
 tools:
   - name: edit_file
     description: Make line-based edits to a text file. Returns a git-style diff showing the changes made.
@@ -107,18 +122,9 @@ tools:
   - name: list_directory
     description: Get a detailed listing of all files and directories in a specified path.
     input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
-"
-        .into(),
-    }])
-    .unwrap()
-    .catalog;
-    let engine = Engine::new(catalog, Options::default()).unwrap();
-    let top = |request: &str| {
-        engine.route(request, None).unwrap()[0]
-            .recommendation
-            .as_ref()
-            .map(|c| c.id.clone())
-    };
+",
+    );
+    let top = |request: &str| top(&engine, request);
     assert_ne!(top("show me the changes").as_deref(), Some("edit_file"));
     assert_eq!(top("edit main.rs").as_deref(), Some("edit_file"));
     // A question asks to be told, though "files" may read as a verb.
@@ -153,9 +159,9 @@ tools:
 fn an_entry_that_makes_its_own_kind_does_not_make_a_foreign_object() {
     // Asked for "a logo", a tool that makes agents from free-text instructions could take
     // the words, but what it would make is an agent.
-    let catalog = load(&[Source {
-        name: "studio.yaml".into(),
-        text: r"
+    let engine = engine_over(
+        "studio.yaml",
+        r"
 tools:
   - name: create_agent
     description: Create one agent with instructions and tools.
@@ -163,18 +169,9 @@ tools:
     input_schema: {type: object, properties: {instructions: {type: string}}, required: [instructions]}
     produces: [agent]
     effects: write
-"
-        .into(),
-    }])
-    .unwrap()
-    .catalog;
-    let engine = Engine::new(catalog, Options::default()).unwrap();
-    let top = |request: &str| {
-        engine.route(request, None).unwrap()[0]
-            .recommendation
-            .as_ref()
-            .map(|c| c.id.clone())
-    };
+",
+    );
+    let top = |request: &str| top(&engine, request);
     assert_eq!(top("create a logo"), None);
     assert_eq!(
         top("create an agent that watches the news").as_deref(),
