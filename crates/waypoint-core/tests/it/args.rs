@@ -5,21 +5,12 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use waypoint_catalog::{Source, load};
-use waypoint_core::{Engine, Options};
+use waypoint_core::Engine;
 use waypoint_protocol::Plan;
 
 /// An engine over one catalog file, built once per `cell`.
 fn engine(cell: &'static OnceLock<Engine>, name: &str, text: &str) -> &'static Engine {
-    cell.get_or_init(|| {
-        let catalog = load(&[Source {
-            name: name.into(),
-            text: text.into(),
-        }])
-        .unwrap()
-        .catalog;
-        Engine::new(catalog, Options::default()).unwrap()
-    })
+    cell.get_or_init(|| crate::engine_over(name, text))
 }
 
 fn typed() -> &'static Engine {

@@ -32,6 +32,17 @@ pub fn engine() -> &'static Engine {
     })
 }
 
+/// An engine over one catalog file given as text.
+pub fn engine_over(name: &str, text: &str) -> Engine {
+    let catalog = waypoint_catalog::load(&[waypoint_catalog::Source {
+        name: name.into(),
+        text: text.into(),
+    }])
+    .unwrap()
+    .catalog;
+    Engine::new(catalog, Options::default()).unwrap()
+}
+
 /// The tools of a plan, in order.
 pub fn tools(request: &str) -> Vec<String> {
     engine()

@@ -6,6 +6,8 @@ use std::sync::OnceLock;
 use waypoint_catalog::{Source, load};
 use waypoint_core::{Engine, Options};
 
+use crate::engine_over;
+
 fn media() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
     ENGINE.get_or_init(|| {
@@ -29,17 +31,6 @@ fn ranking(request: &str) -> Vec<String> {
         .chain(&route.alternatives)
         .map(|c| c.id.clone())
         .collect()
-}
-
-/// An engine over one catalog written inline.
-fn engine_over(name: &str, text: &str) -> Engine {
-    let catalog = load(&[Source {
-        name: name.into(),
-        text: text.into(),
-    }])
-    .unwrap()
-    .catalog;
-    Engine::new(catalog, Options::default()).unwrap()
 }
 
 /// The entry recommended for the request's first clause, if one clears the threshold.
