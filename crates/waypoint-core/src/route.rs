@@ -950,8 +950,12 @@ impl RouteIndex {
             // the words (the head verb, the article) that led to the understanding. They can
             // tip a choice between entries the words support, not lift one they barely touch.
             let lacks_object = object_key.is_some_and(|k| !self.has_word(doc, k));
+            // A head verb that destroys ("delete the build directory") leaves no other
+            // intent, nor the evidence that intent needs, to a tool that destroys nothing:
+            // "build" is its object.
+            let destroys_not = hints.destructive && !d.destructive;
             let fit = HintFit {
-                intent: !(lacks_object && light_verb),
+                intent: !(lacks_object && light_verb) && !destroys_not,
                 article: !lacks_object && !verb_decides,
                 kind: object_kind.filter(|k| self.has_word(doc, k)),
             };
@@ -966,7 +970,7 @@ impl RouteIndex {
             if foreign_object {
                 bonus = 0.0;
             }
-            if needed.contains(&doc) {
+            if needed.contains(&doc) && !destroys_not {
                 bonus += W_EVIDENCE;
                 reasons.push((doc, W_EVIDENCE, Reason::Evidence));
             }

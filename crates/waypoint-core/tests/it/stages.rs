@@ -334,6 +334,14 @@ fn an_object_no_entry_knows_leaves_a_verb_only_match_below_the_threshold() {
 }
 
 #[test]
+fn a_verb_that_destroys_leaves_no_other_intent_to_a_tool_that_destroys_nothing() {
+    // "build" is what is to be deleted, not a build to run or an agent to build; the
+    // built-in catalog deletes no directories.
+    assert_eq!(tools("delete the build directory"), ["unknown"]);
+    assert_eq!(tools("delete all my notes"), ["memory_forget"]);
+}
+
+#[test]
 fn an_acronym_after_an_article_is_what_the_verb_acts_on() {
     assert_eq!(tools("check the CI status"), ["ci_status"]);
 }
