@@ -955,7 +955,7 @@ impl RouteIndex {
             // "build" is its object.
             let destroys_not = hints.destructive && !d.destructive;
             let fit = HintFit {
-                intent: !(lacks_object && light_verb) && !destroys_not,
+                intent: !(destroys_not || lacks_object && light_verb),
                 article: !lacks_object && !verb_decides,
                 kind: object_kind.filter(|k| self.has_word(doc, k)),
             };
@@ -981,12 +981,7 @@ impl RouteIndex {
             }
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let mut adjusted = words_part + support * bonus;
-            if d.destructive && !d.can_take(&hints.supplied) {
-                adjusted *= DESTROYS_SOMETHING_ELSE;
-            }
-            if d.destructive && !asks_for_change(self.name_stems(&d.id), tokens, hints, lex) {
-                adjusted *= DESTROYS_SOMETHING_ELSE;
-            }
+            adjusted *= self.harm_factor(d, tokens, hints, lex);
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
@@ -1002,6 +997,23 @@ impl RouteIndex {
         }
         scored.sort_by(by_rank);
         self.candidates(scored, reasons, &words)
+    }
+
+    /// What is left of a destructive entry's score where it would destroy something the
+    /// clause does not name (its arguments take none of the values given), and again
+    /// where the clause asks for no change ([`asks_for_change`]).
+    fn harm_factor(&self, d: &Doc, tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> f64 {
+        if !d.destructive {
+            return 1.0;
+        }
+        let mut factor = 1.0;
+        if !d.can_take(&hints.supplied) {
+            factor *= DESTROYS_SOMETHING_ELSE;
+        }
+        if !asks_for_change(self.name_stems(&d.id), tokens, hints, lex) {
+            factor *= DESTROYS_SOMETHING_ELSE;
+        }
+        factor
     }
 
     /// The ranked entries as candidates, each with its reasons rendered, strongest first.
