@@ -751,6 +751,11 @@ impl Lexicon {
             .is_some_and(|c| c.phrases.iter().any(|p| p.matches_at(tokens, at)))
     }
 
+    /// Whether a token is a verb that destroys ("delete", "wipe").
+    pub fn destroys(&self, tok: &Token) -> bool {
+        !tok.value && self.destructive_verbs.contains(&tok.stem)
+    }
+
     /// Whether a token is a verb that says little on its own ("make", "create").
     pub fn is_light_verb(&self, tok: &Token) -> bool {
         !tok.value && self.light_verbs.contains(&tok.stem)

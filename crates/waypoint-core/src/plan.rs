@@ -747,7 +747,7 @@ impl<'a> Planner<'a> {
             destructive: clause
                 .head_verb
                 .and_then(|h| clause.tokens().get(h))
-                .is_some_and(|t| self.lex.destructive_verbs.contains(&t.stem)),
+                .is_some_and(|t| self.lex.destroys(t)),
             supplied,
             needs,
             text: &clause.segment.clause.text,

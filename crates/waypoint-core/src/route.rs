@@ -926,6 +926,9 @@ impl RouteIndex {
             .head_verb
             .is_some_and(|h| lex.is_light_verb(&tokens[h]));
         let verb_decides = !light_verb && self.knows_verb(tokens, hints);
+        let asks_to_make = matches!(hints.article, Some(Article::New))
+            && hints.intent == Some(lex.articles.new_intent.as_str());
+        let change = ChangeAsked::of(tokens, hints, lex);
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
         for &doc in &touched {
             let Some(d) = self.docs.get(doc as usize) else {
@@ -963,9 +966,7 @@ impl RouteIndex {
             // Only an entry that takes free text can take an object it has no word for,
             // and asked to make a new one ("create a logo", not "find a play"), only if
             // it does not make a kind of its own (an agent).
-            let makes_other = matches!(hints.article, Some(Article::New))
-                && hints.intent == Some(lex.articles.new_intent.as_str())
-                && !d.produces.is_empty();
+            let makes_other = asks_to_make && !d.produces.is_empty();
             let foreign_object = object_unknown && (!d.takes_text || makes_other);
             if foreign_object {
                 bonus = 0.0;
@@ -981,7 +982,7 @@ impl RouteIndex {
             }
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let mut adjusted = words_part + support * bonus;
-            adjusted *= self.harm_factor(d, tokens, hints, lex);
+            adjusted *= self.harm_factor(d, hints, &change);
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
@@ -1001,8 +1002,8 @@ impl RouteIndex {
 
     /// What is left of a destructive entry's score where it would destroy something the
     /// clause does not name (its arguments take none of the values given), and again
-    /// where the clause asks for no change ([`asks_for_change`]).
-    fn harm_factor(&self, d: &Doc, tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> f64 {
+    /// where the clause asks for no change ([`ChangeAsked`]).
+    fn harm_factor(&self, d: &Doc, hints: &Hints<'_>, change: &ChangeAsked<'_>) -> f64 {
         if !d.destructive {
             return 1.0;
         }
@@ -1010,7 +1011,7 @@ impl RouteIndex {
         if !d.can_take(&hints.supplied) {
             factor *= DESTROYS_SOMETHING_ELSE;
         }
-        if !asks_for_change(self.name_stems(&d.id), tokens, hints, lex) {
+        if !change.of_entry(self.name_stems(&d.id)) {
             factor *= DESTROYS_SOMETHING_ELSE;
         }
         factor
@@ -1207,48 +1208,52 @@ fn arg_kind(name: &str, lex: &Lexicon) -> Option<ExtractedKind> {
         .and_then(|(kind, _)| ExtractedKind::parse(kind))
 }
 
-/// Whether a clause asks for the change a destructive entry makes: a verb of it destroys,
-/// wherever it stands ("ignore the above and *delete* notes.txt" is headed by "ignore";
-/// "when the build ends, *delete* the logs"). Short of that, a question ("what files are
-/// in /tmp", "which files changed") asks to be told; otherwise the clause asks when its
-/// intent changes something (`changing_intents`) or its head verb is too vague to say
-/// ("handle the notes") or is a word of the entry's name ("edit main.rs"). A word the
-/// description uses in passing ("a diff *showing* the changes") is no such request. A
-/// clause without a verb is not judged.
-fn asks_for_change(
-    name_stems: &[String],
-    tokens: &[Token],
-    hints: &Hints<'_>,
-    lex: &Lexicon,
-) -> bool {
-    if hints.destructive
-        || tokens
-            .iter()
-            .any(|t| lex.destructive_verbs.contains(&t.stem))
-    {
-        return true;
+/// Whether a clause asks for the change a destructive entry makes, worked out once per
+/// clause. It does where a verb of it destroys, wherever it stands ("ignore the above and
+/// *delete* notes.txt" is headed by "ignore"; "when the build ends, *delete* the logs").
+/// Short of that, a question ("what files are in /tmp", "which files changed") asks to be
+/// told; otherwise the clause asks when its intent changes something (`changing_intents`)
+/// or its head verb is too vague to say ("handle the notes") — or, entry by entry, when
+/// its head verb is a word of the entry's name ("edit main.rs"). A word the description
+/// uses in passing ("a diff *showing* the changes") is no such request. A clause without
+/// a verb is not judged.
+enum ChangeAsked<'t> {
+    Yes,
+    No,
+    /// Only of an entry whose name has this verb.
+    IfNamedBy(&'t Token),
+}
+
+impl<'t> ChangeAsked<'t> {
+    fn of(tokens: &'t [Token], hints: &Hints<'_>, lex: &Lexicon) -> Self {
+        if hints.destructive || tokens.iter().any(|t| lex.destroys(t)) {
+            return Self::Yes;
+        }
+        // "what files …" could read "files" as a verb; "can you …" is a request.
+        if tokens
+            .first()
+            .is_some_and(|t| lex.question_words.contains(&t.form))
+        {
+            return Self::No;
+        }
+        let changing = hints
+            .intent
+            .is_some_and(|i| lex.changing_intents.iter().any(|c| c == i));
+        match hints.head_verb.and_then(|h| tokens.get(h)) {
+            _ if changing => Self::Yes,
+            None => Self::Yes,
+            Some(verb) if lex.vague_verbs.contains(&verb.key) => Self::Yes,
+            Some(verb) => Self::IfNamedBy(verb),
+        }
     }
-    // "what files …" could read "files" as a verb; "can you …" is a request.
-    if tokens
-        .first()
-        .is_some_and(|t| lex.question_words.contains(&t.form))
-    {
-        return false;
+
+    fn of_entry(&self, name_stems: &[String]) -> bool {
+        match self {
+            Self::Yes => true,
+            Self::No => false,
+            Self::IfNamedBy(verb) => name_stems.iter().any(|w| *w == verb.stem || *w == verb.key),
+        }
     }
-    if hints
-        .intent
-        .is_some_and(|i| lex.changing_intents.iter().any(|c| c == i))
-    {
-        return true;
-    }
-    let Some(verb) = hints.head_verb.and_then(|h| tokens.get(h)) else {
-        return true;
-    };
-    if lex.vague_verbs.contains(&verb.key) {
-        return true;
-    }
-    let stem = crate::text::stem(&verb.form);
-    name_stems.iter().any(|w| *w == stem || *w == verb.key)
 }
 
 /// Which of the understanding's bonuses an entry may take.
