@@ -15,6 +15,7 @@
 //! A typed argument never receives free clause text, and the words of one argument are
 //! never repeated in another.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -604,6 +605,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     fill_refs(&cx, &mut st);
     fill_possessed(&cx, &mut st);
     fill_said(&cx, &mut st);
+    fill_described(&cx, &mut st);
     fill_typed(&cx, &mut st);
     fill_suggested(&cx, &mut st);
     fill_cued(&cx, &mut st);
@@ -1115,6 +1117,73 @@ fn naming_run<'t>(
 }
 
 /// Typed values to the slots that take their kind, in the order the request gives them.
+/// Words either side of a value that say which of several arguments of its kind it is
+/// for: "the *first* 10 lines" goes to `head` ("returns only the first N lines"), not to
+/// `tail` ("… the last N lines"), though `tail` comes first in the schema. A value two or
+/// more open arguments take goes to the one whose description alone has a word among the
+/// two words before it or the two after; where none or several do, it is left to
+/// [`fill_typed`] and the schema's order.
+fn fill_described(cx: &Context<'_, '_>, st: &mut State) {
+    const AROUND: usize = 2;
+    let toks = cx.inputs.clause.tokens();
+    for (i, piece) in cx.pieces.iter().enumerate() {
+        if st.used.pieces.contains(&i) || !matches!(piece.kind, Kind::Value(_)) {
+            continue;
+        }
+        let rivals: Vec<&Slot<'_>> = cx
+            .slots
+            .iter()
+            .filter(|s| s.typed() && !st.out.args.contains_key(s.name))
+            .filter(|s| s.takes(piece, cx.lex))
+            .filter(|s| fits(&piece.coerce_for(s, cx.lex), s.item_schema()))
+            .collect();
+        if rivals.len() < 2 {
+            continue;
+        }
+        let described: Vec<HashSet<String>> = rivals
+            .iter()
+            .map(|s| {
+                description_words(s.schema)
+                    .iter()
+                    .filter(|w| !cx.lex.stopwords.contains(w.as_str()))
+                    .map(|w| crate::text::stem(w))
+                    .collect()
+            })
+            .collect();
+        let before = toks
+            .iter()
+            .rev()
+            .filter(|t| t.end <= piece.start)
+            .take(AROUND);
+        let after = toks.iter().filter(|t| t.start >= piece.end).take(AROUND);
+        let near: Vec<&str> = before
+            .chain(after)
+            .filter(|t| !t.value)
+            .map(|t| t.stem.as_str())
+            .collect();
+        // A word only one rival's description has, said next to the value.
+        let telling = |k: usize| {
+            near.iter().any(|w| {
+                described[k].contains(*w)
+                    && described
+                        .iter()
+                        .enumerate()
+                        .all(|(j, d)| j == k || !d.contains(*w))
+            })
+        };
+        let mut told = (0..rivals.len()).filter(|&k| telling(k));
+        let (Some(k), None) = (told.next(), told.next()) else {
+            continue;
+        };
+        let slot = rivals[k];
+        mark_piece(i, cx.pieces, toks, cx.lex, &mut st.used);
+        st.out.args.insert(
+            slot.name.to_string(),
+            slot.one(piece.coerce_for(slot, cx.lex)),
+        );
+    }
+}
+
 fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
     let (slots, pieces, inputs) = (cx.slots, cx.pieces, cx.inputs);
     let State { used, out } = st;

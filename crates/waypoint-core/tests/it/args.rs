@@ -1650,3 +1650,39 @@ fn what_a_relative_clause_says_is_the_instructions_and_a_bare_verb_after_it_is_n
         "{s:?}"
     );
 }
+
+steps_over!(
+    /// A file reader with two counts, `tail` before `head`, as the MCP filesystem server
+    /// declares them.
+    reader,
+    "reader.yaml",
+    "tools:
+  - name: read_text_file
+    description: Read the contents of a text file.
+    input_schema:
+      type: object
+      properties:
+        path: {type: string}
+        tail: {type: number, description: 'If provided, returns only the last N lines of the file'}
+        head: {type: number, description: 'If provided, returns only the first N lines of the file'}
+      required: [path]
+    effects: read
+"
+);
+
+#[test]
+fn a_word_beside_a_number_picks_which_count_it_is() {
+    assert_eq!(
+        reader("read the first 10 lines of log.txt"),
+        one_step("read_text_file", json!({"path": "log.txt", "head": 10}))
+    );
+    assert_eq!(
+        reader("read the last 5 lines of log.txt"),
+        one_step("read_text_file", json!({"path": "log.txt", "tail": 5}))
+    );
+    // Nothing beside the number tells them apart: the schema's order decides.
+    assert_eq!(
+        reader("read 7 lines of log.txt"),
+        one_step("read_text_file", json!({"path": "log.txt", "tail": 7}))
+    );
+}
