@@ -608,6 +608,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     fill_described(&cx, &mut st);
     fill_typed(&cx, &mut st);
     fill_suggested(&cx, &mut st);
+    fill_folder(&cx, &mut st);
     fill_cued(&cx, &mut st);
     fill_modifier(&cx, &mut st);
     fill_kind(&cx, &mut st);
@@ -1381,6 +1382,54 @@ fn mark_piece(i: usize, pieces: &[Piece], toks: &[Token], lex: &Lexicon, used: &
     match introduced {
         Some(prev) => used.spans.push((prev.start, p.end, true)),
         None => used.spans.push((p.start, p.end, false)),
+    }
+}
+
+/// A folder named by a bare word beside the word for one: "list the files in the *docs*
+/// folder", "the folder *src*". An argument that takes paths and was given none takes the
+/// word, unless it only says which folder ("the *new* folder": `folder_describers`), is a
+/// function word, opens a cue ("a folder *called* build"), or is a word of the tool's
+/// own name ("the directory *tree*"). Before the cues, so "move it *to the archive
+/// folder*" gives the destination "archive", not the words after "to".
+fn fill_folder(cx: &Context<'_, '_>, st: &mut State) {
+    let toks = cx.inputs.clause.tokens();
+    let words = &cx.lex.words;
+    let Some(slot) = cx.slots.iter().find(|s| {
+        s.kinds.contains(&Kind::Value(ExtractedKind::Paths)) && !st.out.args.contains_key(s.name)
+    }) else {
+        return;
+    };
+    let head = cx.inputs.clause.head_verb;
+    let names = |at: usize| {
+        toks.get(at).filter(|t| {
+            !t.value
+                && Some(at) != head
+                && !st.used.covers(t)
+                && !words.folder_nouns.contains(&t.form)
+                && !words.folder_describers.contains(&t.form)
+                && !cx.lex.stopwords.contains(&t.key)
+                && ![&words.articles, &words.possessives, &words.demonstratives]
+                    .iter()
+                    .any(|class| class.contains(&t.form))
+                && !words.prepositions.contains(&t.form)
+                && !cx.lex.opens_cue(&t.form)
+                && !cx.inputs.own_name.contains(&t.stem)
+                && t.form
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "-_.".contains(c))
+        })
+    };
+    let named = toks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| words.folder_nouns.contains(&t.form))
+        .find_map(|(at, _)| at.checked_sub(1).and_then(names).or_else(|| names(at + 1)));
+    if let Some(t) = named {
+        let path = cx.inputs.request[t.start..t.end].to_string();
+        st.used.spans.push((t.start, t.end, false));
+        st.out
+            .args
+            .insert(slot.name.to_string(), slot.one(Value::String(path)));
     }
 }
 

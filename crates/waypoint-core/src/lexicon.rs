@@ -525,6 +525,10 @@ pub struct WordClasses {
     /// Close a verb after its object pronoun ("play it *back*"): the pronoun is still
     /// the whole object.
     pub verb_particles: HashSet<String>,
+    /// Name a folder; a bare word beside one is its path ("the *docs* folder").
+    pub folder_nouns: HashSet<String>,
+    /// Say which folder without naming it ("the *new* folder").
+    pub folder_describers: HashSet<String>,
     pub particles: HashSet<String>,
     pub demonstratives: HashSet<String>,
     pub prepositions: HashSet<String>,
@@ -754,6 +758,14 @@ impl Lexicon {
     /// Whether a token is a verb that destroys ("delete", "wipe").
     pub fn destroys(&self, tok: &Token) -> bool {
         !tok.value && self.destructive_verbs.contains(&tok.stem)
+    }
+
+    /// Whether a word is an argument cue on its own ("a folder *called* logs", "a file
+    /// *containing* …"): what follows is a value, not more of the noun before it.
+    pub fn opens_cue(&self, form: &str) -> bool {
+        self.arg_cues
+            .iter()
+            .any(|c| c.cues.iter().any(|p| p.text == form))
     }
 
     /// Whether a token is a verb that says little on its own ("make", "create").

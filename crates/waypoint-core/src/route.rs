@@ -1317,7 +1317,8 @@ fn hint_bonus<'s>(
 }
 
 /// The head noun of the noun phrase after the verb at `h`: the last of the content words
-/// that follow it (skipping articles and pronouns), stopping at the first other word.
+/// that follow it (skipping articles and pronouns), stopping at the first other word,
+/// a verb, or a cue that a value follows ("a folder *named* logs" acts on a folder).
 fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
     let mut i = h + 1;
     while tokens.get(i).is_some_and(|t| {
@@ -1333,7 +1334,8 @@ fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
             || !lex.is_content(t)
             || t.identifier
             || t.proper
-            || (last.is_some() && (lex.is_verb(t) || post_modifier(tokens, i, lex)))
+            || (last.is_some()
+                && (lex.is_verb(t) || post_modifier(tokens, i, lex) || lex.opens_cue(&t.form)))
         {
             break;
         }

@@ -1686,3 +1686,69 @@ fn a_word_beside_a_number_picks_which_count_it_is() {
         one_step("read_text_file", json!({"path": "log.txt", "tail": 7}))
     );
 }
+
+steps_over!(
+    /// Folder tools as the MCP filesystem server describes them.
+    folders,
+    "folders.yaml",
+    "tools:
+  - name: list_directory
+    description: Get a detailed listing of all files and directories in a specified path.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+    effects: read
+  - name: directory_tree
+    description: Get a recursive tree view of files and directories. Each entry includes its name, type and children.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+    effects: read
+  - name: create_directory
+    description: Create a new directory or ensure a directory exists.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+    effects: write
+  - name: move_file
+    description: Move or rename files and directories.
+    input_schema:
+      type: object
+      properties: {source: {type: string}, destination: {type: string}}
+      required: [source, destination]
+    effects: write
+"
+);
+
+#[test]
+fn a_bare_word_beside_folder_is_its_path() {
+    assert_eq!(
+        folders("list the files in the docs folder"),
+        one_step("list_directory", json!({"path": "docs"}))
+    );
+    assert_eq!(
+        folders("list the folder src"),
+        one_step("list_directory", json!({"path": "src"}))
+    );
+    // The word after "to" is the folder's name, not the words of the phrase.
+    assert_eq!(
+        folders("move report.txt to the archive folder"),
+        one_step(
+            "move_file",
+            json!({"source": "report.txt", "destination": "archive"})
+        )
+    );
+}
+
+#[test]
+fn a_word_that_only_says_which_folder_or_is_the_tools_own_is_no_path() {
+    let open = json!({"path": {"$placeholder": "path"}});
+    assert_eq!(
+        folders("make a new folder"),
+        one_step("create_directory", open.clone())
+    );
+    assert_eq!(
+        folders("show the directory tree of the current folder"),
+        one_step("directory_tree", open)
+    );
+    // A cue gives the name, and what follows it is no object of the verb: "logs" is not
+    // what is created.
+    assert_eq!(
+        folders("create a folder named logs"),
+        one_step("create_directory", json!({"path": "logs"}))
+    );
+}
