@@ -3,7 +3,8 @@
 //! though the two share no word.
 //!
 //! Each entry has two kinds of rows: its own words (name and description, what a tool
-//! imported from an MCP server comes with) and the requests it was taught. A clause is
+//! imported from an MCP server comes with; a long description's first sentence too) and
+//! the requests it was taught. A clause is
 //! compared with both; the closest row of each kind, mapped through its own [`Scale`]
 //! (descriptions and requests are different genres: a good match with a description is
 //! a lower cosine than with a request), gives the entry's meaning score in [0, 1].
@@ -94,12 +95,48 @@ impl MeaningSettings {
     }
 }
 
-/// One entry's rows that a clause is compared with.
+/// One entry's rows that a clause is compared with: `owns` rows of its own words from
+/// row `own`, then `requests` rows of the requests it was taught.
 #[derive(Debug, Clone, Copy)]
 struct Compared {
     doc: u32,
     own: usize,
+    owns: usize,
     requests: usize,
+}
+
+impl Compared {
+    fn own_rows(&self) -> std::ops::Range<usize> {
+        self.own..self.own + self.owns
+    }
+
+    /// Its first `n` request rows.
+    fn request_rows(&self, n: usize) -> std::ops::Range<usize> {
+        let first = self.own + self.owns;
+        first..first + self.requests.min(n)
+    }
+}
+
+/// An entry's own words as the texts its meaning is read from: its name with its
+/// description, and, where the description runs on past its first sentence, the name
+/// with that sentence alone. A tool imported from an MCP server says what it does first
+/// and then how to call it ("… Handles various text encodings … Only works within
+/// allowed directories"); a short request is far in meaning from the whole of that and
+/// close to its opening.
+fn own_texts(name: &str, about: &str) -> Vec<String> {
+    let about = about.trim();
+    if about.is_empty() {
+        return vec![name.to_string()];
+    }
+    let mut texts = vec![format!("{name}: {about}")];
+    let first = about
+        .match_indices(". ")
+        .map(|(at, _)| &about[..at])
+        .find(|s| s.split_whitespace().count() >= 3);
+    if let Some(first) = first {
+        texts.push(format!("{name}: {first}"));
+    }
+    texts
 }
 
 /// Every entry's rows as vectors, ready to score clauses.
@@ -142,17 +179,14 @@ impl Meaning {
         let mut compared = Vec::new();
         for e in entries(catalog) {
             let Some(doc) = doc_of(e.id) else { continue };
-            let about = if e.about.trim().is_empty() {
-                e.name.clone()
-            } else {
-                format!("{}: {}", e.name, e.about)
-            };
+            let own = own_texts(&e.name, e.about);
             compared.push(Compared {
                 doc,
                 own: texts.len(),
+                owns: own.len(),
                 requests: e.examples.len(),
             });
-            texts.push(about);
+            texts.extend(own);
             texts.extend(e.examples.iter().cloned());
         }
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -275,8 +309,13 @@ impl Meaning {
         let row = |r: usize| &self.vectors[r * self.dims..(r + 1) * self.dims];
         let mut out = Vec::new();
         for c in &self.compared {
-            let own = self.settings.own.map(dot(&q, row(c.own)));
-            let closest = (c.own + 1..=c.own + c.requests.min(COMPARED_REQUESTS))
+            let own = c
+                .own_rows()
+                .map(|r| dot(&q, row(r)))
+                .fold(f32::NEG_INFINITY, f32::max);
+            let own = self.settings.own.map(own);
+            let closest = c
+                .request_rows(COMPARED_REQUESTS)
                 .map(|r| dot(&q, row(r)))
                 .fold(f32::NEG_INFINITY, f32::max);
             let s = own.max(self.settings.requests.map(closest));
@@ -308,7 +347,7 @@ impl Meaning {
         for c in self.compared.iter().filter(|c| c.requests > 0) {
             // The k best so far, best first: one close request may be a stray.
             let mut top = [f32::NEG_INFINITY; NEIGHBOURS];
-            for r in c.own + 1..=c.own + c.requests.min(NEIGHBOUR_REQUESTS) {
+            for r in c.request_rows(NEIGHBOUR_REQUESTS) {
                 let cos = small.dot(&q, r) * q_scale;
                 if let Some(at) = top.iter().position(|t| cos > *t) {
                     top.copy_within(at..NEIGHBOURS - 1, at + 1);
@@ -402,5 +441,30 @@ mod tests {
         let (zero, _) = quantise(&[0.0; 4]);
         assert_eq!(zero, vec![0; 4]);
         assert!(Small::new(&[0.0; 4], 4).dot(&[9, 9, 9, 9], 0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_description_past_its_first_sentence_gives_that_sentence_a_row_of_its_own() {
+        assert_eq!(
+            own_texts(
+                "edit file",
+                "Make line-based edits to a text file. Each edit replaces lines."
+            ),
+            [
+                "edit file: Make line-based edits to a text file. Each edit replaces lines.",
+                "edit file: Make line-based edits to a text file",
+            ]
+        );
+        // One sentence, a closing period, or an opening too short to say what it does
+        // ("Deprecated. …") add nothing.
+        assert_eq!(
+            own_texts("get weather", "The forecast for a city."),
+            ["get weather: The forecast for a city."]
+        );
+        assert_eq!(
+            own_texts("old read", "Deprecated. Use read_text_file instead."),
+            ["old read: Deprecated. Use read_text_file instead."]
+        );
+        assert_eq!(own_texts("ping", "  "), ["ping"]);
     }
 }

@@ -73,6 +73,10 @@ const DESTROYS_SOMETHING_ELSE: f64 = 0.35;
 /// Factor on the word score of an entry that takes no free text when no entry's words
 /// name the clause's object (which also takes away the bonus the verb alone earns).
 const OBJECT_UNKNOWN: f64 = 0.8;
+/// Factor on the score of an entry that takes no arguments at all when the clause names
+/// a file, a page or an address: "read README.md" is not "Read the entire knowledge
+/// graph", however close the two are in meaning.
+const TAKES_NOTHING_GIVEN: f64 = 0.5;
 /// Most an entry's word score loses when the clause says none of its name's words.
 const NAME_UNSAID: f64 = 0.02;
 /// Weight of a light verb ("make", "create"): its object decides.
@@ -105,6 +109,8 @@ struct Doc {
     name_keys: Vec<String>,
     /// A required argument takes free text (a note, a brief): any object can be its input.
     takes_text: bool,
+    /// Its input schema declares no arguments: it acts on nothing a clause can name.
+    takes_nothing: bool,
 }
 
 impl Doc {
@@ -344,6 +350,8 @@ impl RouteIndex {
             if let Some(doc) = index.docs.last_mut() {
                 doc.destructive = tool.effects == waypoint_catalog::Effects::Destructive;
                 doc.takes_text = takes_text;
+                doc.takes_nothing =
+                    tool.input_schema.is_some() && tool.properties().next().is_none();
             }
         }
         for p in catalog.pipelines() {
@@ -549,6 +557,7 @@ impl RouteIndex {
             destructive: false,
             name_keys,
             takes_text: true,
+            takes_nothing: false,
         });
         let mut best: HashMap<String, f64> = HashMap::new();
         for (w, text) in fields {
@@ -747,6 +756,29 @@ impl RouteIndex {
         hints
             .head_verb
             .is_some_and(|h| self.postings.contains_key(tokens[h].key.as_str()))
+    }
+
+    /// An entry that takes no arguments loses part of its score, second opinions
+    /// included, when the clause names a file, a page or an address for it to act on.
+    fn given_what_it_cannot_take(&self, hints: &Hints<'_>, scored: &mut [(f64, u32)]) {
+        let names_a_thing = hints.supplied.iter().any(|k| {
+            matches!(
+                k,
+                ExtractedKind::Paths | ExtractedKind::Urls | ExtractedKind::Emails
+            )
+        });
+        if !names_a_thing {
+            return;
+        }
+        for (score, doc) in scored.iter_mut() {
+            if self
+                .docs
+                .get(*doc as usize)
+                .is_some_and(|d| d.takes_nothing)
+            {
+                *score *= TAKES_NOTHING_GIVEN;
+            }
+        }
     }
 
     /// Meaning and the trained router, each blended into the scores in turn.
@@ -986,6 +1018,7 @@ impl RouteIndex {
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
+        self.given_what_it_cannot_take(hints, &mut scored);
         self.asked_of_untaught(tokens, lex, &mut scored, &mut reasons);
         self.object_names_entry(object.map(|o| &tokens[o]), &mut scored, &mut reasons);
         let by_rank = |a: &(f64, u32), b: &(f64, u32)| {

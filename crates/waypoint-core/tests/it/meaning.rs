@@ -146,3 +146,54 @@ fn on_a_catalog_described_in_prose_meaning_leads_where_it_thinks_better_of_an_en
         assert_eq!(best(&leading, request).as_deref(), Some(tool), "{request}");
     }
 }
+
+/// Tools as the MCP filesystem and memory servers describe them: what each does first,
+/// then how to call it, in several sentences.
+const SERVERS: &str = r#"
+tools:
+  - name: read_text_file
+    description: "Read the complete contents of a file from the file system as text. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine the contents of a single file. Use the 'head' parameter to read only the first N lines of a file, or the 'tail' parameter to read only the last N lines of a file. Operates on the file as text regardless of extension. Only works within allowed directories."
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+    effects: read
+  - name: edit_file
+    description: "Make line-based edits to a text file. Each edit replaces exact line sequences with new content. Returns a git-style diff showing the changes made. Only works within allowed directories."
+    input_schema: {type: object, properties: {path: {type: string}, edits: {type: array}}, required: [path, edits]}
+    effects: destructive
+  - name: write_file
+    description: "Create a new file or completely overwrite an existing file with new content. Use with caution as it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories."
+    input_schema: {type: object, properties: {path: {type: string}, content: {type: string}}, required: [path, content]}
+    effects: destructive
+  - name: read_graph
+    description: Read the entire knowledge graph
+    input_schema: {type: object, properties: {}}
+    effects: read
+"#;
+
+#[test]
+fn a_long_description_is_read_by_its_opening_too_and_a_tool_that_takes_nothing_is_no_reader_of_a_file()
+ {
+    let Some(encoder) = encoder() else { return };
+    let servers = load(&[Source {
+        name: "servers.yaml".into(),
+        text: SERVERS.into(),
+    }])
+    .unwrap()
+    .catalog;
+    let options = Options {
+        meaning: Some(MeaningSettings::new(encoder)),
+        ..Options::default()
+    };
+    let e = Engine::new(servers, options).unwrap();
+    // "Read the entire knowledge graph" is closer in meaning to "read README.md" than
+    // the whole of read_text_file's description, but it can take no file.
+    assert_eq!(
+        best(&e, "read README.md").as_deref(),
+        Some("read_text_file")
+    );
+    // "Make line-based edits to a text file" alone is close to appending a line; the
+    // rest of its description is about diffs and allowed directories.
+    assert_eq!(
+        best(&e, "append a line to todo.txt").as_deref(),
+        Some("edit_file")
+    );
+}
