@@ -168,12 +168,38 @@ impl std::ops::Deref for Concepts {
     }
 }
 
+/// A question that turns the verbs of one intent into a request for another: an
+/// auxiliary beside a subject ("*did I* edit …", "what *do you* remember …").
 #[derive(Debug, Clone, Default)]
-pub struct PastQuestion {
+pub struct QuestionRule {
     pub auxiliaries: HashSet<String>,
     pub subjects: HashSet<String>,
     /// (intent whose verbs are re-read, intent they count for)
     pub reinterpret: Vec<(String, String)>,
+    /// The subject may come first ("I haven't …"); in the present that is no question
+    /// ("I do want you to remember …").
+    either_order: bool,
+}
+
+impl QuestionRule {
+    /// Whether the tokens hold the rule's question.
+    pub fn asked(&self, toks: &[Token]) -> bool {
+        toks.windows(2).any(|w| {
+            (self.auxiliaries.contains(&w[0].form) && self.subjects.contains(&w[1].form))
+                || (self.either_order
+                    && self.subjects.contains(&w[0].form)
+                    && self.auxiliaries.contains(&w[1].form))
+        })
+    }
+
+    fn compile(raw: RawQuestion, either_order: bool) -> Self {
+        Self {
+            either_order,
+            auxiliaries: raw.auxiliaries.iter().map(|w| w.to_lowercase()).collect(),
+            subjects: raw.subjects.iter().map(|w| w.to_lowercase()).collect(),
+            reinterpret: raw.reinterpret.into_iter().collect(),
+        }
+    }
 }
 
 /// The compiled vocabulary.
@@ -217,7 +243,10 @@ pub struct Lexicon {
     pub languages: Vec<String>,
     pub intents: Concepts,
     pub entities: Concepts,
-    pub past_question: PastQuestion,
+    /// "did I edit …": a question about what was done.
+    pub past_question: QuestionRule,
+    /// "what do you remember …": a question for what was kept, in the present.
+    pub present_question: QuestionRule,
     pub identifier_entity: Option<String>,
     pub calendar: Calendar,
     pub url_tlds: Vec<String>,
@@ -409,7 +438,8 @@ struct Raw {
     plural_anaphora: Vec<String>,
     languages: Vec<String>,
     synonyms: BTreeMap<String, Vec<String>>,
-    past_question: RawPast,
+    past_question: RawQuestion,
+    present_question: RawQuestion,
     identifier_entity: Option<String>,
     calendar: Calendar,
     url_tlds: Vec<String>,
@@ -549,7 +579,7 @@ impl WordClasses {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawPast {
+struct RawQuestion {
     auxiliaries: Vec<String>,
     subjects: Vec<String>,
     reinterpret: BTreeMap<String, String>,
@@ -648,11 +678,8 @@ impl Lexicon {
             languages: raw.languages,
             intents: Concepts::new(intents),
             entities: Concepts::new(entities),
-            past_question: PastQuestion {
-                auxiliaries: forms(&raw.past_question.auxiliaries),
-                subjects: forms(&raw.past_question.subjects),
-                reinterpret: raw.past_question.reinterpret.into_iter().collect(),
-            },
+            past_question: QuestionRule::compile(raw.past_question, true),
+            present_question: QuestionRule::compile(raw.present_question, false),
             identifier_entity: raw.identifier_entity,
             calendar: raw.calendar,
             url_tlds: raw.url_tlds,
@@ -766,6 +793,17 @@ impl Lexicon {
         self.arg_cues
             .iter()
             .any(|c| c.cues.iter().any(|p| p.text == form))
+    }
+
+    /// The intent whose verbs a question re-reads as `intent` ("what do you *remember*
+    /// …" asks to recall), if one does.
+    pub fn reread_as(&self, toks: &[Token], intent: &str) -> Option<&str> {
+        [&self.past_question, &self.present_question]
+            .into_iter()
+            .filter(|q| q.asked(toks))
+            .flat_map(|q| &q.reinterpret)
+            .find(|(_, to)| to == intent)
+            .map(|(from, _)| from.as_str())
     }
 
     /// Whether a token is a verb that says little on its own ("make", "create").

@@ -738,11 +738,13 @@ impl<'a> Planner<'a> {
             .map(|v| v.kind)
             .collect();
         supplied.dedup();
+        let intent = goal
+            .filter(|g| g.confidence >= 0.3)
+            .map(|g| g.intent.as_str());
         Hints {
             head_verb: clause.head_verb,
-            intent: goal
-                .filter(|g| g.confidence >= 0.3)
-                .map(|g| g.intent.as_str()),
+            intent,
+            reread: intent.and_then(|i| self.lex.reread_as(clause.tokens(), i)),
             article: self.lex.article_after(clause.tokens(), clause.head_verb),
             destructive: clause
                 .head_verb

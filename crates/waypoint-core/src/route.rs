@@ -77,6 +77,9 @@ const OBJECT_UNKNOWN: f64 = 0.8;
 /// a file, a page or an address: "read README.md" is not "Read the entire knowledge
 /// graph", however close the two are in meaning.
 const TAKES_NOTHING_GIVEN: f64 = 0.5;
+/// Factor on the score of an entry that does what a question's verb says but not what
+/// the question asks for: "what do you remember about the deploy key" stores nothing.
+const REREAD_ELSEWHERE: f64 = 0.5;
 /// Most an entry's word score loses when the clause says none of its name's words.
 const NAME_UNSAID: f64 = 0.02;
 /// Weight of a light verb ("make", "create"): its object decides.
@@ -143,6 +146,9 @@ pub struct Hints<'a> {
     pub head_verb: Option<usize>,
     /// The goal's intent, when the parser is reasonably sure of it.
     pub intent: Option<&'a str>,
+    /// The intent whose verbs a question re-read as `intent` ("what do you *remember*
+    /// …" recalls): an entry that does that one and not `intent` is not asked for.
+    pub reread: Option<&'a str>,
     pub article: Option<Article>,
     /// The head verb destroys ("delete", "wipe").
     pub destructive: bool,
@@ -1015,6 +1021,12 @@ impl RouteIndex {
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let mut adjusted = words_part + support * bonus;
             adjusted *= self.harm_factor(d, hints, &change);
+            if let (Some(asked), Some(reread)) = (hints.intent, hints.reread)
+                && d.intents.iter().any(|i| i == reread)
+                && !d.intents.iter().any(|i| i == asked)
+            {
+                adjusted *= REREAD_ELSEWHERE;
+            }
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);

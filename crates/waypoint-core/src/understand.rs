@@ -10,7 +10,7 @@ use waypoint_catalog::EvidenceRule;
 use waypoint_protocol::{Ambiguity, ClauseRole, Extracted, Goal, Understanding};
 
 use crate::extract::{self, Extractor, Found};
-use crate::lexicon::{Concept, Concepts, Lexicon};
+use crate::lexicon::{Concept, Concepts, Lexicon, QuestionRule};
 use crate::segment::{Segment, segment};
 use crate::text::Token;
 
@@ -331,7 +331,8 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> (Go
     let mut intents = score_concepts(&lex.intents, toks, c.head_verb, Role::Intent, lex);
     let mut entities = score_concepts(&lex.entities, toks, None, Role::Entity, lex);
 
-    reinterpret_past_question(&mut intents, toks, lex);
+    reinterpret_question(&mut intents, toks, &lex.past_question, lex);
+    reinterpret_question(&mut intents, toks, &lex.present_question, lex);
     add_identifier_entity(&mut entities, toks, !intents.is_empty(), lex);
 
     // Every (intent, entity) reading with its weight; the catalog's rules are a prior.
@@ -495,15 +496,15 @@ fn entity_implied_readings(
 
 type Scored<'l> = Vec<(&'l Concept, f64, Vec<String>)>;
 
-/// "did I edit …": after a past question the verbs of one intent count for another.
-fn reinterpret_past_question<'l>(intents: &mut Scored<'l>, toks: &[Token], lex: &'l Lexicon) {
-    let pq = &lex.past_question;
-    // "did I …", "have we …", and "I haven't …" (subject first, auxiliary negated).
-    let past = toks.windows(2).any(|w| {
-        (pq.auxiliaries.contains(&w[0].form) && pq.subjects.contains(&w[1].form))
-            || (pq.subjects.contains(&w[0].form) && pq.auxiliaries.contains(&w[1].form))
-    });
-    if !past {
+/// "did I edit …", "what do you remember …": after such a question the verbs of one
+/// intent count for another.
+fn reinterpret_question<'l>(
+    intents: &mut Scored<'l>,
+    toks: &[Token],
+    pq: &QuestionRule,
+    lex: &'l Lexicon,
+) {
+    if !pq.asked(toks) {
         return;
     }
     for (from, to) in &pq.reinterpret {
@@ -519,11 +520,7 @@ fn reinterpret_past_question<'l>(intents: &mut Scored<'l>, toks: &[Token], lex: 
         if let Some(entry) = intents.iter_mut().find(|(c, ..)| &c.name == to) {
             entry.1 += moved;
         } else if let Some(concept) = lex.intent(to) {
-            intents.push((
-                concept,
-                moved,
-                vec![format!("a question about what was done ({from})")],
-            ));
+            intents.push((concept, moved, vec![format!("a question ({from})")]));
         }
     }
 }

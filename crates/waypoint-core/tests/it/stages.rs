@@ -342,6 +342,25 @@ fn a_verb_that_destroys_leaves_no_other_intent_to_a_tool_that_destroys_nothing()
 }
 
 #[test]
+fn a_question_asks_for_what_its_verb_would_keep() {
+    // "remember" is memory_store's own word, but asked, it recalls: a question plans
+    // no write.
+    assert_eq!(
+        tools("what do you remember about the deploy key"),
+        ["memory_recall"]
+    );
+    // A request that only sounds like a question, and a statement, still store.
+    assert_eq!(
+        tools("can you remember that the deploy key is in vault"),
+        ["memory_store"]
+    );
+    assert_eq!(
+        tools("remember that the deploy key is in vault"),
+        ["memory_store"]
+    );
+}
+
+#[test]
 fn an_acronym_after_an_article_is_what_the_verb_acts_on() {
     assert_eq!(tools("check the CI status"), ["ci_status"]);
 }
