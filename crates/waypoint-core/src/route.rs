@@ -132,6 +132,16 @@ impl Doc {
         1.0 - NAME_UNSAID * unsaid as f64 / self.name_keys.len() as f64
     }
 
+    /// [`REREAD_ELSEWHERE`] when it does what a question's verb says and not what the
+    /// question asks for ("what do you *remember* …" to a tool that stores), else 1.
+    fn reread_factor(&self, hints: &Hints<'_>) -> f64 {
+        let does = |intent: &str| self.intents.iter().any(|i| i == intent);
+        match (hints.intent, hints.reread) {
+            (Some(asked), Some(reread)) if does(reread) && !does(asked) => REREAD_ELSEWHERE,
+            _ => 1.0,
+        }
+    }
+
     /// Whether it takes at least one of the kinds of value a clause supplies (or the
     /// clause supplies none): "delete notes.txt" names a file, and a tool that takes no
     /// file cannot be what deletes it.
@@ -1020,13 +1030,7 @@ impl RouteIndex {
             }
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let mut adjusted = words_part + support * bonus;
-            adjusted *= self.harm_factor(d, hints, &change);
-            if let (Some(asked), Some(reread)) = (hints.intent, hints.reread)
-                && d.intents.iter().any(|i| i == reread)
-                && !d.intents.iter().any(|i| i == asked)
-            {
-                adjusted *= REREAD_ELSEWHERE;
-            }
+            adjusted *= self.harm_factor(d, hints, &change) * d.reread_factor(hints);
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
