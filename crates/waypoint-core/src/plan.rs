@@ -216,6 +216,7 @@ impl<'a> Planner<'a> {
                     why,
                 ));
                 self.other_requests(clause, &pick.id, &tops, &mut out.drafts);
+                self.make_what_it_takes(clause, &ranking, &mut out.drafts);
             } else {
                 out.drafts.push(gap(clause, ranking.first()));
             }
@@ -641,6 +642,71 @@ impl<'a> Planner<'a> {
                 drafts.push(draft);
             }
         }
+    }
+
+    /// "create an agent that checks my inbox every morning": the clause's pick (a
+    /// workflow, for "every morning") takes a kind of thing the clause asks to be made
+    /// ("*an* agent") and nothing before makes; a candidate that makes that kind and
+    /// clears the threshold too comes first, and feeds the pick.
+    fn make_what_it_takes(
+        &self,
+        clause: &ClauseAnalysis,
+        ranking: &[Candidate],
+        drafts: &mut Vec<Draft>,
+    ) {
+        let Some(at) = drafts.len().checked_sub(1) else {
+            return;
+        };
+        let accepts = self.accepts(&drafts[at].tool);
+        let made_before = drafts[..at]
+            .iter()
+            .any(|d| self.produces(&d.tool).iter().any(|k| accepts.contains(k)));
+        let toks = clause.tokens();
+        let asks_new =
+            self.lex.article_after(toks, clause.head_verb) == Some(crate::lexicon::Article::New);
+        if made_before || !asks_new {
+            return;
+        }
+        // The kind is what the verb acts on, not any word of the clause ("a restaurant in
+        // New York *City*").
+        let Some(object) = clause
+            .head_verb
+            .and_then(|h| crate::route::object_noun(toks, h, self.lex))
+        else {
+            return;
+        };
+        let Some(kind) = accepts
+            .iter()
+            .find(|k| k.as_str() != "text" && self.lex.synonyms.key(k) == toks[object].key)
+        else {
+            return;
+        };
+        // The maker comes first, so it must start from what the request gives: not from
+        // one of the kind itself (an image stitcher), nor from a kind the clause does not
+        // supply (audio to turn into an image).
+        let supplied = supplied_kinds(clause);
+        let starts_here = |id: &str| {
+            self.accepts(id)
+                .iter()
+                .all(|k| k.as_str() == "text" || supplied.contains(k.as_str()))
+        };
+        let Some(maker) = ranking
+            .iter()
+            .take_while(|c| c.score >= self.threshold)
+            .filter(|c| c.id != drafts[at].tool && starts_here(&c.id))
+            .find(|c| self.produces(&c.id).contains(kind))
+        else {
+            return;
+        };
+        let why = format!(
+            "makes the {kind} `{}` runs ({:.2}: {})",
+            drafts[at].tool,
+            maker.score,
+            first_reasons(&maker.why)
+        );
+        let draft = self.new_draft(&maker.id, clause.segment.clause.index, maker.score, why);
+        drafts.insert(at, draft);
+        drafts[at + 1].inputs.push(at);
     }
 
     /// The entries a clause asks for, in its order, when the trained router, splitting it

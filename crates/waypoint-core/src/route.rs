@@ -1368,7 +1368,7 @@ fn hint_bonus<'s>(
 /// The head noun of the noun phrase after the verb at `h`: the last of the content words
 /// that follow it (skipping articles and pronouns), stopping at the first other word,
 /// a verb, or a cue that a value follows ("a folder *named* logs" acts on a folder).
-fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
+pub(crate) fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
     let mut i = h + 1;
     while tokens.get(i).is_some_and(|t| {
         !t.value

@@ -342,6 +342,24 @@ fn a_verb_that_destroys_leaves_no_other_intent_to_a_tool_that_destroys_nothing()
 }
 
 #[test]
+fn a_new_thing_the_pick_runs_is_made_first() {
+    // "every morning" routes to the workflow, which runs agents; "an agent" is to be
+    // made, so the agent comes first and feeds the workflow.
+    let plan = engine()
+        .plan("create an agent that checks my inbox every morning", None)
+        .unwrap();
+    let steps = plan.steps();
+    let names: Vec<&str> = steps.iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(names, ["create_agent", "create_workflow"]);
+    assert!(steps[1].input_refs.contains(&steps[0].id), "{:?}", steps[1]);
+    // Nothing new to make: the workflow alone.
+    assert_eq!(
+        tools("create a workflow every morning"),
+        ["create_workflow"]
+    );
+}
+
+#[test]
 fn a_question_asks_for_what_its_verb_would_keep() {
     // "remember" is memory_store's own word, but asked, it recalls: a question plans
     // no write.
