@@ -1752,3 +1752,30 @@ fn a_word_that_only_says_which_folder_or_is_the_tools_own_is_no_path() {
         one_step("create_directory", json!({"path": "logs"}))
     );
 }
+
+#[test]
+fn an_object_of_the_tools_own_words_pointing_back_gives_no_value() {
+    // "a slide deck with it" restates what slides_render makes and points at the image:
+    // no markdown was given.
+    let s = steps(
+        &crate::engine()
+            .plan(
+                "generate an image of a cat and then make a slide deck with it",
+                None,
+            )
+            .unwrap(),
+    );
+    assert_eq!(s[1].0, "slides_render", "{s:?}");
+    assert_eq!(
+        s[1].1["markdown"],
+        json!({"$placeholder": "markdown"}),
+        "{s:?}"
+    );
+    // What the deck is about is a value.
+    let s = steps(
+        &crate::engine()
+            .plan("make a slide deck about rust", None)
+            .unwrap(),
+    );
+    assert_eq!(s[0].1["markdown"], "rust", "{s:?}");
+}
