@@ -2728,7 +2728,7 @@ fn before_own_conjunct<'r>(run: &'r [Token], lex: &Lexicon) -> &'r [Token] {
 /// sales data for* laptops" → laptops, "get *the latest* technology *news headlines*" →
 /// technology), with the function words around them. Unchanged when it has none, or
 /// when nothing else would be left — but empty when a possessive opens it ("its
-/// financial statements") or a word in it points back ("a slide deck *with it*"): that
+/// financial statements") or a pronoun in it points back ("a slide deck *with it*"): that
 /// names the tool's product, not a value.
 fn without_own_words<'r>(run: &'r [Token], own: &[String], lex: &Lexicon) -> &'r [Token] {
     let is_own = |t: &Token| !t.value && own.contains(&t.stem);
@@ -2754,9 +2754,11 @@ fn without_own_words<'r>(run: &'r [Token], own: &[String], lex: &Lexicon) -> &'r
         && (run
             .first()
             .is_some_and(|t| lex.words.possessives.contains(&t.form))
-            || run.iter().any(|t| lex.anaphora.contains(&t.form)))
+            || run
+                .iter()
+                .any(|t| lex.words.referring_pronouns.contains(&t.form)))
     {
-        // A possessive, or a word pointing back, and nothing but the tool's own words
+        // A possessive, or a pronoun pointing back, and nothing but the tool's own words
         // ("retrieve *its financial statements*" for `sec_financial_statements`, "make *a
         // slide deck with it*" for `slides_render`): the object is what the tool makes of
         // something said before, and gives no argument a value.
