@@ -555,6 +555,8 @@ pub struct WordClasses {
     /// Close a verb after its object pronoun ("play it *back*"): the pronoun is still
     /// the whole object.
     pub verb_particles: HashSet<String>,
+    /// Open a condition ("… and *if* they fail open an issue"): a request of its own.
+    pub conditions: HashSet<String>,
     /// Name a folder; a bare word beside one is its path ("the *docs* folder").
     pub folder_nouns: HashSet<String>,
     /// Say which folder without naming it ("the *new* folder").

@@ -455,8 +455,9 @@ fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
     if lex.is_verb(tok) {
         return true;
     }
-    // "… and why did the build fail", "…, will it rain": a question of its own.
-    if lex.opens_question(tok) && at + 1 < run.len() {
+    // "… and why did the build fail", "…, will it rain": a question of its own; "… and
+    // if they fail open an issue": a condition and what to do then.
+    if (lex.opens_question(tok) || lex.words.conditions.contains(&tok.form)) && at + 1 < run.len() {
         return true;
     }
     let takes_object = run.get(at + 1).is_some_and(|next| {

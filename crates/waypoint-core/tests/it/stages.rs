@@ -37,6 +37,19 @@ fn sequencers_and_coordinated_verbs_split_clauses() {
 }
 
 #[test]
+fn a_condition_after_and_is_a_request_of_its_own() {
+    assert_eq!(
+        clauses("run the tests and if they fail open an issue"),
+        ["run the tests", "if they fail open an issue"]
+    );
+    // Nothing in the built-in catalog opens issues: the second half is a gap, not lost.
+    assert_eq!(
+        tools("run the tests and if they fail open an issue"),
+        ["run_tests", "unknown"]
+    );
+}
+
+#[test]
 fn the_period_of_an_abbreviation_ends_no_sentence() {
     assert_eq!(
         clauses("find flights to st. louis on monday").len(),
