@@ -1389,7 +1389,8 @@ fn mark_piece(i: usize, pieces: &[Piece], toks: &[Token], lex: &Lexicon, used: &
 /// folder", "the folder *src*". An argument that takes paths and was given none takes the
 /// word, unless it only says which folder ("the *new* folder": `folder_describers`), is a
 /// function word, opens a cue ("a folder *called* build"), or is a word of the tool's
-/// own name ("the directory *tree*"). Before the cues, so "move it *to the archive
+/// own name ("the directory *tree*"); past those and a preposition the word may follow
+/// ("the directory tree *of src*"). Before the cues, so "move it *to the archive
 /// folder*" gives the destination "archive", not the words after "to".
 fn fill_folder(cx: &Context<'_, '_>, st: &mut State) {
     let toks = cx.inputs.clause.tokens();
@@ -1419,11 +1420,31 @@ fn fill_folder(cx: &Context<'_, '_>, st: &mut State) {
                     .all(|c| c.is_alphanumeric() || "-_.".contains(c))
         })
     };
+    // "the directory *tree* of src": past the tool's own words and one preposition.
+    let past_own_words = |at: usize| {
+        let mut i = at + 1;
+        while toks
+            .get(i)
+            .is_some_and(|t| !t.value && cx.inputs.own_name.contains(&t.stem))
+        {
+            i += 1;
+        }
+        (i > at + 1
+            && toks
+                .get(i)
+                .is_some_and(|t| words.prepositions.contains(&t.form)))
+        .then_some(i + 1)
+    };
     let named = toks
         .iter()
         .enumerate()
         .filter(|(_, t)| words.folder_nouns.contains(&t.form))
-        .find_map(|(at, _)| at.checked_sub(1).and_then(names).or_else(|| names(at + 1)));
+        .find_map(|(at, _)| {
+            at.checked_sub(1)
+                .and_then(names)
+                .or_else(|| names(at + 1))
+                .or_else(|| names(past_own_words(at)?))
+        });
     if let Some(t) = named {
         let path = cx.inputs.request[t.start..t.end].to_string();
         st.used.spans.push((t.start, t.end, false));

@@ -1724,6 +1724,11 @@ fn a_bare_word_beside_folder_is_its_path() {
         folders("list the folder src"),
         one_step("list_directory", json!({"path": "src"}))
     );
+    // Past the tool's own words and a preposition.
+    assert_eq!(
+        folders("show the directory tree of src"),
+        one_step("directory_tree", json!({"path": "src"}))
+    );
     // The word after "to" is the folder's name, not the words of the phrase.
     assert_eq!(
         folders("move report.txt to the archive folder"),
