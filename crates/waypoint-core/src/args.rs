@@ -1117,7 +1117,6 @@ fn naming_run<'t>(
     (score, n)
 }
 
-/// Typed values to the slots that take their kind, in the order the request gives them.
 /// Words either side of a value that say which of several arguments of its kind it is
 /// for: "the *first* 10 lines" goes to `head` ("returns only the first N lines"), not to
 /// `tail` ("… the last N lines"), though `tail` comes first in the schema. A value two or
@@ -1185,6 +1184,7 @@ fn fill_described(cx: &Context<'_, '_>, st: &mut State) {
     }
 }
 
+/// Typed values to the slots that take their kind, in the order the request gives them.
 fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
     let (slots, pieces, inputs) = (cx.slots, cx.pieces, cx.inputs);
     let State { used, out } = st;
@@ -1403,15 +1403,11 @@ fn fill_folder(cx: &Context<'_, '_>, st: &mut State) {
     let head = cx.inputs.clause.head_verb;
     let names = |at: usize| {
         toks.get(at).filter(|t| {
-            !t.value
+            cx.lex.is_content(t)
                 && Some(at) != head
                 && !st.used.covers(t)
                 && !words.folder_nouns.contains(&t.form)
                 && !words.folder_describers.contains(&t.form)
-                && !cx.lex.stopwords.contains(&t.key)
-                && ![&words.articles, &words.possessives, &words.demonstratives]
-                    .iter()
-                    .any(|class| class.contains(&t.form))
                 && !words.prepositions.contains(&t.form)
                 && !cx.lex.opens_cue(&t.form)
                 && !cx.inputs.own_name.contains(&t.stem)

@@ -192,9 +192,9 @@ impl QuestionRule {
         })
     }
 
-    fn compile(raw: RawQuestion, either_order: bool) -> Self {
+    fn compile(raw: RawQuestion) -> Self {
         Self {
-            either_order,
+            either_order: raw.either_order,
             auxiliaries: raw.auxiliaries.iter().map(|w| w.to_lowercase()).collect(),
             subjects: raw.subjects.iter().map(|w| w.to_lowercase()).collect(),
             reinterpret: raw.reinterpret.into_iter().collect(),
@@ -273,6 +273,8 @@ pub struct Lexicon {
     /// The unit names that may be written onto a number ("70kg"), sorted.
     pub attached_units: Vec<String>,
     pub arg_cues: Vec<ArgCue>,
+    /// The cues of one word ("called", "containing"), for [`Lexicon::opens_cue`].
+    one_word_cues: HashSet<String>,
     /// The ends of a move or a translation: an argument of one end never takes a value
     /// introduced by a preposition of the other.
     pub ends: Vec<End>,
@@ -579,12 +581,24 @@ impl WordClasses {
     }
 }
 
+/// The cues of one word, lower case.
+fn one_word_cues(rules: &[RawArgCue]) -> HashSet<String> {
+    rules
+        .iter()
+        .flat_map(|c| &c.cues)
+        .filter(|c| !c.contains(' '))
+        .map(|c| c.to_lowercase())
+        .collect()
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawQuestion {
     auxiliaries: Vec<String>,
     subjects: Vec<String>,
     reinterpret: BTreeMap<String, String>,
+    #[serde(default)]
+    either_order: bool,
 }
 
 #[derive(Deserialize)]
@@ -680,8 +694,8 @@ impl Lexicon {
             languages: raw.languages,
             intents: Concepts::new(intents),
             entities: Concepts::new(entities),
-            past_question: QuestionRule::compile(raw.past_question, true),
-            present_question: QuestionRule::compile(raw.present_question, false),
+            past_question: QuestionRule::compile(raw.past_question),
+            present_question: QuestionRule::compile(raw.present_question),
             identifier_entity: raw.identifier_entity,
             calendar: raw.calendar,
             url_tlds: raw.url_tlds,
@@ -706,6 +720,7 @@ impl Lexicon {
             currency_signs: raw.currency_signs,
             example_markers: lower(&raw.example_markers),
             arg_cues: raw.arg_cues.iter().map(ArgCue::compile).collect(),
+            one_word_cues: one_word_cues(&raw.arg_cues),
             ends: raw.ends,
             ranges: raw.ranges,
             synonyms,
@@ -792,9 +807,7 @@ impl Lexicon {
     /// Whether a word is an argument cue on its own ("a folder *called* logs", "a file
     /// *containing* …"): what follows is a value, not more of the noun before it.
     pub fn opens_cue(&self, form: &str) -> bool {
-        self.arg_cues
-            .iter()
-            .any(|c| c.cues.iter().any(|p| p.text == form))
+        self.one_word_cues.contains(form)
     }
 
     /// The intent whose verbs a question re-reads as `intent` ("what do you *remember*
