@@ -2048,23 +2048,55 @@ impl Phrases<'_> {
             .collect()
     }
 
-    /// A bare pronoun as the verb's object: the latest step's output, if it has one.
+    /// A bare pronoun as the verb's object, or a free relative whose verb is another's
+    /// ("what you find"): the latest step's output, if it has one.
     fn pronoun(&self, from: usize) -> Option<Referring> {
         let (toks, lex) = (self.toks, self.lex);
         let t = toks.get(from)?;
         let made = self.outputs.last()?;
-        (lex.words.referring_pronouns.contains(&t.form)
-            && !self.used.covers(t)
-            && !made.names.is_empty()
+        if self.used.covers(t) || made.names.is_empty() {
+            return None;
+        }
+        let len = if lex.words.referring_pronouns.contains(&t.form)
             && toks.get(from + 1).is_none_or(|n| {
                 !lex.is_content(n) || n.value || lex.words.verb_particles.contains(&n.form)
-            }))
-        .then_some(Referring {
+            }) {
+            1
+        } else if let Some(at) = self.free_relative(from) {
+            at + 3 - from
+        } else {
+            return None;
+        };
+        Some(Referring {
             step: made.step,
             start: from,
-            end: from + 1,
+            end: from + len,
             pronoun: true,
         })
+    }
+
+    /// Where "what you find" starts at `from`, or after "me"/"us" there ("email me
+    /// what you get"): a free relative, a subject and its verb.
+    fn free_relative(&self, from: usize) -> Option<usize> {
+        let (toks, lex) = (self.toks, self.lex);
+        let at = if toks
+            .get(from)
+            .is_some_and(|t| lex.words.particles.contains(&t.form))
+        {
+            from + 1
+        } else {
+            from
+        };
+        (toks
+            .get(at)
+            .is_some_and(|t| lex.words.free_relatives.contains(&t.form))
+            && toks
+                .get(at + 1)
+                .is_some_and(|n| lex.words.subject_pronouns.contains(&n.form))
+            && toks
+                .get(at + 2)
+                .is_some_and(|v| !v.value && (lex.is_verb(v) || lex.is_content(v))))
+        .then_some(at)
     }
 
     /// "the recorded audio": a participle of the verb an earlier step's tool is named
@@ -2645,13 +2677,25 @@ enum Object {
 /// makes ("an image *of* a fox", "a blog post *about* our launch").
 fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used, own: &[String]) -> Object {
     let toks = inputs.clause.tokens();
-    let from = inputs.clause.head_verb.map_or(0, |h| h + 1);
-    let Some(start) = (from..toks.len()).find(|&i| !used.covers(&toks[i])) else {
-        return Object::Nothing;
+    let mut from = inputs.clause.head_verb.map_or(0, |h| h + 1);
+    // A run of function words before a value another argument took ("*the* onboarding
+    // agent to also send …" once `agent` has "onboarding") is no object: it goes on after.
+    let (start, mut end) = loop {
+        let Some(start) = (from..toks.len()).find(|&i| !used.covers(&toks[i])) else {
+            return Object::Nothing;
+        };
+        let end = (start..toks.len())
+            .find(|&i| used.breaks_at(&toks[i]))
+            .unwrap_or(toks.len());
+        if end == toks.len()
+            || toks[start..end]
+                .iter()
+                .any(|t| t.value || lex.is_content(t))
+        {
+            break (start, end);
+        }
+        from = end;
     };
-    let mut end = (start..toks.len())
-        .find(|&i| used.breaks_at(&toks[i]))
-        .unwrap_or(toks.len());
     // A bare value may sit inside the object, not at its end.
     while end > start && used.covers(&toks[end - 1]) {
         end -= 1;

@@ -563,6 +563,10 @@ pub struct WordClasses {
     pub folder_nouns: HashSet<String>,
     /// Say which folder without naming it ("the *new* folder").
     pub folder_describers: HashSet<String>,
+    /// Open a verb's object that another step produces ("save *what* you find").
+    pub free_relatives: HashSet<String>,
+    /// Stand before a verb as its subject ("what *you* find").
+    pub subject_pronouns: HashSet<String>,
     pub particles: HashSet<String>,
     pub demonstratives: HashSet<String>,
     pub prepositions: HashSet<String>,

@@ -577,9 +577,10 @@ impl RouteIndex {
         });
         let mut best: HashMap<String, f64> = HashMap::new();
         for (w, text) in fields {
-            for tok in lex.tokenize(text, &[]) {
-                if lex.is_content(&tok) {
-                    let e = best.entry(tok.key).or_insert(0.0);
+            let toks = lex.tokenize(text, &[]);
+            for (j, tok) in toks.iter().enumerate() {
+                if lex.is_content(tok) && !attributive_participle(&toks, j, lex) {
+                    let e = best.entry(tok.key.clone()).or_insert(0.0);
                     *e = e.max(*w);
                 }
             }
@@ -1366,10 +1367,18 @@ fn hint_bonus<'s>(
 }
 
 /// The head noun of the noun phrase after the verb at `h`: the last of the content words
-/// that follow it (skipping articles and pronouns), stopping at the first other word,
+/// that follow it (skipping a particle, articles and pronouns), stopping at the first other word,
 /// a verb, or a cue that a value follows ("a folder *named* logs" acts on a folder).
 pub(crate) fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
     let mut i = h + 1;
+    // A particle right after the verb is part of it ("kick *off* a build", "turn *off*
+    // the lights"), not what it acts on.
+    if tokens
+        .get(i)
+        .is_some_and(|t| lex.words.verb_particles.contains(&t.form))
+    {
+        i += 1;
+    }
     while tokens.get(i).is_some_and(|t| {
         !t.value
             && !lex.is_content(t)
@@ -1392,6 +1401,16 @@ pub(crate) fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<u
         i += 1;
     }
     last
+}
+
+/// "Fetch a *stored* credential", "checks a *saved* search": a past participle between a
+/// determiner and a noun describes the thing the entry acts on, not what the entry does,
+/// so "remember my password" is no request for the tool that fetches one.
+fn attributive_participle(tokens: &[Token], i: usize, lex: &Lexicon) -> bool {
+    tokens[i].form.ends_with("ed")
+        && i > 0
+        && lex.is_determiner(&tokens[i - 1])
+        && tokens.get(i + 1).is_some_and(|t| lex.is_content(t))
 }
 
 /// The entry named by `word` answers the clause: it takes `score`, joining the
@@ -1496,8 +1515,12 @@ fn weigh<'a>(
             h
         }
     });
+    let complement = head_verb.and_then(|h| complement_at(tokens, h, object, lex));
     for (i, tok) in tokens.iter().enumerate() {
         if i > 0 && lex.relative_markers.contains(&tok.form) && head_verb.is_some_and(|h| h < i) {
+            describing = true;
+        }
+        if complement == Some(i) {
             describing = true;
         }
         if !lex.is_content(tok) {
@@ -1524,6 +1547,43 @@ fn weigh<'a>(
         out.push(Word { tok, weight });
     }
     out
+}
+
+/// Where a complement of the head verb at `h` starts: words that describe its object
+/// rather than ask the catalog for something, so they weigh like a relative clause.
+/// - "teach the onboarding agent *to also send* a welcome email": after the object of a
+///   verb that is neither light nor a function word, "to" and a verb say what the object
+///   should do. After a light verb they are the request ("set an alarm to go off at
+///   6:45"), as after "use" ("use my card to make a repayment").
+/// - "save *what you find*": "what" and a subject pronoun after the verb make its
+///   object, something another step produces.
+pub(crate) fn complement_at(
+    tokens: &[Token],
+    h: usize,
+    object: Option<usize>,
+    lex: &Lexicon,
+) -> Option<usize> {
+    let verb_after = |i: usize| {
+        tokens[i..]
+            .iter()
+            .find(|t| !lex.words.fillers.contains(&t.form))
+            .is_some_and(|t| lex.is_verb(t))
+    };
+    let to_verb = object
+        .filter(|_| lex.is_content(&tokens[h]) && !lex.is_light_verb(&tokens[h]))
+        .and_then(|o| (o + 1..tokens.len()).find(|&i| tokens[i].form == "to" && verb_after(i + 1)));
+    let what_subject = tokens.get(h + 1..).and_then(|rest| {
+        rest.iter()
+            .position(|t| lex.words.free_relatives.contains(&t.form))
+            .map(|at| h + 1 + at)
+            .filter(|&i| {
+                tokens
+                    .get(i + 1)
+                    .is_some_and(|t| lex.words.subject_pronouns.contains(&t.form))
+                    && verb_after(i + 2)
+            })
+    });
+    to_verb.into_iter().chain(what_subject).min()
 }
 
 /// Direction: the result named after "into" favours its producers over its consumers;

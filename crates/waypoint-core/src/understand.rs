@@ -250,6 +250,14 @@ fn names_something(c: &ClauseAnalysis, lex: &Lexicon) -> bool {
     })
 }
 
+/// What an entity phrase counts for after "since"/"until": it names a reference point
+/// ("what did I touch since my last commit"), so even two of its words stay under the
+/// intent's assumed entity (0.5).
+const ANCHORED: f64 = 0.2;
+
+/// What an intent phrase counts for inside a complement of the head verb.
+const IN_COMPLEMENT: f64 = 0.35;
+
 /// How a phrase match counts, by where it falls.
 #[derive(Clone, Copy)]
 enum Role {
@@ -287,6 +295,15 @@ fn score_concepts<'l>(
     lex: &Lexicon,
 ) -> Vec<(&'l Concept, f64, Vec<String>)> {
     let anchor = Lexicon::after_marker(&lex.anchor_markers, toks).unwrap_or(usize::MAX);
+    // "teach the agent *to also send* a welcome email", "save *what you find*": the
+    // verbs of a complement say what the object does or where it comes from, not what
+    // the clause asks for.
+    let complement = head
+        .and_then(|h| {
+            let object = crate::route::object_noun(toks, h, lex);
+            crate::route::complement_at(toks, h, object, lex)
+        })
+        .unwrap_or(usize::MAX);
     // One coverage buffer for every concept: most concepts match nothing, and a fresh
     // vector for each was a measurable share of a plan's time.
     let mut covered = vec![false; toks.len()];
@@ -303,7 +320,9 @@ fn score_concepts<'l>(
             else {
                 continue;
             };
-            let mut w = p.len() as f64;
+            // Only the words no other phrase of the concept covered count: "last commit"
+            // after "commit" adds "last", not the commit again.
+            let mut w = covered[at..at + p.len()].iter().filter(|c| !**c).count() as f64;
             match role {
                 Role::Intent if head == Some(at) => w += 0.5,
                 Role::Intent
@@ -311,7 +330,8 @@ fn score_concepts<'l>(
                 {
                     continue;
                 }
-                Role::Entity if at >= anchor => w *= 0.3,
+                Role::Entity if at >= anchor => w *= ANCHORED,
+                Role::Intent if at >= complement => w *= IN_COMPLEMENT,
                 _ => {}
             }
             covered[at..at + p.len()].iter_mut().for_each(|c| *c = true);
@@ -447,10 +467,24 @@ fn uncovered_noun(
             })
         })
     };
+    // Words that say how far a goal reaches or how many ("the *last* *two* commits")
+    // name nothing.
+    let mut scoped = vec![false; toks.len()];
+    for p in lex.scopes.iter().flat_map(|(_, ps)| ps) {
+        for at in p.find_all(toks) {
+            scoped[at..at + p.len()].iter_mut().for_each(|s| *s = true);
+        }
+    }
     toks.iter()
         .enumerate()
         .find(|(i, t)| {
-            Some(*i) != head && lex.is_content(t) && !lex.is_verb(t) && !t.value && !covered(t)
+            Some(*i) != head
+                && !scoped[*i]
+                && !lex.calendar.number_words.contains_key(&t.form)
+                && lex.is_content(t)
+                && !lex.is_verb(t)
+                && !t.value
+                && !covered(t)
         })
         .map(|(_, t)| t.form.clone())
 }

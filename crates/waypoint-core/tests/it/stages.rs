@@ -465,3 +465,82 @@ fn a_verb_the_catalog_knows_outweighs_the_objects_article() {
         .unwrap();
     assert_eq!(plan.steps()[0].tool, "flight_ticket_changing");
 }
+
+#[test]
+fn a_particle_after_the_verb_is_part_of_it() {
+    // "off" was the verb's object, which no tool knows, so the build tool lost its
+    // bonuses to the agent builder ("build an agent").
+    assert_eq!(tools("kick off a build"), ["run_build"]);
+    assert_eq!(tools("execute the unit tests"), ["run_tests"]);
+}
+
+#[test]
+fn a_reference_point_names_no_entity() {
+    // "since my last commit" says since when; what was touched is the working tree.
+    assert_eq!(
+        tools("what did I touch since my last commit"),
+        ["git_status"]
+    );
+    // "how do … differ" compares; "last" and "two" name no component to explain.
+    assert_eq!(tools("how do the last two commits differ"), ["git_diff"]);
+}
+
+#[test]
+fn a_complement_of_the_verb_describes_its_object() {
+    // "to also label urgent tickets" is what the agent should do, not a request of its
+    // own; "the" before the agent's name is no change to make.
+    let plan = engine()
+        .plan("teach the triage agent to also label urgent tickets", None)
+        .unwrap();
+    let step = &plan.steps()[0];
+    assert_eq!(step.tool, "improve_agent");
+    assert_eq!(step.args["agent"], "triage");
+    assert_eq!(step.args["change"], "also label urgent tickets");
+}
+
+#[test]
+fn what_you_find_is_the_step_befores_output() {
+    let plan = engine()
+        .plan(
+            "search the web for rust conferences and save what you find",
+            None,
+        )
+        .unwrap();
+    let steps = plan.steps();
+    let names: Vec<&str> = steps.iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(names, ["web_search", "memory_store"]);
+    assert_eq!(steps[1].args["value"]["$ref"], "s1/output");
+}
+
+#[test]
+fn a_participle_before_a_noun_says_nothing_of_what_an_entry_does() {
+    // get_vault_credential "Fetch[es] a stored credential": it stores nothing.
+    let e = crate::engine_over(
+        "vault.yaml",
+        "tools:
+  - name: memory_store
+    description: Persist a piece of text under a key so it can be recalled later.
+    keywords: [remember, save, store]
+    input_schema: {type: object, properties: {value: {type: string}}, required: [value]}
+    effects: write
+  - name: get_vault_credential
+    description: Fetch a stored credential from the vault at run time.
+    keywords: [credential, password]
+    input_schema: {type: object, properties: {name: {type: string}}, required: [name]}
+    effects: read
+",
+    );
+    let report = &e.route("store the deploy notes", None).unwrap()[0];
+    assert_eq!(
+        report.recommendation.as_ref().map(|c| c.id.as_str()),
+        Some("memory_store")
+    );
+    assert!(
+        report
+            .alternatives
+            .iter()
+            .all(|c| c.id != "get_vault_credential"),
+        "{:?}",
+        report.alternatives
+    );
+}
