@@ -345,6 +345,9 @@ fn attached_units(raw: &BTreeMap<String, Vec<RawUnit>>) -> Vec<String> {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileType {
+    /// The family's name ("image"), a word an entry that handles such files may use.
+    #[serde(skip)]
+    pub name: String,
     pub extensions: Vec<String>,
     pub args: Vec<String>,
 }
@@ -567,6 +570,8 @@ pub struct WordClasses {
     pub free_relatives: HashSet<String>,
     /// Stand before a verb as its subject ("what *you* find").
     pub subject_pronouns: HashSet<String>,
+    /// In a description, say the entry is on its way out ("DEPRECATED: use … instead").
+    pub deprecations: HashSet<String>,
     pub particles: HashSet<String>,
     pub demonstratives: HashSet<String>,
     pub prepositions: HashSet<String>,
@@ -714,7 +719,9 @@ impl Lexicon {
             looked_up_args: forms(&raw.looked_up_args),
             compound_particles: raw.compound_particles.into_iter().collect(),
             arg_names: raw.arg_names.into_iter().collect(),
-            file_types: raw.file_types.into_values().collect(),
+            file_types: (raw.file_types.into_iter())
+                .map(|(name, family)| FileType { name, ..family })
+                .collect(),
             units: units(&raw.units),
             attached_units: attached_units(&raw.units),
             value_prepositions: forms(&raw.value_prepositions),

@@ -804,6 +804,12 @@ impl<'a> Planner<'a> {
             .map(|v| v.kind)
             .collect();
         supplied.dedup();
+        let file_types = (clause.values.iter())
+            .filter(|v| v.kind == ExtractedKind::Paths)
+            .filter(|v| clause.describing_from.is_none_or(|from| v.start < from))
+            .filter_map(|v| self.lex.file_types.iter().find(|t| t.holds(&v.value)))
+            .map(|t| t.name.as_str())
+            .collect();
         let intent = goal
             .filter(|g| g.confidence >= 0.3)
             .map(|g| g.intent.as_str());
@@ -817,6 +823,7 @@ impl<'a> Planner<'a> {
                 .and_then(|h| clause.tokens().get(h))
                 .is_some_and(|t| self.lex.destroys(t)),
             supplied,
+            file_types,
             needs,
             text: &clause.segment.clause.text,
             earlier_products: Vec::new(),

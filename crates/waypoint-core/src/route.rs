@@ -84,6 +84,11 @@ const REREAD_ELSEWHERE: f64 = 0.5;
 const NAME_UNSAID: f64 = 0.02;
 /// Weight of a light verb ("make", "create"): its object decides.
 const LIGHT_VERB: f64 = 0.5;
+/// What is left of the score of an entry its own description calls deprecated: its
+/// replacement, which does the same, leads.
+const DEPRECATED: f64 = 0.8;
+/// Weight of the family of a file the clause names ("photo.png": image), as a word.
+const FILE_TYPE: f64 = 0.5;
 /// Weights of clause words by role.
 const HEAD_VERB: f64 = 1.5;
 const DESCRIBING: f64 = 0.35;
@@ -114,6 +119,9 @@ struct Doc {
     takes_text: bool,
     /// Its input schema declares no arguments: it acts on nothing a clause can name.
     takes_nothing: bool,
+    /// The share of its score it keeps for what its description says of it: less when
+    /// it calls itself deprecated ([`DEPRECATED`]), else 1.
+    standing: f64,
 }
 
 impl Doc {
@@ -166,6 +174,9 @@ pub struct Hints<'a> {
     pub needs: Vec<&'a str>,
     /// Kinds of values the clause supplies (URL, e-mail, path…).
     pub supplied: Vec<ExtractedKind>,
+    /// The families of the files the clause names ("photo.png": image; the lexicon's
+    /// `file_types`).
+    pub file_types: Vec<&'a str>,
     /// The clause as written, for the trained router.
     pub text: &'a str,
     /// Keys of the last words of what the request's earlier clauses' entries make ("the
@@ -368,6 +379,7 @@ impl RouteIndex {
                 doc.takes_text = takes_text;
                 doc.takes_nothing =
                     tool.input_schema.is_some() && tool.properties().next().is_none();
+                doc.standing = standing(&tool.description, lex);
             }
         }
         for p in catalog.pipelines() {
@@ -574,6 +586,7 @@ impl RouteIndex {
             name_keys,
             takes_text: true,
             takes_nothing: false,
+            standing: 1.0,
         });
         let mut best: HashMap<String, f64> = HashMap::new();
         for (w, text) in fields {
@@ -766,6 +779,45 @@ impl RouteIndex {
         }
     }
 
+    /// "open photo.png": the family of a file the clause names is a word of the clause
+    /// of its own, weak, so a tool for images ("Image and audio files are returned as
+    /// …") leads one for text where both read files.
+    fn file_type_words<'s>(
+        &'s self,
+        tokens: &[Token],
+        hints: &Hints<'_>,
+        lex: &Lexicon,
+        raw: &mut [f64],
+        touched: &mut Vec<u32>,
+        reasons: &mut Vec<(u32, f64, Reason<'s>)>,
+    ) {
+        let mut seen: Vec<&str> = Vec::new();
+        for family in &hints.file_types {
+            if seen.contains(family) {
+                continue;
+            }
+            seen.push(family);
+            for tok in lex.tokenize(family, &[]) {
+                // "the provided image 'example.jpg'" says it already.
+                if tokens.iter().any(|t| t.key == tok.key) {
+                    continue;
+                }
+                let Some((key, list)) = self.postings.get_key_value(tok.key.as_str()) else {
+                    continue;
+                };
+                let idf = self.idf.get(key).copied().unwrap_or(1.0);
+                for &(doc, w) in list {
+                    if raw[doc as usize] == 0.0 {
+                        touched.push(doc);
+                    }
+                    let gain = FILE_TYPE * w * idf;
+                    raw[doc as usize] += gain;
+                    reasons.push((doc, gain, Reason::FileType(family.to_string())));
+                }
+            }
+        }
+    }
+
     /// Whether some entry is named or described by the clause's verb ("*cancel* my
     /// booking"): the verb then says what to do to the object, and whether the object
     /// exists already ("my", "the") adds nothing.
@@ -948,13 +1000,14 @@ impl RouteIndex {
             lex,
         );
         let Lexical {
-            raw,
+            mut raw,
             explained,
             example,
-            touched,
+            mut touched,
             mut reasons,
             total,
         } = self.lexical(tokens, &words);
+        self.file_type_words(tokens, hints, lex, &mut raw, &mut touched, &mut reasons);
         let target = target_words(tokens, lex);
         let needed: Vec<u32> = hints
             .needs
@@ -1032,6 +1085,7 @@ impl RouteIndex {
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let mut adjusted = words_part + support * bonus;
             adjusted *= self.harm_factor(d, hints, &change) * d.reread_factor(hints);
+            adjusted *= d.standing;
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
@@ -1134,6 +1188,8 @@ enum Reason<'a> {
     Meaning(f64),
     /// The token the clause asks for, which only this (untaught) entry is named after.
     AskedFor(String),
+    /// The family of a file the clause names.
+    FileType(String),
 }
 
 impl Reason<'_> {
@@ -1158,6 +1214,7 @@ impl Reason<'_> {
             Reason::Evidence => "gives the evidence the goal needs".into(),
             Reason::Learned(p) => format!("learned from requests {p:.2}"),
             Reason::AskedFor(w) => format!("asks for the {w} it is named after"),
+            Reason::FileType(w) => format!("a {w} file"),
             Reason::Meaning(p) => format!("close in meaning {p:.2}"),
         }
     }
@@ -1401,6 +1458,16 @@ pub(crate) fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<u
         i += 1;
     }
     last
+}
+
+/// [`DEPRECATED`] for a description that says so ("DEPRECATED: Use `read_text_file`
+/// instead"), else 1.
+fn standing(description: &str, lex: &Lexicon) -> f64 {
+    let deprecated = lex
+        .tokenize(description, &[])
+        .iter()
+        .any(|t| lex.words.deprecations.contains(&t.form));
+    if deprecated { DEPRECATED } else { 1.0 }
 }
 
 /// "Fetch a *stored* credential", "checks a *saved* search": a past participle between a

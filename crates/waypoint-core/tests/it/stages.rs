@@ -544,3 +544,42 @@ fn a_participle_before_a_noun_says_nothing_of_what_an_entry_does() {
         report.alternatives
     );
 }
+
+/// Three readers as the MCP filesystem server lists them (descriptions shortened).
+const READERS: &str = r#"tools:
+  - name: fs.read_file
+    description: "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead."
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+  - name: fs.read_text_file
+    description: "Read the complete contents of a file from the file system as text."
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+  - name: fs.read_media_file
+    description: "Read a file and return it as base64. Image and audio files are returned as image/audio content."
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+"#;
+
+#[test]
+fn a_deprecated_entry_gives_way_to_its_replacement() {
+    let e = crate::engine_over("fs.yaml", READERS);
+    let first = |request: &str| e.plan(request, None).unwrap().steps()[0].tool.clone();
+    // The two text readers share every word of the request; the one its own description
+    // calls deprecated comes second.
+    assert_eq!(
+        first("print the contents of notes.txt"),
+        "fs.read_text_file"
+    );
+    // The family of the file named is a word of the clause: a picture is media.
+    assert_eq!(first("open photo.png"), "fs.read_media_file");
+    assert_eq!(first("open notes.txt"), "fs.read_text_file");
+}
+
+#[test]
+fn why_asks_for_a_diagnosis_wherever_it_stands() {
+    // "why the pipeline is red" never says "why is"; the pipeline is CI's.
+    assert_eq!(tools("can you check why the pipeline is red"), ["ci_status"]);
+    // How a pipeline works is still a component to explain.
+    assert_eq!(
+        tools("how does the pipeline work"),
+        ["find_symbol", "read_file"]
+    );
+}
