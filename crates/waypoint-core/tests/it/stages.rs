@@ -576,7 +576,10 @@ fn a_deprecated_entry_gives_way_to_its_replacement() {
 #[test]
 fn why_asks_for_a_diagnosis_wherever_it_stands() {
     // "why the pipeline is red" never says "why is"; the pipeline is CI's.
-    assert_eq!(tools("can you check why the pipeline is red"), ["ci_status"]);
+    assert_eq!(
+        tools("can you check why the pipeline is red"),
+        ["ci_status"]
+    );
     // How a pipeline works is still a component to explain.
     assert_eq!(
         tools("how does the pipeline work"),
