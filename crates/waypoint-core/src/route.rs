@@ -805,6 +805,11 @@ impl RouteIndex {
                 let Some((key, list)) = self.postings.get_key_value(tok.key.as_str()) else {
                     continue;
                 };
+                // As for the clause's own words: one in most of a large catalog is noise.
+                let n = self.docs.len();
+                if n >= COMMON_MIN_DOCS && list.len() * 2 > n {
+                    continue;
+                }
                 let idf = self.idf.get(key).copied().unwrap_or(1.0);
                 for &(doc, w) in list {
                     if raw[doc as usize] == 0.0 {
