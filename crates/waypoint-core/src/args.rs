@@ -2087,12 +2087,7 @@ impl Phrases<'_> {
         } else {
             from
         };
-        (toks
-            .get(at)
-            .is_some_and(|t| lex.words.free_relatives.contains(&t.form))
-            && toks
-                .get(at + 1)
-                .is_some_and(|n| lex.words.subject_pronouns.contains(&n.form))
+        (lex.opens_free_relative(toks, at)
             && toks
                 .get(at + 2)
                 .is_some_and(|v| !v.value && (lex.is_verb(v) || lex.is_content(v))))

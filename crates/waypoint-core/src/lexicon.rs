@@ -878,6 +878,17 @@ impl Lexicon {
     }
 
     /// Whether a token is an article, demonstrative or possessive ("the", "my", "a").
+    /// Whether a free relative and its subject open at `i` ("*what you* find"): the
+    /// verb after them is the caller's to check.
+    pub fn opens_free_relative(&self, tokens: &[Token], i: usize) -> bool {
+        tokens
+            .get(i)
+            .is_some_and(|t| self.words.free_relatives.contains(&t.form))
+            && tokens
+                .get(i + 1)
+                .is_some_and(|t| self.words.subject_pronouns.contains(&t.form))
+    }
+
     pub fn is_determiner(&self, tok: &Token) -> bool {
         self.articles.existing.contains(&tok.form) || self.articles.new.contains(&tok.form)
     }

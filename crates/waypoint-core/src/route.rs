@@ -1468,10 +1468,13 @@ pub(crate) fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<u
 /// [`DEPRECATED`] for a description that says so ("DEPRECATED: Use `read_text_file`
 /// instead"), else 1.
 fn standing(description: &str, lex: &Lexicon) -> f64 {
-    let deprecated = lex
-        .tokenize(description, &[])
-        .iter()
-        .any(|t| lex.words.deprecations.contains(&t.form));
+    // Plain words, not the tokenizer: this runs for every tool at engine build.
+    let deprecated = description.split(|c: char| !c.is_alphanumeric()).any(|w| {
+        lex.words
+            .deprecations
+            .iter()
+            .any(|d| w.eq_ignore_ascii_case(d))
+    });
     if deprecated { DEPRECATED } else { 1.0 }
 }
 
@@ -1644,17 +1647,14 @@ pub(crate) fn complement_at(
     let to_verb = object
         .filter(|_| lex.is_content(&tokens[h]) && !lex.is_light_verb(&tokens[h]))
         .and_then(|o| (o + 1..tokens.len()).find(|&i| tokens[i].form == "to" && verb_after(i + 1)));
-    let what_subject = tokens.get(h + 1..).and_then(|rest| {
-        rest.iter()
-            .position(|t| lex.words.free_relatives.contains(&t.form))
-            .map(|at| h + 1 + at)
-            .filter(|&i| {
-                tokens
-                    .get(i + 1)
-                    .is_some_and(|t| lex.words.subject_pronouns.contains(&t.form))
-                    && verb_after(i + 2)
-            })
-    });
+    let what_subject = tokens
+        .get(h + 1..)
+        .and_then(|rest| {
+            rest.iter()
+                .position(|t| lex.words.free_relatives.contains(&t.form))
+        })
+        .map(|at| h + 1 + at)
+        .filter(|&i| lex.opens_free_relative(tokens, i) && verb_after(i + 2));
     to_verb.into_iter().chain(what_subject).min()
 }
 
