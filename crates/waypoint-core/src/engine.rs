@@ -239,7 +239,8 @@ impl Engine {
         let mut reports = Vec::new();
         let mut goals = analysis.understanding.goals.iter();
         for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
-            let hints = planner.hints(clause, goals.next());
+            let mut hints = planner.hints(clause, goals.next());
+            hints.context = planner.context_of(&analysis, clause);
             let ranking = self.index.rank(clause.tokens(), &hints, &self.lexicon);
             let recommendation = ranking
                 .first()
@@ -395,7 +396,8 @@ impl Engine {
         let mut out = Vec::new();
         for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
             let goal = goals.next();
-            let hints = planner.hints(clause, goal);
+            let mut hints = planner.hints(clause, goal);
+            hints.context = planner.context_of(&analysis, clause);
             let mut scores: Vec<(String, f64)> = self
                 .index
                 .rank(clause.tokens(), &hints, &self.lexicon)

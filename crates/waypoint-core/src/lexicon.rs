@@ -218,6 +218,12 @@ pub struct Lexicon {
     pub unordered_sequencers: HashSet<String>,
     pub relative_markers: HashSet<String>,
     pub presentational: Vec<Phrase>,
+    /// Openings of a clause that gives a reason or a circumstance ("because the issue
+    /// has been resolved"): it explains the request and asks for no step.
+    pub background: Vec<Phrase>,
+    /// Openings of a clause that describes what the clause before it named (", which
+    /// are dishes 101 and 102"); only after another clause, where they are no question.
+    pub describing: Vec<Phrase>,
     pub topic_markers: Vec<Phrase>,
     pub target_markers: Vec<Phrase>,
     pub anchor_markers: Vec<Phrase>,
@@ -423,6 +429,8 @@ struct Raw {
     unordered_sequencers: Vec<String>,
     relative_markers: Vec<String>,
     presentational: Vec<String>,
+    background: Vec<String>,
+    describing: Vec<String>,
     topic_markers: Vec<String>,
     target_markers: Vec<String>,
     anchor_markers: Vec<String>,
@@ -677,6 +685,8 @@ impl Lexicon {
             unordered_sequencers: forms(&raw.unordered_sequencers),
             relative_markers: forms(&raw.relative_markers),
             presentational: exact(&raw.presentational),
+            background: exact(&raw.background),
+            describing: exact(&raw.describing),
             topic_markers: exact(&raw.topic_markers),
             target_markers: exact(&raw.target_markers),
             anchor_markers: exact(&raw.anchor_markers),

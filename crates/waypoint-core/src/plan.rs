@@ -20,6 +20,7 @@ use waypoint_protocol::{Candidate, ExtractedKind, StepKind};
 use crate::args::{self, Inputs};
 use crate::lexicon::Lexicon;
 use crate::route::{Hints, RouteIndex};
+use crate::text::Token;
 use crate::understand::{Analysis, ClauseAnalysis};
 
 /// How far below the best candidate one that takes an earlier step's output may score
@@ -552,6 +553,7 @@ impl<'a> Planner<'a> {
                 let goal = goal_iter.next();
                 let mut hints = self.hints(clause, goal);
                 hints.earlier_products.clone_from(&products);
+                hints.context = self.context_of(analysis, clause);
                 let ranking = self.index.rank(clause.tokens(), &hints, self.lex);
                 if let Some(top) = ranking.first() {
                     for kind in self.produces(&top.id) {
@@ -568,6 +570,33 @@ impl<'a> Planner<'a> {
                 }
             })
             .collect()
+    }
+
+    /// Keys of what the clauses before `clause` talk about — their content words but
+    /// verbs, each once. A later clause's words are not yet said, and a verb says what
+    /// another step does, not what this one acts on ("find a house …, reserve the house"
+    /// books it).
+    pub(crate) fn context_of<'g>(
+        &self,
+        analysis: &'g Analysis,
+        clause: &ClauseAnalysis,
+    ) -> Vec<&'g Token> {
+        let own = clause.segment.clause.index;
+        let mut words: Vec<&Token> = Vec::new();
+        for other in analysis
+            .clauses
+            .iter()
+            .filter(|c| c.segment.clause.index < own)
+        {
+            for (i, tok) in other.tokens().iter().enumerate() {
+                let said = |w: &&Token| w.key == tok.key;
+                if Some(i) != other.head_verb && self.lex.is_content(tok) && !words.iter().any(said)
+                {
+                    words.push(tok);
+                }
+            }
+        }
+        words
     }
 
     /// Why `pick` may not be chosen: it writes or destroys, and a less harmful candidate
@@ -827,6 +856,7 @@ impl<'a> Planner<'a> {
             needs,
             text: &clause.segment.clause.text,
             earlier_products: Vec::new(),
+            context: Vec::new(),
         }
     }
 

@@ -100,6 +100,11 @@ const ASKED_ELSEWHERE: f64 = 0.5;
 /// the clause nowhere (see [`RouteIndex::object_names_entry`]): above the default
 /// threshold, below what a confident model gives.
 const NAMED_BY_OBJECT: f64 = 0.5;
+/// Candidates this close to the best are tied: the clause's words do not choose.
+const TIE: f64 = 0.005;
+/// What the request's other clauses add to a tied entry they name: enough to order the
+/// tie, too little to lift anything over the threshold.
+const CONTEXT_NUDGE: f64 = 0.01;
 
 #[derive(Debug, Clone)]
 struct Doc {
@@ -183,6 +188,11 @@ pub struct Hints<'a> {
     /// gross *salary*", "the best *route*"): a definite phrase ending in one points back
     /// at that output rather than saying what to do, and weighs little.
     pub earlier_products: Vec<String>,
+    /// Keys of the content words of the request's other clauses: what the request is
+    /// about as a whole, which decides between entries the clause's own words tie on
+    /// ("create notes.txt, then *change* the date in it": the file tool, not the
+    /// password one).
+    pub context: Vec<&'a Token>,
 }
 
 /// The routing index of one catalog.
@@ -1097,6 +1107,7 @@ impl RouteIndex {
         self.given_what_it_cannot_take(hints, &mut scored);
         self.asked_of_untaught(tokens, lex, &mut scored, &mut reasons);
         self.object_names_entry(object.map(|o| &tokens[o]), &mut scored, &mut reasons);
+        self.break_tie_by_context(&hints.context, &mut scored, &mut reasons);
         let by_rank = |a: &(f64, u32), b: &(f64, u32)| {
             b.0.total_cmp(&a.0)
                 .then_with(|| self.docs[a.1 as usize].id.cmp(&self.docs[b.1 as usize].id))
@@ -1107,6 +1118,46 @@ impl RouteIndex {
         }
         scored.sort_by(by_rank);
         self.candidates(scored, reasons, &words)
+    }
+
+    /// Where the clause's words leave several entries tied at the top ("*change* the
+    /// release date" fits every tool that changes something), the ones the rest of the
+    /// request names most often lead by [`CONTEXT_NUDGE`]; a tie the request does not
+    /// decide stays a tie.
+    fn break_tie_by_context(
+        &self,
+        context: &[&Token],
+        scored: &mut [(f64, u32)],
+        reasons: &mut Vec<(u32, f64, Reason<'_>)>,
+    ) {
+        let Some(top) = scored.iter().map(|s| s.0).max_by(f64::total_cmp) else {
+            return;
+        };
+        let n = self.docs.len();
+        let named: Vec<(usize, Vec<&Token>)> = (scored.iter().enumerate())
+            .filter(|(_, s)| s.0 >= top - TIE)
+            .map(|(i, &(_, doc))| {
+                let words = (context.iter().copied())
+                    .filter(|t| {
+                        self.postings.get(t.key.as_str()).is_some_and(|list| {
+                            (n < COMMON_MIN_DOCS || list.len() * 2 <= n)
+                                && list.binary_search_by_key(&doc, |(d, _)| *d).is_ok()
+                        })
+                    })
+                    .collect();
+                (i, words)
+            })
+            .collect();
+        let most = named.iter().map(|(_, w)| w.len()).max().unwrap_or(0);
+        if named.len() < 2 || most == 0 || named.iter().all(|(_, w)| w.len() == most) {
+            return;
+        }
+        for (i, words) in named.into_iter().filter(|(_, w)| w.len() == most) {
+            let doc = scored[i].1;
+            scored[i].0 += CONTEXT_NUDGE;
+            let said: Vec<String> = words.iter().map(|t| t.form.to_lowercase()).collect();
+            reasons.push((doc, CONTEXT_NUDGE, Reason::Context(said.join(", "))));
+        }
     }
 
     /// What is left of a destructive entry's score where it would destroy something the
@@ -1193,6 +1244,8 @@ enum Reason<'a> {
     Meaning(f64),
     /// The token the clause asks for, which only this (untaught) entry is named after.
     AskedFor(String),
+    /// Words of the request's other clauses that decided a tie.
+    Context(String),
     /// The family of a file the clause names.
     FileType(String),
 }
@@ -1220,6 +1273,7 @@ impl Reason<'_> {
             Reason::Learned(p) => format!("learned from requests {p:.2}"),
             Reason::AskedFor(w) => format!("asks for the {w} it is named after"),
             Reason::FileType(w) => format!("a {w} file"),
+            Reason::Context(w) => format!("the request is about {w}"),
             Reason::Meaning(p) => format!("close in meaning {p:.2}"),
         }
     }

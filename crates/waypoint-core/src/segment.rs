@@ -54,15 +54,20 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
     }
     // A request made only of material ("i have lost my phone") still asks for something:
     // its clauses are actions, not context for actions that are not there.
-    let presents = |toks: &[Token]| opens_presenting(toks, lex) || is_label_line(text, toks);
-    let all_context = segments.iter().all(|(toks, _)| presents(toks));
+    let presents = |i: usize, toks: &[Token]| {
+        opens_presenting(toks, lex)
+            || is_label_line(text, toks)
+            || lex.background.iter().any(|p| p.matches_at(toks, 0))
+            || i > 0 && lex.describing.iter().any(|p| p.matches_at(toks, 0))
+    };
+    let all_context = (segments.iter().enumerate()).all(|(i, (toks, _))| presents(i, toks));
     segments
         .into_iter()
         .enumerate()
         .map(|(index, (toks, follows))| {
             let start = toks.first().map_or(0, |t| t.start);
             let end = toks.last().map_or(0, |t| closing_quote_end(text, t));
-            let role = if !all_context && presents(&toks) {
+            let role = if !all_context && presents(index, &toks) {
                 ClauseRole::Context
             } else {
                 ClauseRole::Action
@@ -143,9 +148,14 @@ fn hard_runs<'t>(text: &str, tokens: &'t [Token], lex: &Lexicon) -> Vec<&'t [Tok
         let gap = text
             .get(tokens[i - 1].end..tokens[i].start)
             .unwrap_or_default();
-        // "st. louis": the period of an abbreviation before a lower-case word ends nothing.
+        // "st. louis", "at 9 a.m. tomorrow": the period of an abbreviation (a listed one,
+        // or a letter after a letter and a period) before a lower-case word ends nothing.
+        let initialism = tokens[i - 1].form.chars().count() == 1
+            && i >= 2
+            && text.get(tokens[i - 2].end..tokens[i - 1].start) == Some(".")
+            && tokens[i - 2].form.chars().count() == 1;
         let abbreviated = gap.trim_end() == "."
-            && lex.abbreviations.contains(&tokens[i - 1].form)
+            && (initialism || lex.abbreviations.contains(&tokens[i - 1].form))
             && text
                 .get(tokens[i].start..)
                 .and_then(|t| t.chars().next())

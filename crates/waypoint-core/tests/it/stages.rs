@@ -62,6 +62,13 @@ fn the_period_of_an_abbreviation_ends_no_sentence() {
     );
     // Before a capital it may end one ("… pears etc. Then email it").
     assert_eq!(clauses("buy apples, pears etc. Then email it").len(), 2);
+    // A letter after a letter and a period is an initialism, listed or not.
+    assert_eq!(
+        clauses("set an alarm for 9 a.m. tomorrow").len(),
+        1,
+        "“a.m.” before a lower-case word"
+    );
+    assert_eq!(clauses("wake me at 9 a.m. Then email me").len(), 2);
 }
 
 #[test]
@@ -585,4 +592,64 @@ fn why_asks_for_a_diagnosis_wherever_it_stands() {
         tools("how does the pipeline work"),
         ["find_symbol", "read_file"]
     );
+}
+
+const CHANGERS: &str = r#"tools:
+  - name: change_password
+    description: "Tool for changing an account password"
+  - name: file_write
+    description: "Write text to a new file at a path"
+  - name: file_modify
+    description: "Change the content of an existing file"
+  - name: alarm_change
+    description: "Change an alarm"
+"#;
+
+#[test]
+fn the_rest_of_the_request_decides_a_tie() {
+    let e = crate::engine_over("changers.yaml", CHANGERS);
+    let tools = |request: &str| -> Vec<String> {
+        let plan = e.plan(request, None).unwrap();
+        plan.steps().iter().map(|s| s.tool.clone()).collect()
+    };
+    // "change it" fits every tool that changes something equally; the request is about
+    // a file.
+    let request = "write the launch note to a new file, then change it";
+    assert_eq!(tools(request), ["file_write", "file_modify"]);
+    let plan = e.plan(request, None).unwrap();
+    assert!(
+        plan.steps()[1]
+            .rationale
+            .contains("the request is about file"),
+        "{}",
+        plan.steps()[1].rationale
+    );
+    // Where the rest of the request names none of the tied tools, nothing is made up.
+    let alone = e.route("change it", None).unwrap();
+    let best = alone[0].recommendation.as_ref().unwrap();
+    assert_eq!(best.score, alone[0].alternatives[0].score);
+    assert!(best.why.iter().all(|w| !w.contains("the request is about")));
+}
+
+#[test]
+fn a_reason_or_a_description_after_a_request_asks_for_no_step() {
+    assert_eq!(
+        clauses("list my open pull requests, because the release is near").len(),
+        2
+    );
+    assert_eq!(
+        tools("list my open pull requests, because the release is near"),
+        tools("list my open pull requests")
+    );
+    // The reason is still read for values; it asks for nothing itself.
+    assert_eq!(
+        tools("remember my locker code 4471, because I keep forgetting it"),
+        ["memory_store"]
+    );
+    assert_eq!(
+        tools("summarize report.pdf, which is the quarterly review"),
+        ["pdf_summarize"]
+    );
+    // First in a request, "which is" asks.
+    assert_ne!(tools("which is the newest commit"), ["unknown"]);
 }
