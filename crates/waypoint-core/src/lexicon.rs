@@ -221,6 +221,8 @@ pub struct Lexicon {
     /// Openings of a clause that gives a reason or a circumstance ("because the issue
     /// has been resolved"): it explains the request and asks for no step.
     pub background: Vec<Phrase>,
+    /// Keys of the verbs a finder is named for (`search_movie`).
+    pub lookup_verbs: HashSet<String>,
     /// Openings of a clause that describes what the clause before it named (", which
     /// are dishes 101 and 102"); only after another clause, where they are no question.
     pub describing: Vec<Phrase>,
@@ -430,6 +432,7 @@ struct Raw {
     relative_markers: Vec<String>,
     presentational: Vec<String>,
     background: Vec<String>,
+    lookup_verbs: Vec<String>,
     describing: Vec<String>,
     topic_markers: Vec<String>,
     target_markers: Vec<String>,
@@ -686,6 +689,7 @@ impl Lexicon {
             relative_markers: forms(&raw.relative_markers),
             presentational: exact(&raw.presentational),
             background: exact(&raw.background),
+            lookup_verbs: raw.lookup_verbs.iter().map(|w| synonyms.key(w)).collect(),
             describing: exact(&raw.describing),
             topic_markers: exact(&raw.topic_markers),
             target_markers: exact(&raw.target_markers),

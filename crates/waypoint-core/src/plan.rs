@@ -230,6 +230,7 @@ impl<'a> Planner<'a> {
         order_phases(analysis, &mut out.drafts);
         self.merge_repeats(&mut out.drafts);
         self.add_prerequisites(&mut out.drafts);
+        self.add_lookups(analysis, &mut out.drafts);
         out
     }
 
@@ -297,6 +298,93 @@ impl<'a> Planner<'a> {
             added.after = std::mem::replace(&mut drafts[j].after, vec![j]);
             drafts.insert(j, added);
         }
+    }
+
+    /// "show me the logo of Walt Disney": a tool that takes a thing by its id
+    /// (`get_company_logo`, "… based on its ID"), asked where the request names the thing
+    /// instead, runs after the catalog's finder for that kind of thing (`search_company`),
+    /// and takes its id from it — unless an earlier step already gives one of the kind
+    /// ("the top-rated movie") or taught plans say what runs first (docs/routing.md,
+    /// "Prerequisites").
+    fn add_lookups(&self, analysis: &Analysis, drafts: &mut Vec<Draft>) {
+        if !self.catalog.precedence().is_empty() {
+            return;
+        }
+        let mut j = 0;
+        while j < drafts.len() {
+            let Some((finder, kind)) = self.finder_for(analysis, drafts, j) else {
+                j += 1;
+                continue;
+            };
+            let why = format!(
+                "{} takes the {kind} by its id and the request names it: {finder} finds it",
+                drafts[j].tool
+            );
+            let added = self.new_draft(&finder, drafts[j].clause, drafts[j].score, why);
+            make_room(drafts, j, 1);
+            let step = &mut drafts[j];
+            let after = std::mem::replace(&mut step.after, vec![j]);
+            step.inputs.push(j);
+            drafts.insert(j, Draft { after, ..added });
+            j += 2;
+        }
+    }
+
+    /// The finder [`Self::add_lookups`] adds before draft `j`, with the word for the kind.
+    fn finder_for(
+        &self,
+        analysis: &Analysis,
+        drafts: &[Draft],
+        j: usize,
+    ) -> Option<(String, String)> {
+        let d = &drafts[j];
+        let tool = (d.kind == StepKind::Tool)
+            .then(|| self.catalog.tool(&d.tool))
+            .flatten()?;
+        if !takes_by_id(tool) {
+            return None;
+        }
+        // An id the clause gives, or speaks of ("transaction ID T12345"), is the one to use.
+        let clause = analysis.clause(d.clause)?;
+        if clause.values.iter().any(|v| v.kind == ExtractedKind::Ids)
+            || clause
+                .tokens()
+                .iter()
+                .any(|t| t.form.eq_ignore_ascii_case("id"))
+        {
+            return None;
+        }
+        let name_keys = |name: &str| -> Vec<String> {
+            let short = name.rsplit('.').next().unwrap_or(name);
+            args::name_parts(short)
+                .iter()
+                .filter(|w| w.len() > 1)
+                .map(|w| self.lex.synonyms.key(w))
+                .collect()
+        };
+        let earlier: Vec<Vec<String>> = drafts[..j].iter().map(|e| name_keys(&e.tool)).collect();
+        for kind in name_keys(&tool.name) {
+            if self.lex.lookup_verbs.contains(&kind) || self.lex.stopwords.contains(&kind) {
+                continue;
+            }
+            if earlier.iter().any(|keys| keys.contains(&kind)) {
+                return None;
+            }
+            let finder = self.catalog.tools().iter().find(|f| {
+                let keys = name_keys(&f.name);
+                f.name != tool.name
+                    && keys.len() == 2
+                    && self.lex.lookup_verbs.contains(&keys[0])
+                    && keys[1] == kind
+            });
+            if let Some(f) = finder {
+                let word = args::name_parts(f.name.rsplit('.').next().unwrap_or(&f.name))
+                    .pop()
+                    .unwrap_or_default();
+                return Some((f.name.clone(), word));
+            }
+        }
+        None
     }
 
     /// "I need to make a voice call to my friend. Please call this number 555-0100 for
@@ -1712,6 +1800,24 @@ fn remove_draft(drafts: &mut Vec<Draft>, at: usize, to: usize) {
 
 /// Points the `inputs` and `after` of `drafts` that name a draft at `from` or later `n`
 /// further on, for `n` drafts about to be inserted at `from`.
+/// Whether a tool takes what it acts on by id: a required argument named so (`id`,
+/// `movie_id`), or, without a schema, a description that says "ID" — and a name that
+/// does not (`get_dish_id` gives ids).
+fn takes_by_id(tool: &Tool) -> bool {
+    let is_id = |w: &str| w.eq_ignore_ascii_case("id");
+    if args::name_parts(&tool.name).iter().any(|w| is_id(w)) {
+        return false;
+    }
+    if tool.properties().next().is_some() {
+        return tool
+            .required()
+            .any(|r| args::name_parts(r).last().is_some_and(|w| is_id(w)));
+    }
+    tool.description
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w == "ID" || w == "id")
+}
+
 fn make_room(drafts: &mut [Draft], from: usize, n: usize) {
     for d in drafts {
         for list in [&mut d.inputs, &mut d.after] {

@@ -1108,6 +1108,12 @@ impl RouteIndex {
         self.asked_of_untaught(tokens, lex, &mut scored, &mut reasons);
         self.object_names_entry(object.map(|o| &tokens[o]), &mut scored, &mut reasons);
         self.break_tie_by_context(&hints.context, &mut scored, &mut reasons);
+        self.keep_best(&mut scored);
+        self.candidates(scored, reasons, &words)
+    }
+
+    /// The [`MAX_CANDIDATES`] best, best first; equal scores in name order.
+    fn keep_best(&self, scored: &mut Vec<(f64, u32)>) {
         let by_rank = |a: &(f64, u32), b: &(f64, u32)| {
             b.0.total_cmp(&a.0)
                 .then_with(|| self.docs[a.1 as usize].id.cmp(&self.docs[b.1 as usize].id))
@@ -1117,7 +1123,6 @@ impl RouteIndex {
             scored.truncate(MAX_CANDIDATES);
         }
         scored.sort_by(by_rank);
-        self.candidates(scored, reasons, &words)
     }
 
     /// Where the clause's words leave several entries tied at the top ("*change* the

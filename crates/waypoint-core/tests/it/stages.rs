@@ -627,7 +627,7 @@ fn the_rest_of_the_request_decides_a_tie() {
     // Where the rest of the request names none of the tied tools, nothing is made up.
     let alone = e.route("change it", None).unwrap();
     let best = alone[0].recommendation.as_ref().unwrap();
-    assert_eq!(best.score, alone[0].alternatives[0].score);
+    assert!((best.score - alone[0].alternatives[0].score).abs() < 1e-9);
     assert!(best.why.iter().all(|w| !w.contains("the request is about")));
 }
 
@@ -652,4 +652,55 @@ fn a_reason_or_a_description_after_a_request_asks_for_no_step() {
     );
     // First in a request, "which is" asks.
     assert_ne!(tools("which is the newest commit"), ["unknown"]);
+}
+
+const BY_ID: &str = r#"tools:
+  - name: search_company
+    description: "Search and find companies."
+  - name: get_company_logo
+    description: "Retrieve a company's logos based on its ID."
+  - name: get_top_rated_company
+    description: "Get the top rated companies."
+  - name: get_person_detail
+    description: "Get the primary information about a person."
+    input_schema: {type: object, properties: {person_id: {type: integer}}, required: [person_id]}
+  - name: search_people
+    description: "Search for people by name."
+"#;
+
+#[test]
+fn a_thing_the_request_names_is_found_before_a_tool_takes_it_by_id() {
+    let e = crate::engine_over("by_id.yaml", BY_ID);
+    let plan = |request: &str| e.plan(request, None).unwrap();
+    let tools = |request: &str| -> Vec<String> {
+        plan(request)
+            .steps()
+            .iter()
+            .map(|s| s.tool.clone())
+            .collect()
+    };
+    // The logo tool takes a company by its id; the request names Walt Disney.
+    let p = plan("show me the logo of Walt Disney");
+    let steps: Vec<&str> = p.steps().iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(steps, ["search_company", "get_company_logo"]);
+    assert_eq!(p.steps()[1].input_refs, [p.steps()[0].id.clone()]);
+    assert!(
+        p.steps()[0].rationale.contains("by its id"),
+        "{}",
+        p.steps()[0].rationale
+    );
+    // A required `person_id` says the same; "people" names the kind "person".
+    assert_eq!(
+        tools("get the details of Ada Lovelace"),
+        ["search_people", "get_person_detail"]
+    );
+    // An earlier step gives a company already, and an id said is the one to use.
+    assert_eq!(
+        tools("find the top rated company, then show me its logo"),
+        ["get_top_rated_company", "get_company_logo"]
+    );
+    assert_eq!(
+        tools("show me the logo for company ID 42"),
+        ["get_company_logo"]
+    );
 }
