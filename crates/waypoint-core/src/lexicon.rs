@@ -224,7 +224,8 @@ pub struct Lexicon {
     /// Keys of the verbs a finder is named for (`search_movie`).
     pub lookup_verbs: HashSet<String>,
     /// Openings of a clause that describes what the clause before it named (", which
-    /// are dishes 101 and 102"); only after another clause, where they are no question.
+    /// are dishes 101 and 102"); only after another clause and a comma, where they are
+    /// no question.
     pub describing: Vec<Phrase>,
     pub topic_markers: Vec<Phrase>,
     pub target_markers: Vec<Phrase>,

@@ -1128,13 +1128,18 @@ impl RouteIndex {
     /// Where the clause's words leave several entries tied at the top ("*change* the
     /// release date" fits every tool that changes something), the ones the rest of the
     /// request names most often lead by [`CONTEXT_NUDGE`]; a tie the request does not
-    /// decide stays a tie.
+    /// decide stays a tie. Where a trained model leads the score, entries it rates alike
+    /// are no tie of words: near-certain probabilities meet at the top, and the model
+    /// has read the clause already.
     fn break_tie_by_context(
         &self,
         context: &[&Token],
         scored: &mut [(f64, u32)],
         reasons: &mut Vec<(u32, f64, Reason<'_>)>,
     ) {
+        if self.learned.as_ref().is_some_and(Learned::leads) {
+            return;
+        }
         let Some(top) = scored.iter().map(|s| s.0).max_by(f64::total_cmp) else {
             return;
         };

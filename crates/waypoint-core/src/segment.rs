@@ -54,11 +54,23 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
     }
     // A request made only of material ("i have lost my phone") still asks for something:
     // its clauses are actions, not context for actions that are not there.
+    // A clause after nothing but a comma continues the one before ("…, which are
+    // dishes 101 and 102"); after "and" or "then" it is a request of its own ("… and
+    // then which is the nearest cinema").
+    let after_comma: Vec<bool> = (0..segments.len())
+        .map(|i| {
+            i > 0
+                && (segments[i - 1].0.last())
+                    .zip(segments[i].0.first())
+                    .and_then(|(a, b)| text.get(a.end..b.start))
+                    .is_some_and(|gap| gap.trim() == ",")
+        })
+        .collect();
     let presents = |i: usize, toks: &[Token]| {
         opens_presenting(toks, lex)
             || is_label_line(text, toks)
             || lex.background.iter().any(|p| p.matches_at(toks, 0))
-            || i > 0 && lex.describing.iter().any(|p| p.matches_at(toks, 0))
+            || after_comma[i] && lex.describing.iter().any(|p| p.matches_at(toks, 0))
     };
     let all_context = (segments.iter().enumerate()).all(|(i, (toks, _))| presents(i, toks));
     segments

@@ -650,8 +650,16 @@ fn a_reason_or_a_description_after_a_request_asks_for_no_step() {
         tools("summarize report.pdf, which is the quarterly review"),
         ["pdf_summarize"]
     );
-    // First in a request, "which is" asks.
+    // First in a request, or after "and then", "which is" asks.
     assert_ne!(tools("which is the newest commit"), ["unknown"]);
+    assert_eq!(
+        clauses("summarize report.pdf and then which is the newest commit").len(),
+        2
+    );
+    assert_eq!(
+        tools("summarize report.pdf and then which is the newest commit").len(),
+        2
+    );
 }
 
 const BY_ID: &str = r#"tools:
