@@ -1050,6 +1050,17 @@ pub fn name_stems(name: &str, lex: &Lexicon) -> Vec<String> {
         .collect()
 }
 
+/// The synonym keys of a name's words, a server prefix left out (`tmdb.search_people`
+/// → search, person).
+pub(crate) fn name_keys(name: &str, lex: &Lexicon) -> Vec<String> {
+    let short = name.rsplit('.').next().unwrap_or(name);
+    name_parts(short)
+        .iter()
+        .filter(|w| w.len() > 1)
+        .map(|w| lex.synonyms.key(w))
+        .collect()
+}
+
 /// The lower-case words of a name (`pdfSummary`, `pdf_summary` and `pdf-summary` all
 /// give "pdf", "summary").
 pub(crate) fn name_parts(name: &str) -> Vec<String> {

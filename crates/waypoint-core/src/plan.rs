@@ -354,14 +354,7 @@ impl<'a> Planner<'a> {
         {
             return None;
         }
-        let name_keys = |name: &str| -> Vec<String> {
-            let short = name.rsplit('.').next().unwrap_or(name);
-            args::name_parts(short)
-                .iter()
-                .filter(|w| w.len() > 1)
-                .map(|w| self.lex.synonyms.key(w))
-                .collect()
-        };
+        let name_keys = |name: &str| args::name_keys(name, self.lex);
         let earlier: Vec<Vec<String>> = drafts[..j].iter().map(|e| name_keys(&e.tool)).collect();
         for kind in name_keys(&tool.name) {
             if self.lex.lookup_verbs.contains(&kind) || self.lex.stopwords.contains(&kind) {
@@ -370,18 +363,10 @@ impl<'a> Planner<'a> {
             if earlier.iter().any(|keys| keys.contains(&kind)) {
                 return None;
             }
-            let finder = self.catalog.tools().iter().find(|f| {
-                let keys = name_keys(&f.name);
-                f.name != tool.name
-                    && keys.len() == 2
-                    && self.lex.lookup_verbs.contains(&keys[0])
-                    && keys[1] == kind
-            });
-            if let Some(f) = finder {
-                let word = args::name_parts(f.name.rsplit('.').next().unwrap_or(&f.name))
-                    .pop()
-                    .unwrap_or_default();
-                return Some((f.name.clone(), word));
+            if let Some(finder) = self.index.finder(&kind).filter(|f| *f != tool.name) {
+                let short = finder.rsplit('.').next().unwrap_or(finder);
+                let word = args::name_parts(short).pop().unwrap_or_default();
+                return Some((finder.to_string(), word));
             }
         }
         None
@@ -660,7 +645,7 @@ impl<'a> Planner<'a> {
             .collect()
     }
 
-    /// Keys of what the clauses before `clause` talk about — their content words but
+    /// What the clauses before `clause` talk about: their content words but their head
     /// verbs, each once. A later clause's words are not yet said, and a verb says what
     /// another step does, not what this one acts on ("find a house …, reserve the house"
     /// books it).

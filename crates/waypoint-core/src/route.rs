@@ -241,6 +241,9 @@ pub struct RouteIndex {
     /// of the request among them names a service the catalog has ("from *Spotify*"),
     /// not a value to act on.
     name_words: HashSet<String>,
+    /// Kind key → the first tool named for a lookup verb and that kind alone
+    /// (`search_company`): what finds a thing a request names instead of its id.
+    finders: HashMap<String, String>,
 }
 
 #[derive(Debug, Clone)]
@@ -369,6 +372,7 @@ impl RouteIndex {
             );
             let phrases: Vec<&String> = tool.keywords.iter().chain(&compound_phrases).collect();
             index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
+            index.add_finder(&tool.name, lex);
             index.add_examples(&tool.examples, lex);
             index.set_kinds(&tool.produces, &tool.accepts, lex);
             let own = format!(
@@ -666,6 +670,22 @@ impl RouteIndex {
             doc.intents = intents;
             doc.takes = takes;
         }
+    }
+
+    /// Keeps `name` as the finder of its kind when it is named for a lookup verb and
+    /// the kind alone, and no tool before it is.
+    fn add_finder(&mut self, name: &str, lex: &Lexicon) {
+        if let [verb, kind] = crate::args::name_keys(name, lex).as_slice()
+            && lex.lookup_verbs.contains(verb)
+        {
+            (self.finders.entry(kind.clone())).or_insert_with(|| name.to_string());
+        }
+    }
+
+    /// The tool that finds a thing of this kind by name (`lookup_verbs` in the
+    /// vocabulary), when the catalog has one.
+    pub fn finder(&self, kind: &str) -> Option<&str> {
+        self.finders.get(kind).map(String::as_str)
     }
 
     pub fn len(&self) -> usize {
