@@ -102,7 +102,7 @@ const ASKED_ELSEWHERE: f64 = 0.5;
 const NAMED_BY_OBJECT: f64 = 0.5;
 /// Candidates this close to the best are tied: the clause's words do not choose.
 const TIE: f64 = 0.005;
-/// What the request's other clauses add to a tied entry they name: enough to order the
+/// What the request's earlier clauses add to a tied entry they name: enough to order the
 /// tie, too little to lift anything over the threshold.
 const CONTEXT_NUDGE: f64 = 0.01;
 
@@ -188,9 +188,9 @@ pub struct Hints<'a> {
     /// gross *salary*", "the best *route*"): a definite phrase ending in one points back
     /// at that output rather than saying what to do, and weighs little.
     pub earlier_products: Vec<String>,
-    /// Keys of the content words of the request's other clauses: what the request is
-    /// about as a whole, which decides between entries the clause's own words tie on
-    /// ("create notes.txt, then *change* the date in it": the file tool, not the
+    /// The content words of the request's earlier clauses, their head verbs left out:
+    /// what the request is about so far, which decides between entries the clause's own
+    /// words tie on ("create a text file, then *change* it": the file tool, not the
     /// password one).
     pub context: Vec<&'a Token>,
 }
@@ -757,7 +757,7 @@ impl RouteIndex {
             let Some(list) = self.postings.get(key) else {
                 continue;
             };
-            if n >= COMMON_MIN_DOCS && list.len() * 2 > n {
+            if self.is_noise(list.len()) {
                 continue;
             }
             for &(doc, w) in list {
@@ -836,8 +836,7 @@ impl RouteIndex {
                     continue;
                 };
                 // As for the clause's own words: one in most of a large catalog is noise.
-                let n = self.docs.len();
-                if n >= COMMON_MIN_DOCS && list.len() * 2 > n {
+                if self.is_noise(list.len()) {
                     continue;
                 }
                 let idf = self.idf.get(key).copied().unwrap_or(1.0);
@@ -1012,6 +1011,13 @@ impl RouteIndex {
     }
 
     /// Whether the entry's own fields use the word (postings are in entry order).
+    /// Whether a word that `entries` entries have is noise: it is in more than half of a
+    /// catalog of at least [`COMMON_MIN_DOCS`].
+    fn is_noise(&self, entries: usize) -> bool {
+        let n = self.docs.len();
+        n >= COMMON_MIN_DOCS && entries * 2 > n
+    }
+
     fn has_word(&self, doc: u32, key: &str) -> bool {
         self.postings
             .get(key)
@@ -1146,8 +1152,8 @@ impl RouteIndex {
     }
 
     /// Where the clause's words leave several entries tied at the top ("*change* the
-    /// release date" fits every tool that changes something), the ones the rest of the
-    /// request names most often lead by [`CONTEXT_NUDGE`]; a tie the request does not
+    /// release date" fits every tool that changes something), the ones the earlier
+    /// clauses name most often lead by [`CONTEXT_NUDGE`]; a tie the request does not
     /// decide stays a tie. Where a trained model leads the score, entries it rates alike
     /// are no tie of words: near-certain probabilities meet at the top, and the model
     /// has read the clause already.
@@ -1163,16 +1169,16 @@ impl RouteIndex {
         let Some(top) = scored.iter().map(|s| s.0).max_by(f64::total_cmp) else {
             return;
         };
-        let n = self.docs.len();
         let named: Vec<(usize, Vec<&Token>)> = (scored.iter().enumerate())
             .filter(|(_, s)| s.0 >= top - TIE)
             .map(|(i, &(_, doc))| {
                 let words = (context.iter().copied())
                     .filter(|t| {
-                        self.postings.get(t.key.as_str()).is_some_and(|list| {
-                            (n < COMMON_MIN_DOCS || list.len() * 2 <= n)
-                                && list.binary_search_by_key(&doc, |(d, _)| *d).is_ok()
-                        })
+                        self.has_word(doc, &t.key)
+                            && !self
+                                .postings
+                                .get(t.key.as_str())
+                                .is_some_and(|l| self.is_noise(l.len()))
                     })
                     .collect();
                 (i, words)
@@ -1274,7 +1280,7 @@ enum Reason<'a> {
     Meaning(f64),
     /// The token the clause asks for, which only this (untaught) entry is named after.
     AskedFor(String),
-    /// Words of the request's other clauses that decided a tie.
+    /// Words of the request's earlier clauses that decided a tie.
     Context(String),
     /// The family of a file the clause names.
     FileType(String),
