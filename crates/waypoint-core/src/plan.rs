@@ -363,10 +363,8 @@ impl<'a> Planner<'a> {
             if earlier.iter().any(|keys| keys.contains(&kind)) {
                 return None;
             }
-            if let Some(finder) = self.index.finder(&kind).filter(|f| *f != tool.name) {
-                let short = finder.rsplit('.').next().unwrap_or(finder);
-                let word = args::name_parts(short).pop().unwrap_or_default();
-                return Some((finder.to_string(), word));
+            if let Some(f) = self.index.finder(&kind).filter(|f| f.tool != tool.name) {
+                return Some((f.tool.clone(), f.word.clone()));
             }
         }
         None

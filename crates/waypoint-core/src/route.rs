@@ -106,6 +106,15 @@ const TIE: f64 = 0.005;
 /// tie, too little to lift anything over the threshold.
 const CONTEXT_NUDGE: f64 = 0.01;
 
+/// A tool named for a lookup verb and one kind of thing (`search_company`).
+#[derive(Debug, Clone)]
+pub struct Finder {
+    /// The tool's name.
+    pub tool: String,
+    /// The name's word for the kind, as the name spells it ("company").
+    pub word: String,
+}
+
 #[derive(Debug, Clone)]
 struct Doc {
     id: String,
@@ -243,7 +252,7 @@ pub struct RouteIndex {
     name_words: HashSet<String>,
     /// Kind key → the first tool named for a lookup verb and that kind alone
     /// (`search_company`): what finds a thing a request names instead of its id.
-    finders: HashMap<String, String>,
+    finders: HashMap<String, Finder>,
 }
 
 #[derive(Debug, Clone)]
@@ -678,14 +687,20 @@ impl RouteIndex {
         if let [verb, kind] = crate::args::name_keys(name, lex).as_slice()
             && lex.lookup_verbs.contains(verb)
         {
-            (self.finders.entry(kind.clone())).or_insert_with(|| name.to_string());
+            self.finders.entry(kind.clone()).or_insert_with(|| {
+                let short = name.rsplit('.').next().unwrap_or(name);
+                Finder {
+                    tool: name.to_string(),
+                    word: crate::args::name_parts(short).pop().unwrap_or_default(),
+                }
+            });
         }
     }
 
     /// The tool that finds a thing of this kind by name (`lookup_verbs` in the
     /// vocabulary), when the catalog has one.
-    pub fn finder(&self, kind: &str) -> Option<&str> {
-        self.finders.get(kind).map(String::as_str)
+    pub fn finder(&self, kind: &str) -> Option<&Finder> {
+        self.finders.get(kind)
     }
 
     pub fn len(&self) -> usize {
@@ -1010,7 +1025,6 @@ impl RouteIndex {
         })
     }
 
-    /// Whether the entry's own fields use the word (postings are in entry order).
     /// Whether a word that `entries` entries have is noise: it is in more than half of a
     /// catalog of at least [`COMMON_MIN_DOCS`].
     fn is_noise(&self, entries: usize) -> bool {
@@ -1018,6 +1032,7 @@ impl RouteIndex {
         n >= COMMON_MIN_DOCS && entries * 2 > n
     }
 
+    /// Whether the entry's own fields use the word (postings are in entry order).
     fn has_word(&self, doc: u32, key: &str) -> bool {
         self.postings
             .get(key)
