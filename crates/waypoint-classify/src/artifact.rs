@@ -4,11 +4,12 @@
 
 use crate::calibrate::{Calibration, ClassReport, Report};
 use crate::features::{GramIds, Vocabulary};
+use crate::head::Head;
 use crate::model::Model;
 
 const MAGIC: &[u8; 4] = b"WPCL";
 /// Bumped whenever features, training or this layout change: old artifacts retrain.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 
 /// Why bytes are not a model.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -76,6 +77,17 @@ impl Model {
                 }
             }
         }
+        match &self.head {
+            None => w.u32(0),
+            Some(h) => {
+                w.u32(1);
+                w.len(h.dims);
+                w.len(h.hidden);
+                for v in h.w1.iter().chain(&h.b1).chain(&h.w2).chain(&h.b2) {
+                    w.f32(*v);
+                }
+            }
+        }
         w.0
     }
 
@@ -132,38 +144,8 @@ impl Model {
         });
         let calibration = calibrations.next().unwrap_or(Ok(Calibration::default()))?;
         let per_class = calibrations.collect::<Result<Vec<_>, ArtifactError>>()?;
-        let report = match r.u32()? {
-            0 => None,
-            1 => {
-                let folds = r.u32()?;
-                let accuracy = r.f64()?;
-                let held_out = r.u32()?;
-                let mut list = Vec::with_capacity(n_classes);
-                for _ in 0..n_classes {
-                    let support = r.u32()?;
-                    let true_positives = r.u32()?;
-                    let false_positives = r.u32()?;
-                    let n = r.len(8)?;
-                    let confused_with =
-                        (0..n)
-                            .map(|_| Ok((r.u32()?, r.u32()?)))
-                            .collect::<Result<_, ArtifactError>>()?;
-                    list.push(ClassReport {
-                        support,
-                        true_positives,
-                        false_positives,
-                        confused_with,
-                    });
-                }
-                Some(Report {
-                    folds,
-                    accuracy,
-                    held_out,
-                    classes: list,
-                })
-            }
-            _ => return Err(r.damaged()),
-        };
+        let report = read_report(&mut r, n_classes)?;
+        let head = read_head(&mut r, n_classes)?;
         if r.at != bytes.len() {
             return Err(r.damaged());
         }
@@ -179,8 +161,73 @@ impl Model {
             report,
             support,
             dense_dims,
+            head,
         })
     }
+}
+
+/// The cross-validation report, when the model has one.
+fn read_report(r: &mut Reader<'_>, n_classes: usize) -> Result<Option<Report>, ArtifactError> {
+    Ok(match r.u32()? {
+        0 => None,
+        1 => {
+            let folds = r.u32()?;
+            let accuracy = r.f64()?;
+            let held_out = r.u32()?;
+            let mut list = Vec::with_capacity(n_classes);
+            for _ in 0..n_classes {
+                let support = r.u32()?;
+                let true_positives = r.u32()?;
+                let false_positives = r.u32()?;
+                let n = r.len(8)?;
+                let confused_with = (0..n)
+                    .map(|_| Ok((r.u32()?, r.u32()?)))
+                    .collect::<Result<_, ArtifactError>>()?;
+                list.push(ClassReport {
+                    support,
+                    true_positives,
+                    false_positives,
+                    confused_with,
+                });
+            }
+            Some(Report {
+                folds,
+                accuracy,
+                held_out,
+                classes: list,
+            })
+        }
+        _ => return Err(r.damaged()),
+    })
+}
+
+/// The network over dense vectors, when the model has one.
+fn read_head(r: &mut Reader<'_>, n_classes: usize) -> Result<Option<Head>, ArtifactError> {
+    Ok(match r.u32()? {
+        0 => None,
+        1 => {
+            let dims = r.len(4)?;
+            let hidden = r.len(4)?;
+            let (Some(n1), Some(n2)) = (dims.checked_mul(hidden), hidden.checked_mul(n_classes))
+            else {
+                return Err(r.damaged());
+            };
+            let w1 = r.f32s(n1)?;
+            let b1 = r.f32s(hidden)?;
+            let w2 = r.f32s(n2)?;
+            let b2 = r.f32s(n_classes)?;
+            Some(Head {
+                dims,
+                hidden,
+                classes: n_classes,
+                w1,
+                b1,
+                w2,
+                b2,
+            })
+        }
+        _ => return Err(r.damaged()),
+    })
 }
 
 struct Writer(Vec<u8>);
@@ -247,6 +294,13 @@ impl<'a> Reader<'a> {
             return Err(self.damaged());
         }
         Ok(n)
+    }
+    /// `n` floats, refused before reading when fewer bytes are left.
+    fn f32s(&mut self, n: usize) -> Result<Vec<f32>, ArtifactError> {
+        if n.saturating_mul(4) > self.bytes.len() - self.at {
+            return Err(self.damaged());
+        }
+        (0..n).map(|_| self.f32()).collect()
     }
     fn str(&mut self) -> Result<String, ArtifactError> {
         let n = self.len(1)?;

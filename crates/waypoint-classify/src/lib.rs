@@ -2,7 +2,9 @@
 //! from what a catalog says about its entries and from labelled requests.
 //!
 //! [`features`] turns text into word and character n-gram TF-IDF vectors; `svm` trains
-//! one linear SVM per class (dual coordinate descent, deterministic); [`calibrate`] maps
+//! one linear SVM per class (dual coordinate descent, deterministic); `head` is a small
+//! network over sentence vectors, where a catalog's requests ask for one entry each;
+//! [`calibrate`] maps
 //! decision values to probabilities fitted on held-out folds and reports precision,
 //! recall and confusions per class; `artifact` and [`cache`] keep trained models on disk
 //! keyed by the digest of their training data.
@@ -19,6 +21,7 @@ mod artifact;
 pub mod cache;
 pub mod calibrate;
 pub mod features;
+mod head;
 mod model;
 mod svm;
 

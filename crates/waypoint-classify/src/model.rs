@@ -5,6 +5,7 @@ use sha2::{Digest, Sha256};
 
 use crate::calibrate::{Calibration, Report, Tally};
 use crate::features::{Sparse, Vocabulary};
+use crate::head::{Head, Sample};
 use crate::svm::{self, Row};
 
 /// One labelled text.
@@ -153,8 +154,9 @@ impl TrainingSet {
 
 /// How training turns a set into a model, beyond the settings: changed whenever a model
 /// trained on the same set would come out different, so a cached one is not reused.
-/// 2: folds keep every copy of a text together, parts included.
-const METHOD: u32 = 2;
+/// 2: folds keep every copy of a text together, parts included. 3: a network over the
+/// dense vectors where every example asks for one class.
+const METHOD: u32 = 3;
 
 /// Training knobs; the defaults are scikit-learn's `LinearSVC` where it has one.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,6 +211,8 @@ pub struct Model {
     /// Length of the dense vector appended to the n-grams (0: none); its features follow
     /// the vocabulary's.
     pub(crate) dense_dims: usize,
+    /// A network over the dense vectors alone, where every example asks for one class.
+    pub(crate) head: Option<Head>,
 }
 
 /// A dense vector counts as much as each n-gram family (each is scaled to norm 1/√2).
@@ -267,6 +271,7 @@ impl Model {
         }
         let mut model = Self::assemble(set, vocab, dense_dims, &weights, support);
         model.key = set.key(settings);
+        model.head = train_head(set);
         if let Some(cv) = cross_validate(set, &xs, &model.vocab, dense_dims, settings) {
             model.calibration = cv.shared;
             model.per_class = cv.per_class;
@@ -317,6 +322,7 @@ impl Model {
             report: None,
             support,
             dense_dims,
+            head: None,
         }
     }
 
@@ -391,6 +397,18 @@ impl Model {
         out
     }
 
+    /// Whether the model has a network over the dense vectors
+    /// ([`Model::head_probabilities`]).
+    pub fn has_head(&self) -> bool {
+        self.head.is_some()
+    }
+
+    /// The network's probabilities for a text's dense vector, which sum to one over the
+    /// classes: `None` without a network or for a vector of the wrong length.
+    pub fn head_probabilities(&self, dense: &[f32]) -> Option<Vec<f32>> {
+        self.head.as_ref()?.probabilities(dense)
+    }
+
     /// Calibrated probabilities that each class is right for the text.
     pub fn probabilities(&self, text: &str) -> Vec<f32> {
         self.probabilities_with(text, None)
@@ -404,6 +422,25 @@ impl Model {
         }
         d
     }
+}
+
+/// The network over the dense vectors, where there are vectors and every example asks
+/// for exactly one class (a softmax gives a text one class).
+fn train_head(set: &TrainingSet) -> Option<Head> {
+    if set.dense.is_empty() || set.examples.iter().any(|e| e.labels.len() != 1) {
+        return None;
+    }
+    let samples: Vec<Sample<'_>> = set
+        .examples
+        .iter()
+        .zip(&set.dense)
+        .map(|(e, x)| Sample {
+            x,
+            class: e.labels[0],
+            weight: e.weight,
+        })
+        .collect();
+    Head::train(&samples, set.classes.len())
 }
 
 /// Trains on the examples at `rows`.

@@ -179,14 +179,14 @@ fn one_class(rows: &[Row<'_>], k: usize, w: &mut [f64], c: f64, max_epochs: usiz
 }
 
 /// A small deterministic generator for the shuffles (xorshift64*).
-struct XorShift(u64);
+pub(crate) struct XorShift(u64);
 
 impl XorShift {
-    fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self(seed.max(1))
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

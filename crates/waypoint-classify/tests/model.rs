@@ -165,8 +165,16 @@ fn dense_vectors_are_learned_beside_the_ngrams_and_survive_the_artifact() {
     };
     assert_eq!(pick(&model, &[0.0, 1.0, 0.0, 0.0]), "music");
     assert_eq!(pick(&model, &[0.0, 0.0, 1.0, 0.0]), "alarm");
+    // Every example asks for one class, so a network over the vectors learned them too.
+    let head = model
+        .head_probabilities(&[0.0, 0.0, 1.0, 0.0])
+        .expect("a network");
+    assert!((head.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    assert_eq!(model.classes()[2], "alarm");
+    assert!(head[2] > head[0] && head[2] > head[1], "{head:?}");
     let back = Model::from_bytes(&model.to_bytes()).unwrap();
     assert_eq!(back, model);
+    assert!(back.has_head());
     // A vector of another length is ignored rather than misread.
     assert_eq!(
         model.probabilities_with("do the thing", Some(&[1.0, 0.0])),
@@ -176,6 +184,12 @@ fn dense_vectors_are_learned_beside_the_ngrams_and_survive_the_artifact() {
     let mut other = set.clone();
     assert!(other.set_dense(vec![vec![0.5; 4]; 18]));
     assert_ne!(other.key(&settings), set.key(&settings));
+    // A request asking for two classes leaves the softmax network out.
+    set.add("do the thing twice", &["weather", "music"], 1.0, true);
+    let mut vectors: Vec<Vec<f32>> = vec![vec![0.05; 4]; 18];
+    vectors.push(vec![1.0, 1.0, 0.0, 0.0]);
+    assert!(set.set_dense(vectors));
+    assert!(!Model::train(&set, &settings).has_head());
 }
 
 #[test]

@@ -35,6 +35,9 @@ const MIN_CANDIDATE: f32 = 0.02;
 const CONFIDENT: f32 = 0.5;
 const MODEL_LEADS: f64 = 0.5;
 const WHOLE_SUPPORTS: f32 = 0.1;
+/// Where requests ask for one entry each, the share of the router's probability that the
+/// network over sentence vectors gives (the linear model keeps the rest).
+const HEAD_SHARE: f32 = 0.4;
 /// An entry's own words count less than a request phrased by a person.
 const OWN_WORDS: f32 = 0.5;
 /// The labelled requests a catalog was taught say people ask for one entry at a time
@@ -211,10 +214,17 @@ impl Learned {
             return p;
         }
         let vector = self.meaning.as_ref().and_then(|m| m.vector(text));
-        let p: Arc<[f32]> = self
-            .model
-            .probabilities_with(text, vector.as_deref())
-            .into();
+        let mut p = self.model.probabilities_with(text, vector.as_deref());
+        // The network makes the entries compete for the clause's meaning; it was trained
+        // only where every request asks for one entry, which is where it is asked.
+        if self.one_at_a_time
+            && let Some(head) = vector.and_then(|v| self.model.head_probabilities(&v))
+        {
+            for (p, h) in p.iter_mut().zip(head) {
+                *p = (1.0 - HEAD_SHARE) * *p + HEAD_SHARE * h;
+            }
+        }
+        let p: Arc<[f32]> = p.into();
         RECENT.with_borrow_mut(|recent| {
             if recent.len() >= RECENT_TEXTS {
                 recent.remove(0);
