@@ -23,6 +23,9 @@ pub struct TrainSummary {
     /// The labelled requests ask for one entry at a time, so a request is planned as one
     /// request (docs/architecture.md, "Route").
     pub one_entry_per_request: bool,
+    /// The share of the router's probability that a network over the sentence vectors
+    /// gives (docs/routing.md, "Meaning"); `None` where there is none.
+    pub network_share: Option<f32>,
     pub classes: usize,
     pub features: usize,
     pub weights: usize,
@@ -141,6 +144,7 @@ pub fn train(setup: &Setup, extra: &[PathBuf]) -> Result<(TrainSummary, Vec<Noti
         labels_added: trained.examples,
         requests_asking_two: engine.catalog().taught().asking_two,
         one_entry_per_request: learned.one_at_a_time(),
+        network_share: learned.network_share(),
         classes: classes.len(),
         features: model.features(),
         weights: model.weights(),

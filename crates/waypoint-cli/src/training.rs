@@ -23,6 +23,13 @@ pub(crate) fn train(global: &Global, args: &TrainArgs) -> Result<ExitCode> {
 }
 
 fn render(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()> {
+    render_model(out, s)?;
+    writeln!(out)?;
+    render_entries(out, s)
+}
+
+/// What was trained, from what, and how it did on held-out texts.
+fn render_model(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()> {
     let how = match s.source {
         "cached" => "read from the cache",
         "trained" => "trained and cached",
@@ -63,6 +70,13 @@ fn render(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()
             "  asked        one entry per request, so a request is planned as one (docs/architecture.md, \"Route\")"
         )?;
     }
+    if let Some(share) = s.network_share {
+        writeln!(
+            out,
+            "  network      a network over the sentence vectors gives {:.0}% of the router's probability",
+            share * 100.0
+        )?;
+    }
     if s.one_step_per_tool {
         writeln!(
             out,
@@ -89,7 +103,11 @@ fn render(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()
             "  held out     none: too few requests to cross-validate (calibration is the default)"
         )?,
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// Per entry: examples, held-out precision and recall, and what it was confused with.
+fn render_entries(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Result<()> {
     let width = s
         .entries
         .iter()

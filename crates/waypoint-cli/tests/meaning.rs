@@ -202,11 +202,8 @@ const TAUGHT: &[(&str, &[&str])] = &[
     ),
 ];
 
-#[test]
-fn where_the_router_leads_a_request_close_to_no_taught_request_is_a_gap() {
-    let Some(model) = test_model() else {
-        return;
-    };
+/// A catalog of the three taught entries and a `--train` file of [`TAUGHT`].
+fn taught_catalog() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("tools.yaml"),
@@ -227,6 +224,60 @@ fn where_the_router_leads_a_request_close_to_no_taught_request_is_a_gap() {
         })
         .collect();
     std::fs::write(&train, lines.join("\n")).unwrap();
+    (dir, train)
+}
+
+#[test]
+fn where_requests_ask_for_one_entry_each_training_with_meaning_adds_a_network() {
+    let Some(model) = test_model() else {
+        return;
+    };
+    let (dir, train) = taught_catalog();
+    let cache = tempfile::tempdir().unwrap();
+    let report = |with: bool| {
+        let mut args = vec![
+            "train",
+            train.to_str().unwrap(),
+            "--catalog",
+            dir.path().to_str().unwrap(),
+        ];
+        if with {
+            args.extend(["--embed-model", model.to_str().unwrap()]);
+        }
+        let text = common::command(&args)
+            .env("XDG_CACHE_HOME", cache.path())
+            .output()
+            .unwrap();
+        args.push("--json");
+        let json = common::command(&args)
+            .env("XDG_CACHE_HOME", cache.path())
+            .output()
+            .unwrap();
+        assert!(
+            json.status.success(),
+            "{}",
+            String::from_utf8_lossy(&json.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        (String::from_utf8_lossy(&text.stdout).into_owned(), v)
+    };
+    let (text, v) = report(true);
+    assert_eq!(v["network_share"], 0.4);
+    assert!(
+        text.contains("network      a network over the sentence vectors gives 40%"),
+        "{text}"
+    );
+    let (text, v) = report(false);
+    assert!(v["network_share"].is_null());
+    assert!(!text.contains("network "), "{text}");
+}
+
+#[test]
+fn where_the_router_leads_a_request_close_to_no_taught_request_is_a_gap() {
+    let Some(model) = test_model() else {
+        return;
+    };
+    let (dir, train) = taught_catalog();
     let cache = tempfile::tempdir().unwrap();
     let best = |request: &str, with: bool| {
         let mut args = vec![

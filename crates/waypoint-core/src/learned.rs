@@ -201,6 +201,13 @@ impl Learned {
         self.one_at_a_time
     }
 
+    /// The share of the router's probability a network over sentence vectors gives,
+    /// where it has one and asks it (requests ask for one entry each; docs/routing.md).
+    pub fn network_share(&self) -> Option<f32> {
+        (self.one_at_a_time && self.meaning.is_some() && self.model.has_head())
+            .then_some(HEAD_SHARE)
+    }
+
     /// The model's calibrated probabilities for a text (with its sentence vector when the
     /// model learned from them).
     fn probabilities(&self, text: &str) -> Arc<[f32]> {
