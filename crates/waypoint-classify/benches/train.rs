@@ -47,3 +47,28 @@ fn score_one_clause(bencher: divan::Bencher<'_, '_>) {
     bencher
         .bench(|| model.probabilities(divan::black_box("could you please book a table for two")));
 }
+
+/// The same set with a sentence-sized vector per example (pseudo-random, unit length),
+/// so the linear model learns from them too and the network over them is trained.
+#[divan::bench(args = [10], sample_count = 3)]
+fn train_with_vectors(bencher: divan::Bencher<'_, '_>, per_class: usize) {
+    let mut set = set(per_class);
+    let mut state = 0x2545_f491_u64;
+    let vectors: Vec<Vec<f32>> = (0..set.examples().len())
+        .map(|_| {
+            let v: Vec<f32> = (0..384)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1);
+                    (state >> 40) as f32 / (1_u64 << 24) as f32 - 0.5
+                })
+                .collect();
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / norm).collect()
+        })
+        .collect();
+    assert!(set.set_dense(vectors));
+    let settings = Settings::default();
+    bencher.bench(|| Model::train(&set, &settings));
+}
