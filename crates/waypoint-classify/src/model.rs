@@ -170,6 +170,9 @@ pub struct Settings {
     /// An n-gram must occur in this many examples to be a feature; `None` picks 1 for
     /// small sets and 2 from [`Settings::MIN_DF_FROM`] examples on.
     pub min_df: Option<u32>,
+    /// Whether to train the network over the dense vectors, where every example asks for
+    /// one class (a caller that will not ask it saves the time).
+    pub network: bool,
 }
 
 impl Settings {
@@ -184,6 +187,7 @@ impl Default for Settings {
             max_epochs: 100,
             folds: 3,
             min_df: None,
+            network: true,
         }
     }
 }
@@ -271,7 +275,9 @@ impl Model {
         }
         let mut model = Self::assemble(set, vocab, dense_dims, &weights, support);
         model.key = set.key(settings);
-        model.head = train_head(set);
+        if settings.network {
+            model.head = train_head(set);
+        }
         if let Some(cv) = cross_validate(set, &xs, &model.vocab, dense_dims, settings) {
             model.calibration = cv.shared;
             model.per_class = cv.per_class;

@@ -175,6 +175,12 @@ fn dense_vectors_are_learned_beside_the_ngrams_and_survive_the_artifact() {
     let back = Model::from_bytes(&model.to_bytes()).unwrap();
     assert_eq!(back, model);
     assert!(back.has_head());
+    // A caller that will not ask the network does not pay for it.
+    let without = Settings {
+        network: false,
+        ..Settings::default()
+    };
+    assert!(!Model::train(&set, &without).has_head());
     // A vector of another length is ignored rather than misread.
     assert_eq!(
         model.probabilities_with("do the thing", Some(&[1.0, 0.0])),

@@ -126,7 +126,15 @@ impl Learned {
             return None;
         }
         crate::parts::add_parts(&mut set, lex, how.cache_dir());
-        let settings = Settings::default();
+        let per_entry = requests as f64 / set.classes().len() as f64;
+        let weight = per_entry / (per_entry + HALF_WEIGHT_REQUESTS);
+        let one_at_a_time = weight >= MODEL_LEADS && asks_one_at_a_time(catalog.taught());
+        // The network over sentence vectors is asked only where requests ask for one
+        // entry each; elsewhere training it would cost time and change nothing.
+        let settings = Settings {
+            network: one_at_a_time,
+            ..Settings::default()
+        };
         let cache_dir = how.cache_dir();
         // Each text's sentence vector joins its n-grams; without vectors for every text
         // the model learns from n-grams alone.
@@ -149,8 +157,6 @@ impl Learned {
             .iter()
             .map(|c| doc_of(c).unwrap_or(u32::MAX))
             .collect();
-        let per_entry = requests as f64 / set.classes().len() as f64;
-        let weight = per_entry / (per_entry + HALF_WEIGHT_REQUESTS);
         let untaught = if weight >= MODEL_LEADS {
             let taught: HashSet<&str> = set
                 .examples()
@@ -175,7 +181,7 @@ impl Learned {
             weight,
             source,
             meaning: meaning.cloned(),
-            one_at_a_time: weight >= MODEL_LEADS && asks_one_at_a_time(catalog.taught()),
+            one_at_a_time,
             untaught,
             memo_id: NEXT_MEMO_ID.fetch_add(1, Ordering::Relaxed),
         })
