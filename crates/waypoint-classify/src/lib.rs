@@ -1,4 +1,4 @@
-//! A linear text classifier for routing requests to catalog entries, trained in-process
+//! A text classifier for routing requests to catalog entries, trained in-process
 //! from what a catalog says about its entries and from labelled requests.
 //!
 //! [`features`] turns text into word and character n-gram TF-IDF vectors; `svm` trains
