@@ -320,17 +320,20 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn learns_what_one_line_cannot_and_the_same_inputs_give_the_same_weights() {
-        let data = ring();
-        let samples: Vec<Sample<'_>> = data
-            .iter()
+    fn samples(data: &[(Vec<f32>, u32)]) -> Vec<Sample<'_>> {
+        data.iter()
             .map(|(x, c)| Sample {
                 x,
                 class: *c,
                 weight: 1.0,
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn learns_what_one_line_cannot_and_the_same_inputs_give_the_same_weights() {
+        let data = ring();
+        let samples = samples(&data);
         let head = Head::train(&samples, 2).expect("trains");
         let right = data
             .iter()
@@ -364,14 +367,7 @@ mod tests {
     #[test]
     fn probabilities_sum_to_one_and_a_wrong_length_is_refused() {
         let data = ring();
-        let samples: Vec<Sample<'_>> = data
-            .iter()
-            .map(|(x, c)| Sample {
-                x,
-                class: *c,
-                weight: 1.0,
-            })
-            .collect();
+        let samples = samples(&data);
         let head = Head::train(&samples, 2).expect("trains");
         let p = head.probabilities(&[0.5, 0.5]).expect("same length");
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
