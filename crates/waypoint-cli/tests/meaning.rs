@@ -202,6 +202,18 @@ const TAUGHT: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// `waypoint ARGS`, with `--embed-model MODEL` when one is given, its caches in `cache`.
+fn run_in(cache: &std::path::Path, args: &[&str], model: Option<&str>) -> std::process::Output {
+    let mut args = args.to_vec();
+    if let Some(model) = model {
+        args.extend(["--embed-model", model]);
+    }
+    common::command(&args)
+        .env("XDG_CACHE_HOME", cache)
+        .output()
+        .unwrap()
+}
+
 /// A catalog of the three taught entries and a `--train` file of [`TAUGHT`].
 fn taught_catalog() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -235,24 +247,15 @@ fn where_requests_ask_for_one_entry_each_training_with_meaning_adds_a_network() 
     let (dir, train) = taught_catalog();
     let cache = tempfile::tempdir().unwrap();
     let report = |with: bool| {
-        let mut args = vec![
+        let model = with.then(|| model.to_str().unwrap());
+        let args = [
             "train",
             train.to_str().unwrap(),
             "--catalog",
             dir.path().to_str().unwrap(),
         ];
-        if with {
-            args.extend(["--embed-model", model.to_str().unwrap()]);
-        }
-        let text = common::command(&args)
-            .env("XDG_CACHE_HOME", cache.path())
-            .output()
-            .unwrap();
-        args.push("--json");
-        let json = common::command(&args)
-            .env("XDG_CACHE_HOME", cache.path())
-            .output()
-            .unwrap();
+        let text = run_in(cache.path(), &args, model);
+        let json = run_in(cache.path(), &[&args[..], &["--json"]].concat(), model);
         assert!(
             json.status.success(),
             "{}",
@@ -280,7 +283,7 @@ fn where_the_router_leads_a_request_close_to_no_taught_request_is_a_gap() {
     let (dir, train) = taught_catalog();
     let cache = tempfile::tempdir().unwrap();
     let best = |request: &str, with: bool| {
-        let mut args = vec![
+        let args = [
             "route",
             request,
             "--json",
@@ -289,14 +292,11 @@ fn where_the_router_leads_a_request_close_to_no_taught_request_is_a_gap() {
             "--train",
             train.to_str().unwrap(),
         ];
-        if with {
-            args.extend(["--embed-model", model.to_str().unwrap()]);
-        }
-        let out = common::command(&args)
-            .env("XDG_CACHE_HOME", cache.path())
-            .output()
-            .unwrap();
-        recommended(&out)
+        recommended(&run_in(
+            cache.path(),
+            &args,
+            with.then(|| model.to_str().unwrap()),
+        ))
     };
     // The words alone make a guess of an unrelated request; the taught requests closest
     // in meaning are all far from it, so with the model it is a gap.

@@ -208,10 +208,11 @@ impl Learned {
     }
 
     /// The share of the router's probability a network over sentence vectors gives,
-    /// where it has one and asks it (requests ask for one entry each; docs/routing.md).
+    /// where it has one (docs/routing.md): it is trained only where requests ask for one
+    /// entry each (`Settings::network`) and every text had a vector, so having one is
+    /// where it is asked.
     pub fn network_share(&self) -> Option<f32> {
-        (self.one_at_a_time && self.meaning.is_some() && self.model.has_head())
-            .then_some(HEAD_SHARE)
+        self.model.has_head().then_some(HEAD_SHARE)
     }
 
     /// The model's calibrated probabilities for a text (with its sentence vector when the
@@ -228,13 +229,12 @@ impl Learned {
         }
         let vector = self.meaning.as_ref().and_then(|m| m.vector(text));
         let mut p = self.model.probabilities_with(text, vector.as_deref());
-        // The network makes the entries compete for the clause's meaning; it was trained
-        // only where every request asks for one entry, which is where it is asked.
-        if self.one_at_a_time
+        // The network makes the entries compete for the clause's meaning.
+        if let Some(share) = self.network_share()
             && let Some(head) = vector.and_then(|v| self.model.head_probabilities(&v))
         {
             for (p, h) in p.iter_mut().zip(head) {
-                *p = (1.0 - HEAD_SHARE) * *p + HEAD_SHARE * h;
+                *p = (1.0 - share) * *p + share * h;
             }
         }
         let p: Arc<[f32]> = p.into();
