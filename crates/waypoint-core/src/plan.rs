@@ -1570,11 +1570,67 @@ impl<'a> Planner<'a> {
             }
             draft.after.retain(|a| *a != i);
         }
-        let copies = fan.map_or(0, |(name, values)| {
-            fan_out(&mut out.drafts, j, &name, &values);
-            values.len().saturating_sub(1)
-        });
+        let Some((name, values)) = fan else {
+            return j + 1;
+        };
+        let draft = &mut out.drafts[j];
+        if draft.tool == tool.name
+            && draft.args.keys().all(|k| *k == name)
+            && let Some((twin, list)) = self.batch_twin(tool, &name, &values)
+        {
+            draft.rationale.push_str(&format!(
+                "; `{twin}` takes all {} `{list}` in one call",
+                values.len()
+            ));
+            draft.tool = twin.to_string();
+            draft.args =
+                serde_json::Map::from_iter([(list.to_string(), serde_json::Value::Array(values))]);
+            return j + 1;
+        }
+        fan_out(&mut out.drafts, j, &name, &values);
+        let copies = values.len().saturating_sub(1);
         j + 1 + copies
+    }
+
+    /// The one tool that does what `tool` does to several values at once, where a clause
+    /// gives several values for `tool`'s argument `name` ("read a.txt and b.txt" with
+    /// `read_multiple_files` beside `read_text_file`): a tool whose name starts with the
+    /// same verb, that does as much harm, and whose one required argument is a list of
+    /// what `name` takes, every value fitting it. Returns it and that argument.
+    fn batch_twin<'c>(
+        &'c self,
+        tool: &Tool,
+        name: &str,
+        values: &[serde_json::Value],
+    ) -> Option<(&'c str, &'c str)> {
+        let verb = |t: &Tool| {
+            crate::learned::name_words(&t.name)
+                .split(' ')
+                .next()
+                .map(str::to_string)
+        };
+        let item = tool.properties().find(|(n, _)| *n == name)?.1.get("type")?;
+        let mine = verb(tool)?;
+        let mut twins = self
+            .catalog
+            .tools()
+            .iter()
+            .filter(|t| {
+                t.name != tool.name && t.effects == tool.effects && verb(t).as_ref() == Some(&mine)
+            })
+            .filter_map(|t| {
+                let mut required = t.required();
+                let list = required.next().filter(|_| required.next().is_none())?;
+                let schema = t.properties().find(|(n, _)| *n == list)?.1;
+                let items = schema.get("items")?;
+                let takes_all = schema.get("type")?.as_str() == Some("array")
+                    && items.get("type") == Some(item)
+                    && values.iter().all(|v| args::fits(v, items));
+                takes_all.then_some((t.name.as_str(), list))
+            });
+        let found = twins.next()?;
+        // Two such tools: which one is meant is not the planner's to guess.
+        twins.next().is_none().then_some(found)
     }
 }
 

@@ -183,6 +183,93 @@ fn several_languages_give_one_step_each() {
     );
 }
 
+/// A file server's readers as MCP servers list them: one file at a time, several at
+/// once, and a writer that takes a list of edits.
+const READERS: &str = "
+tools:
+  - name: fs.read_text_file
+    description: Read the complete contents of a file as text.
+    effects: read
+    input_schema:
+      type: object
+      properties:
+        path: {type: string}
+        head: {type: number, description: only the first N lines}
+      required: [path]
+  - name: fs.read_multiple_files
+    description: Read the contents of multiple files simultaneously.
+    effects: read
+    input_schema:
+      type: object
+      properties:
+        paths: {type: array, items: {type: string}}
+      required: [paths]
+  - name: fs.write_file
+    description: Create a new file or overwrite one with new content.
+    effects: destructive
+    input_schema:
+      type: object
+      properties:
+        path: {type: string}
+        content: {type: string}
+      required: [path, content]
+";
+
+steps_over!(readers, "readers.yaml", READERS);
+
+steps_over!(
+    /// The same readers with a second tool that reads several files at once.
+    two_batch_readers,
+    "two-batch-readers.yaml",
+    &format!(
+        "{READERS}  - name: fs.read_files_as_zip
+    description: Read several files and return them as one zip archive.
+    effects: read
+    input_schema:
+      type: object
+      properties:
+        files: {{type: array, items: {{type: string}}}}
+      required: [files]
+"
+    )
+);
+
+#[test]
+fn several_values_go_to_the_one_tool_that_takes_them_all() {
+    assert_eq!(
+        readers("read a.txt and b.txt"),
+        [(
+            "fs.read_multiple_files".into(),
+            json!({"paths": ["a.txt", "b.txt"]})
+        )]
+    );
+    let p = crate::engine_over("readers.yaml", READERS)
+        .plan("read a.txt, b.txt and c.md", None)
+        .unwrap();
+    assert!(
+        p.steps()[0]
+            .rationale
+            .contains("takes all 3 `paths` in one call"),
+        "{:?}",
+        p.steps()[0].rationale
+    );
+}
+
+#[test]
+fn several_values_fan_out_where_no_one_tool_takes_them_all() {
+    let each = |s: &[(String, Value)]| s.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>();
+    // Another argument was given: the list tool cannot take it.
+    assert_eq!(
+        each(&readers("read the first 5 lines of a.txt and b.txt")),
+        ["fs.read_text_file", "fs.read_text_file"]
+    );
+    // Two tools read several files at once: which one is meant is not the planner's guess.
+    assert_eq!(
+        each(&two_batch_readers("read a.txt and b.txt")),
+        ["fs.read_text_file", "fs.read_text_file"]
+    );
+}
+
 #[test]
 fn an_array_argument_takes_every_value() {
     let s = steps(&plan("read notes.txt and todo.txt"));
