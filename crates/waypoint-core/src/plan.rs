@@ -1578,10 +1578,13 @@ impl<'a> Planner<'a> {
             && draft.args.keys().all(|k| *k == name)
             && let Some((twin, list)) = self.batch_twin(tool, &name, &values)
         {
-            draft.rationale.push_str(&format!(
-                "; `{twin}` takes all {} `{list}` in one call",
-                values.len()
-            ));
+            let all = match values.len() {
+                2 => "both".to_string(),
+                n => format!("all {n}"),
+            };
+            draft
+                .rationale
+                .push_str(&format!("; `{twin}` takes {all} `{list}` in one call"));
             draft.tool = twin.to_string();
             draft.args =
                 serde_json::Map::from_iter([(list.to_string(), serde_json::Value::Array(values))]);

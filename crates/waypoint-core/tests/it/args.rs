@@ -243,16 +243,19 @@ fn several_values_go_to_the_one_tool_that_takes_them_all() {
             json!({"paths": ["a.txt", "b.txt"]})
         )]
     );
-    let p = crate::engine_over("readers.yaml", READERS)
-        .plan("read a.txt, b.txt and c.md", None)
-        .unwrap();
+    let why = |request: &str| {
+        let p = crate::engine_over("readers.yaml", READERS)
+            .plan(request, None)
+            .unwrap();
+        p.steps()[0].rationale.clone()
+    };
+    let three = why("read a.txt, b.txt and c.md");
     assert!(
-        p.steps()[0]
-            .rationale
-            .contains("takes all 3 `paths` in one call"),
-        "{:?}",
-        p.steps()[0].rationale
+        three.ends_with("; `fs.read_multiple_files` takes all 3 `paths` in one call"),
+        "{three}"
     );
+    let two = why("read a.txt and b.txt");
+    assert!(two.ends_with("takes both `paths` in one call"), "{two}");
 }
 
 #[test]
