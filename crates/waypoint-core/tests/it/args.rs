@@ -243,11 +243,11 @@ fn several_values_go_to_the_one_tool_that_takes_them_all() {
             json!({"paths": ["a.txt", "b.txt"]})
         )]
     );
+    let engine = crate::engine_over("readers.yaml", READERS);
     let why = |request: &str| {
-        let p = crate::engine_over("readers.yaml", READERS)
-            .plan(request, None)
-            .unwrap();
-        p.steps()[0].rationale.clone()
+        engine.plan(request, None).unwrap().steps()[0]
+            .rationale
+            .clone()
     };
     let three = why("read a.txt, b.txt and c.md");
     assert!(
