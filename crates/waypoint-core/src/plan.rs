@@ -1606,11 +1606,12 @@ impl<'a> Planner<'a> {
         name: &str,
         values: &[serde_json::Value],
     ) -> Option<(&'c str, &'c str)> {
+        // The stem of the first word past a server prefix: `fs.read_text_file` and
+        // `fs.get_file_info` share their server, not what they do, and a synonym ("open"
+        // for "read") is another tool's way of saying something else.
         let verb = |t: &Tool| {
-            crate::learned::name_words(&t.name)
-                .split(' ')
-                .next()
-                .map(str::to_string)
+            let short = t.name.rsplit('.').next().unwrap_or(&t.name);
+            args::name_stems(short, self.lex).into_iter().next()
         };
         let item = tool.properties().find(|(n, _)| *n == name)?.1.get("type")?;
         let mine = verb(tool)?;

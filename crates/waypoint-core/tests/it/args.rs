@@ -259,6 +259,26 @@ fn several_values_go_to_the_one_tool_that_takes_them_all() {
 }
 
 #[test]
+fn a_list_tool_of_the_same_server_that_does_something_else_is_no_twin() {
+    let catalog = format!(
+        "{READERS}  - name: fs.get_file_info
+    description: Retrieve detailed metadata about a file.
+    effects: read
+    input_schema:
+      type: object
+      properties:
+        path: {{type: string}}
+      required: [path]
+"
+    );
+    let p = crate::engine_over("info.yaml", &catalog)
+        .plan("get file info for a.txt and b.txt", None)
+        .unwrap();
+    let tools: Vec<&str> = p.steps().iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(tools, ["fs.get_file_info", "fs.get_file_info"]);
+}
+
+#[test]
 fn several_values_fan_out_where_no_one_tool_takes_them_all() {
     let each = |s: &[(String, Value)]| s.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>();
     // Another argument was given: the list tool cannot take it.
