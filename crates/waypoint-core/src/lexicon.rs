@@ -244,6 +244,11 @@ pub struct Lexicon {
     pub question_words: HashSet<String>,
     pub asking_words: HashSet<String>,
     pub question_auxiliaries: HashSet<String>,
+    /// Auxiliaries that open a question about something, no request to change it ("is
+    /// there a file called …", unlike "can you …").
+    pub asking_auxiliaries: HashSet<String>,
+    /// Words a question means without saying them ("how *big*": size).
+    pub unsaid: crate::unsaid::Unsaid,
     pub base_auxiliaries: HashSet<String>,
     pub vague_verbs: HashSet<String>,
     pub anaphora: HashSet<String>,
@@ -449,6 +454,8 @@ struct Raw {
     question_words: Vec<String>,
     asking_words: Vec<String>,
     question_auxiliaries: Vec<String>,
+    asking_auxiliaries: Vec<String>,
+    unsaid: crate::unsaid::RawUnsaid,
     base_auxiliaries: Vec<String>,
     vague_verbs: Vec<String>,
     anaphora: Vec<String>,
@@ -642,6 +649,11 @@ fn compile_phrases(list: &[String], synonyms: &Synonyms) -> Vec<Phrase> {
     out
 }
 
+/// The words of a list in lower case, as a set.
+fn forms(list: &[String]) -> HashSet<String> {
+    list.iter().map(|w| w.to_lowercase()).collect()
+}
+
 /// The words of a list in lower case, in its order.
 fn lower(list: &[String]) -> Vec<String> {
     list.iter().map(|w| w.to_lowercase()).collect()
@@ -668,9 +680,6 @@ impl Lexicon {
             list.iter()
                 .map(|w| synonyms.key(&w.to_lowercase()))
                 .collect()
-        };
-        let forms = |list: &[String]| -> HashSet<String> {
-            list.iter().map(|w| w.to_lowercase()).collect()
         };
         let stems = |list: &[String]| -> HashSet<String> {
             list.iter().map(|w| stem(&w.to_lowercase())).collect()
@@ -711,6 +720,8 @@ impl Lexicon {
             question_words: forms(&raw.question_words),
             asking_words: forms(&raw.asking_words),
             question_auxiliaries: forms(&raw.question_auxiliaries),
+            asking_auxiliaries: forms(&raw.asking_auxiliaries),
+            unsaid: crate::unsaid::Unsaid::compile(raw.unsaid, &synonyms),
             base_auxiliaries: forms(&raw.base_auxiliaries),
             vague_verbs: keys(&raw.vague_verbs),
             anaphora: forms(&raw.anaphora),

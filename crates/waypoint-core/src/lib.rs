@@ -23,6 +23,7 @@ pub mod suggested;
 pub mod synth;
 pub mod text;
 pub mod understand;
+pub mod unsaid;
 pub mod validate;
 
 pub use engine::{ClauseEvidence, Engine, Options};

@@ -7,6 +7,7 @@
 //! the entry explains. IDF is normalised by the catalog's size and the raw score is
 //! squashed into [0, 1], so one threshold means the same on 30 tools and on 10,000.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use waypoint_catalog::Catalog;
@@ -89,6 +90,9 @@ const LIGHT_VERB: f64 = 0.5;
 const DEPRECATED: f64 = 0.8;
 /// Weight of the family of a file the clause names ("photo.png": image), as a word.
 const FILE_TYPE: f64 = 0.5;
+/// The share of its score an entry named for directories keeps when the clause names a
+/// file.
+const NOT_FOR_THE_FILE: f64 = 0.5;
 /// Weights of clause words by role.
 const HEAD_VERB: f64 = 1.5;
 const DESCRIBING: f64 = 0.35;
@@ -900,6 +904,29 @@ impl RouteIndex {
     }
 
     /// Meaning and the trained router, each blended into the scores in turn.
+    /// An entry named for directories and not for files loses part of its score,
+    /// second opinions included, when the clause names a file by its extension and no
+    /// folder: "how big is report.pdf" asks the file's metadata, not a folder's listing
+    /// with sizes.
+    fn given_a_file(
+        &self,
+        tokens: &[Token],
+        hints: &Hints<'_>,
+        lex: &Lexicon,
+        scored: &mut [(f64, u32)],
+    ) {
+        if hints.file_types.is_empty() {
+            return;
+        }
+        for (score, doc) in scored.iter_mut() {
+            if let Some(d) = self.docs.get(*doc as usize)
+                && lex.unsaid.not_for_the_file(&d.name_keys, tokens)
+            {
+                *score *= NOT_FOR_THE_FILE;
+            }
+        }
+    }
+
     fn second_opinions(
         &self,
         text: &str,
@@ -1047,14 +1074,12 @@ impl RouteIndex {
     /// skipped, and reasons are rendered only for the candidates returned.
     pub fn rank(&self, tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> Vec<Candidate> {
         let object = hints.head_verb.and_then(|h| object_noun(tokens, h, lex));
-        let words = weigh(
-            tokens,
-            hints.head_verb,
-            object,
-            &hints.earlier_products,
-            &self.name_words,
-            lex,
-        );
+        // What a question means without saying it ("how big": size) follows the
+        // clause's own words.
+        let all = with_unsaid(tokens, hints, lex);
+        let own = tokens.len();
+        let tokens = &*all;
+        let words = self.clause_words(tokens, own, hints, object, lex);
         let Lexical {
             mut raw,
             explained,
@@ -1146,11 +1171,38 @@ impl RouteIndex {
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
         self.given_what_it_cannot_take(hints, &mut scored);
+        self.given_a_file(tokens, hints, lex, &mut scored);
         self.asked_of_untaught(tokens, lex, &mut scored, &mut reasons);
         self.object_names_entry(object.map(|o| &tokens[o]), &mut scored, &mut reasons);
         self.break_tie_by_context(&hints.context, &mut scored, &mut reasons);
         self.keep_best(&mut scored);
         self.candidates(scored, reasons, &words)
+    }
+
+    /// The clause's words weighed by role; words it means without saying them (after
+    /// `own`) weigh as its verb or object would.
+    fn clause_words<'a>(
+        &self,
+        tokens: &'a [Token],
+        own: usize,
+        hints: &Hints<'_>,
+        object: Option<usize>,
+        lex: &Lexicon,
+    ) -> Vec<Word<'a>> {
+        let mut words = weigh(
+            &tokens[..own],
+            hints.head_verb,
+            object,
+            &hints.earlier_products,
+            &self.name_words,
+            lex,
+        );
+        let unsaid = tokens[own..].iter();
+        words.extend(unsaid.map(|tok| Word {
+            tok,
+            weight: HEAD_VERB,
+        }));
+        words
     }
 
     /// The [`MAX_CANDIDATES`] best, best first; equal scores in name order.
@@ -1446,11 +1498,11 @@ impl<'t> ChangeAsked<'t> {
         if hints.destructive || tokens.iter().any(|t| lex.destroys(t)) {
             return Self::Yes;
         }
-        // "what files …" could read "files" as a verb; "can you …" is a request.
-        if tokens
-            .first()
-            .is_some_and(|t| lex.question_words.contains(&t.form))
-        {
+        // "what files …" could read "files" as a verb; "is there …" asks about something;
+        // "can you …" is a request.
+        if tokens.first().is_some_and(|t| {
+            lex.question_words.contains(&t.form) || lex.asking_auxiliaries.contains(&t.form)
+        }) {
             return Self::No;
         }
         let changing = hints
@@ -1761,6 +1813,18 @@ pub(crate) fn complement_at(
         .map(|at| h + 1 + at)
         .filter(|&i| lex.opens_free_relative(tokens, i) && verb_after(i + 2));
     to_verb.into_iter().chain(what_subject).min()
+}
+
+/// The clause's tokens followed by those of the words it means without saying them
+/// (docs/routing.md, item 1: "how big" means a size); borrowed where there are none.
+fn with_unsaid<'t>(tokens: &'t [Token], hints: &Hints<'_>, lex: &Lexicon) -> Cow<'t, [Token]> {
+    let names_file = !hints.file_types.is_empty();
+    let unsaid = lex.unsaid.words(tokens, names_file, &lex.synonyms);
+    if unsaid.is_empty() {
+        Cow::Borrowed(tokens)
+    } else {
+        Cow::Owned([tokens, &unsaid].concat())
+    }
 }
 
 /// Direction: the result named after "into" favours its producers over its consumers;

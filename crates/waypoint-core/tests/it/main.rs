@@ -15,6 +15,7 @@ mod objects;
 mod plans;
 mod prerequisites;
 mod properties;
+mod questions;
 mod stages;
 mod stored_plans;
 mod trained;

@@ -1,0 +1,180 @@
+//! Words a question means without saying them: "what's in the src folder" asks to
+//! *list* it, "how big is report.pdf" asks for its *size*. Catalogs describe tools by
+//! what they do ("Get a detailed listing of all files…", "…including size, creation
+//! time…"), so a question that names neither the action nor the quantity meets no
+//! tool's words; read with the words it means, it meets the tool it asks for.
+//!
+//! The vocabulary is data (`unsaid:` in `data/lexicon.yaml`); this module only finds
+//! where a clause asks so and makes the tokens the router reads beside the clause's own.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Deserialize;
+
+use crate::text::{Synonyms, Token, tokenize};
+
+/// `unsaid:` as the vocabulary file writes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawUnsaid {
+    contents: RawContents,
+    file: RawFile,
+    /// Noun of a measure → the adjectives "how" asks it with.
+    measures: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    word: String,
+    not: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawContents {
+    asks: Vec<String>,
+    be: Vec<String>,
+    prepositions: Vec<String>,
+    means: String,
+}
+
+/// The compiled vocabulary of unsaid words.
+#[derive(Debug, Clone, Default)]
+pub struct Unsaid {
+    /// "what", "which": the words a question for a thing's contents opens with.
+    asks: HashSet<String>,
+    be: HashSet<String>,
+    prepositions: HashSet<String>,
+    /// What a question for contents means ("list").
+    means: String,
+    /// Adjective → the nouns of what it measures ("long" → length, duration).
+    measures: HashMap<String, Vec<String>>,
+    /// Key of what a clause naming "report.pdf" names besides a document: a file.
+    file_key: String,
+    /// Keys of what such a clause does not name (a directory).
+    not_file: Vec<String>,
+}
+
+impl Unsaid {
+    pub(crate) fn compile(raw: RawUnsaid, synonyms: &Synonyms) -> Self {
+        let lower = |list: &[String]| list.iter().map(|w| w.to_lowercase()).collect();
+        let mut measures: HashMap<String, Vec<String>> = HashMap::new();
+        for (noun, adjectives) in raw.measures {
+            for adjective in adjectives {
+                measures
+                    .entry(adjective.to_lowercase())
+                    .or_default()
+                    .push(noun.to_lowercase());
+            }
+        }
+        Self {
+            asks: lower(&raw.contents.asks),
+            be: lower(&raw.contents.be),
+            prepositions: lower(&raw.contents.prepositions),
+            means: raw.contents.means.to_lowercase(),
+            measures,
+            file_key: synonyms.key(&raw.file.word.to_lowercase()),
+            not_file: (raw.file.not.iter())
+                .map(|w| synonyms.key(&w.to_lowercase()))
+                .collect(),
+        }
+    }
+
+    /// Whether an entry whose name has these keys acts on what a clause that names a
+    /// file and no directory does not name: it is named for a directory and not for a
+    /// file (`list_directory_with_sizes` for "how big is report.pdf").
+    pub fn not_for_the_file(&self, name_keys: &[String], tokens: &[Token]) -> bool {
+        let not_file = |k: &String| self.not_file.contains(k);
+        !name_keys.contains(&self.file_key)
+            && name_keys.iter().any(not_file)
+            && !tokens.iter().any(|t| not_file(&t.key))
+    }
+
+    /// The tokens a clause means beside its own, each spanning the words that mean it.
+    /// `names_file`: the clause names a file, whose contents a question asks to read,
+    /// not to list ("what's in notes.txt").
+    pub fn words(&self, tokens: &[Token], names_file: bool, synonyms: &Synonyms) -> Vec<Token> {
+        let mut out = Vec::new();
+        let mut add = |word: &str, at: &Token| {
+            for mut tok in tokenize(word, &[], synonyms) {
+                tok.start = at.start;
+                tok.end = at.end;
+                out.push(tok);
+            }
+        };
+        if !names_file && let Some(at) = self.contents_asked(tokens) {
+            add(&self.means, &tokens[at]);
+        }
+        for pair in tokens.windows(2) {
+            if pair[0].form == "how" && !pair[1].value {
+                for noun in self.measures.get(&pair[1].form).into_iter().flatten() {
+                    add(noun, &pair[1]);
+                }
+            }
+        }
+        out
+    }
+
+    /// Where a question for a thing's contents has its preposition: "what is *in* …",
+    /// "what files are *inside* …" — an asking word, at most one word, a form of "be",
+    /// then a preposition of place. Only at the clause's start: "tell me what is in …"
+    /// already has its verb.
+    fn contents_asked(&self, tokens: &[Token]) -> Option<usize> {
+        let plain = |i: usize| tokens.get(i).filter(|t| !t.value);
+        if !plain(0).is_some_and(|t| self.asks.contains(&t.form)) {
+            return None;
+        }
+        let be_at = (1..=2).find(|&i| plain(i).is_some_and(|t| self.be.contains(&t.form)))?;
+        if be_at == 2 && plain(1).is_none() {
+            return None;
+        }
+        let prep = be_at + 1;
+        plain(prep)
+            .is_some_and(|t| self.prepositions.contains(&t.form))
+            .then_some(prep)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lexicon::Lexicon;
+
+    /// The forms of the words a clause means beside its own.
+    fn meant(text: &str, names_file: bool) -> Vec<String> {
+        let lex = Lexicon::for_catalog(&waypoint_catalog::Catalog::default()).unwrap();
+        let tokens = lex.tokenize(text, &[]);
+        (lex.unsaid
+            .words(&tokens, names_file, &lex.synonyms)
+            .into_iter())
+        .map(|t| t.form)
+        .collect()
+    }
+
+    #[test]
+    fn a_question_for_what_a_thing_holds_means_list() {
+        for q in [
+            "what's inside the src folder",
+            "what is in my inbox",
+            "which files are in the docs directory",
+        ] {
+            assert_eq!(meant(q, false), ["list"], "{q}");
+        }
+        // Naming a file, the question asks to read it; elsewhere in the clause, or with
+        // more than one word before "be", it is no such question.
+        assert!(meant("what's in notes.txt", true).is_empty());
+        assert!(meant("tell me what is in the folder", false).is_empty());
+        assert!(meant("what new files are in the folder", false).is_empty());
+        assert!(meant("what is the weather in paris", false).is_empty());
+    }
+
+    #[test]
+    fn how_and_an_adjective_mean_the_measure() {
+        assert_eq!(meant("how big is report.pdf", true), ["size"]);
+        assert_eq!(meant("tell me how many files there are", false), ["count"]);
+        // An adjective of two measures means both.
+        assert_eq!(meant("how long is the trip", false), ["duration", "length"]);
+        assert!(meant("a big file", false).is_empty());
+        assert!(meant("how is the weather", false).is_empty());
+    }
+}
