@@ -903,7 +903,6 @@ impl RouteIndex {
         }
     }
 
-    /// Meaning and the trained router, each blended into the scores in turn.
     /// An entry named for directories and not for files loses part of its score,
     /// second opinions included, when the clause names a file by its extension and no
     /// folder: "how big is report.pdf" asks the file's metadata, not a folder's listing
@@ -927,6 +926,7 @@ impl RouteIndex {
         }
     }
 
+    /// Meaning and the trained router, each blended into the scores in turn.
     fn second_opinions(
         &self,
         text: &str,

@@ -19,7 +19,9 @@ use crate::text::{Synonyms, Token, tokenize};
 pub(crate) struct RawUnsaid {
     contents: RawContents,
     file: RawFile,
-    /// Noun of a measure → the adjectives "how" asks it with.
+    /// The word that asks for a degree ("how").
+    degree: String,
+    /// Noun of a measure → the adjectives `degree` asks it with.
     measures: BTreeMap<String, Vec<String>>,
 }
 
@@ -48,7 +50,9 @@ pub struct Unsaid {
     prepositions: HashSet<String>,
     /// What a question for contents means ("list").
     means: String,
-    /// Adjective → the nouns of what it measures ("long" → length, duration).
+    /// The word that asks for a degree ("how").
+    degree: String,
+    /// Adjective → the nouns of what it measures ("long" → duration, length).
     measures: HashMap<String, Vec<String>>,
     /// Key of what a clause naming "report.pdf" names besides a document: a file.
     file_key: String,
@@ -73,6 +77,7 @@ impl Unsaid {
             be: lower(&raw.contents.be),
             prepositions: lower(&raw.contents.prepositions),
             means: raw.contents.means.to_lowercase(),
+            degree: raw.degree.to_lowercase(),
             measures,
             file_key: synonyms.key(&raw.file.word.to_lowercase()),
             not_file: (raw.file.not.iter())
@@ -107,7 +112,7 @@ impl Unsaid {
             add(&self.means, &tokens[at]);
         }
         for pair in tokens.windows(2) {
-            if pair[0].form == "how" && !pair[1].value {
+            if pair[0].form == self.degree && !pair[1].value {
                 for noun in self.measures.get(&pair[1].form).into_iter().flatten() {
                     add(noun, &pair[1]);
                 }
