@@ -1053,7 +1053,7 @@ pub fn name_stems(name: &str, lex: &Lexicon) -> Vec<String> {
 /// The synonym keys of a name's words, a server prefix left out (`tmdb.search_people`
 /// → search, person).
 pub(crate) fn name_keys(name: &str, lex: &Lexicon) -> Vec<String> {
-    let short = name.rsplit('.').next().unwrap_or(name);
+    let short = crate::text::without_server(name);
     name_parts(short)
         .iter()
         .filter(|w| w.len() > 1)
@@ -3023,7 +3023,7 @@ impl Made {
     }
 
     pub fn new(step: usize, tool: &str, kinds: &[String], lex: &Lexicon) -> Self {
-        let short = tool.rsplit('.').next().unwrap_or(tool);
+        let short = crate::text::without_server(tool);
         let verb = name_parts(short)
             .first()
             .map(|w| lex.synonyms.stem_and_key(w).0)

@@ -332,7 +332,7 @@ pub(crate) fn entries(catalog: &Catalog) -> Vec<EntryWords<'_>> {
         });
     }
     for p in catalog.pipelines() {
-        let short = p.id.rsplit('.').next().unwrap_or(&p.id);
+        let short = crate::text::without_server(&p.id);
         out.push(EntryWords {
             id: &p.id,
             name: name_words(short),

@@ -1032,7 +1032,7 @@ fn catalog_verbs(catalog: &Catalog, classes: &WordClasses) -> HashSet<String> {
         .tools()
         .iter()
         .filter_map(|t| {
-            let short = t.name.rsplit('.').next().unwrap_or(&t.name);
+            let short = crate::text::without_server(&t.name);
             let name = words(short);
             let plain = t.description.split('(').next().unwrap_or_default();
             let about = words(plain);

@@ -1610,8 +1610,9 @@ impl<'a> Planner<'a> {
         // `fs.get_file_info` share their server, not what they do, and a synonym ("open"
         // for "read") is another tool's way of saying something else.
         let verb = |t: &Tool| {
-            let short = t.name.rsplit('.').next().unwrap_or(&t.name);
-            args::name_stems(short, self.lex).into_iter().next()
+            args::name_stems(crate::text::without_server(&t.name), self.lex)
+                .into_iter()
+                .next()
         };
         let item = tool.properties().find(|(n, _)| *n == name)?.1.get("type")?;
         let mine = verb(tool)?;

@@ -410,11 +410,7 @@ impl RouteIndex {
             }
         }
         for p in catalog.pipelines() {
-            let short =
-                p.id.rsplit('.')
-                    .next()
-                    .unwrap_or(&p.id)
-                    .replace(['_', '-'], " ");
+            let short = crate::text::without_server(&p.id).replace(['_', '-'], " ");
             let mut fields: Vec<(f64, String)> =
                 vec![(W_NAME, short), (W_DESCRIPTION, p.description.clone())];
             fields.extend(
@@ -568,7 +564,7 @@ impl RouteIndex {
             .enumerate()
             .flat_map(|(i, (_, text))| {
                 let text = if i == 0 {
-                    id.rsplit('.').next().unwrap_or(id)
+                    crate::text::without_server(id)
                 } else {
                     text
                 };
@@ -595,7 +591,7 @@ impl RouteIndex {
         }
         let short_name = fields
             .first()
-            .map_or("", |(_, name)| name.rsplit('.').next().unwrap_or(name));
+            .map_or("", |(_, name)| crate::text::without_server(name));
         let name_keys = lex
             .tokenize(&short_name.replace(['_', '-'], " "), &[])
             .into_iter()
@@ -692,7 +688,7 @@ impl RouteIndex {
             && lex.lookup_verbs.contains(verb)
         {
             self.finders.entry(kind.clone()).or_insert_with(|| {
-                let short = name.rsplit('.').next().unwrap_or(name);
+                let short = crate::text::without_server(name);
                 Finder {
                     tool: name.to_string(),
                     word: crate::args::name_parts(short).pop().unwrap_or_default(),

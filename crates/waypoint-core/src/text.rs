@@ -146,6 +146,12 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// A tool's name past its server prefix (`fs.read_text_file` → `read_text_file`): what
+/// the tool does, not where it runs.
+pub fn without_server(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
+}
+
 /// Splits `text` into tokens. Byte ranges in `values` (extracted URLs, paths…) become
 /// single tokens flagged `value`, so their dots and slashes never split a clause.
 pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> Vec<Token> {
