@@ -650,7 +650,7 @@ fn compile_phrases(list: &[String], synonyms: &Synonyms) -> Vec<Phrase> {
 }
 
 /// The words of a list in lower case, as a set.
-fn forms(list: &[String]) -> HashSet<String> {
+pub(crate) fn forms(list: &[String]) -> HashSet<String> {
     list.iter().map(|w| w.to_lowercase()).collect()
 }
 

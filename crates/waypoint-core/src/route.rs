@@ -910,12 +910,12 @@ impl RouteIndex {
         lex: &Lexicon,
         scored: &mut [(f64, u32)],
     ) {
-        if hints.file_types.is_empty() {
+        if hints.file_types.is_empty() || lex.unsaid.names_a_folder(tokens) {
             return;
         }
         for (score, doc) in scored.iter_mut() {
             if let Some(d) = self.docs.get(*doc as usize)
-                && lex.unsaid.not_for_the_file(&d.name_keys, tokens)
+                && lex.unsaid.named_for_a_folder_only(&d.name_keys)
             {
                 *score *= NOT_FOR_THE_FILE;
             }
@@ -1815,7 +1815,7 @@ pub(crate) fn complement_at(
 /// (docs/routing.md, item 1: "how big" means a size); borrowed where there are none.
 fn with_unsaid<'t>(tokens: &'t [Token], hints: &Hints<'_>, lex: &Lexicon) -> Cow<'t, [Token]> {
     let names_file = !hints.file_types.is_empty();
-    let unsaid = lex.unsaid.words(tokens, names_file, &lex.synonyms);
+    let unsaid = lex.unsaid.words(tokens, names_file, lex);
     if unsaid.is_empty() {
         Cow::Borrowed(tokens)
     } else {

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Deserialize;
 
+use crate::lexicon::Lexicon;
 use crate::text::{Synonyms, Token, tokenize};
 
 /// `unsaid:` as the vocabulary file writes it.
@@ -35,25 +36,21 @@ struct RawFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawContents {
-    asks: Vec<String>,
-    be: Vec<String>,
     prepositions: Vec<String>,
     means: String,
 }
 
-/// The compiled vocabulary of unsaid words.
+/// The compiled vocabulary of unsaid words; the words meant are tokenized once, here.
 #[derive(Debug, Clone, Default)]
 pub struct Unsaid {
-    /// "what", "which": the words a question for a thing's contents opens with.
-    asks: HashSet<String>,
-    be: HashSet<String>,
+    /// Prepositions of place a question for a thing's contents asks with ("in").
     prepositions: HashSet<String>,
     /// What a question for contents means ("list").
-    means: String,
+    means: Vec<Token>,
     /// The word that asks for a degree ("how").
     degree: String,
     /// Adjective → the nouns of what it measures ("long" → duration, length).
-    measures: HashMap<String, Vec<String>>,
+    measures: HashMap<String, Vec<Token>>,
     /// Key of what a clause naming "report.pdf" names besides a document: a file.
     file_key: String,
     /// Keys of what such a clause does not name (a directory).
@@ -62,75 +59,77 @@ pub struct Unsaid {
 
 impl Unsaid {
     pub(crate) fn compile(raw: RawUnsaid, synonyms: &Synonyms) -> Self {
-        let lower = |list: &[String]| list.iter().map(|w| w.to_lowercase()).collect();
-        let mut measures: HashMap<String, Vec<String>> = HashMap::new();
+        let tokens = |word: &str| tokenize(&word.to_lowercase(), &[], synonyms);
+        let mut measures: HashMap<String, Vec<Token>> = HashMap::new();
         for (noun, adjectives) in raw.measures {
             for adjective in adjectives {
                 measures
                     .entry(adjective.to_lowercase())
                     .or_default()
-                    .push(noun.to_lowercase());
+                    .extend(tokens(&noun));
             }
         }
+        let key = |w: &String| synonyms.key(&w.to_lowercase());
         Self {
-            asks: lower(&raw.contents.asks),
-            be: lower(&raw.contents.be),
-            prepositions: lower(&raw.contents.prepositions),
-            means: raw.contents.means.to_lowercase(),
+            prepositions: crate::lexicon::forms(&raw.contents.prepositions),
+            means: tokens(&raw.contents.means),
             degree: raw.degree.to_lowercase(),
             measures,
-            file_key: synonyms.key(&raw.file.word.to_lowercase()),
-            not_file: (raw.file.not.iter())
-                .map(|w| synonyms.key(&w.to_lowercase()))
-                .collect(),
+            file_key: key(&raw.file.word),
+            not_file: raw.file.not.iter().map(key).collect(),
         }
     }
 
-    /// Whether an entry whose name has these keys acts on what a clause that names a
-    /// file and no directory does not name: it is named for a directory and not for a
-    /// file (`list_directory_with_sizes` for "how big is report.pdf").
-    pub fn not_for_the_file(&self, name_keys: &[String], tokens: &[Token]) -> bool {
-        let not_file = |k: &String| self.not_file.contains(k);
-        !name_keys.contains(&self.file_key)
-            && name_keys.iter().any(not_file)
-            && !tokens.iter().any(|t| not_file(&t.key))
+    /// Whether a clause names a folder ("how big is the src folder"): then a file it
+    /// also names does not keep the tools named for folders from it.
+    pub fn names_a_folder(&self, tokens: &[Token]) -> bool {
+        tokens.iter().any(|t| self.not_file.contains(&t.key))
+    }
+
+    /// Whether an entry whose name has these keys is named for a directory and not for
+    /// a file (`list_directory_with_sizes`), so a clause that names a file and no folder
+    /// ("how big is report.pdf") does not ask for it.
+    pub fn named_for_a_folder_only(&self, name_keys: &[String]) -> bool {
+        !name_keys.contains(&self.file_key) && name_keys.iter().any(|k| self.not_file.contains(k))
     }
 
     /// The tokens a clause means beside its own, each spanning the words that mean it.
     /// `names_file`: the clause names a file, whose contents a question asks to read,
     /// not to list ("what's in notes.txt").
-    pub fn words(&self, tokens: &[Token], names_file: bool, synonyms: &Synonyms) -> Vec<Token> {
+    pub fn words(&self, tokens: &[Token], names_file: bool, lex: &Lexicon) -> Vec<Token> {
         let mut out = Vec::new();
-        let mut add = |word: &str, at: &Token| {
-            for mut tok in tokenize(word, &[], synonyms) {
-                tok.start = at.start;
-                tok.end = at.end;
-                out.push(tok);
-            }
+        let mut add = |meant: &[Token], at: &Token| {
+            out.extend(meant.iter().map(|tok| Token {
+                start: at.start,
+                end: at.end,
+                ..tok.clone()
+            }));
         };
-        if !names_file && let Some(at) = self.contents_asked(tokens) {
+        if !names_file && let Some(at) = self.contents_asked(tokens, lex) {
             add(&self.means, &tokens[at]);
         }
         for pair in tokens.windows(2) {
-            if pair[0].form == self.degree && !pair[1].value {
-                for noun in self.measures.get(&pair[1].form).into_iter().flatten() {
-                    add(noun, &pair[1]);
-                }
+            if pair[0].form == self.degree
+                && !pair[1].value
+                && let Some(meant) = self.measures.get(&pair[1].form)
+            {
+                add(meant, &pair[1]);
             }
         }
         out
     }
 
     /// Where a question for a thing's contents has its preposition: "what is *in* …",
-    /// "what files are *inside* …" — an asking word, at most one word, a form of "be",
-    /// then a preposition of place. Only at the clause's start: "tell me what is in …"
-    /// already has its verb.
-    fn contents_asked(&self, tokens: &[Token]) -> Option<usize> {
+    /// "what files are *inside* …" — an asking word (`asking_words`), at most one word, a
+    /// form of "be" (`copulas`), then a preposition of place. Only at the clause's start:
+    /// "tell me what is in …" already has its verb.
+    fn contents_asked(&self, tokens: &[Token], lex: &Lexicon) -> Option<usize> {
         let plain = |i: usize| tokens.get(i).filter(|t| !t.value);
-        if !plain(0).is_some_and(|t| self.asks.contains(&t.form)) {
+        if !plain(0).is_some_and(|t| lex.asking_words.contains(&t.form)) {
             return None;
         }
-        let be_at = (1..=2).find(|&i| plain(i).is_some_and(|t| self.be.contains(&t.form)))?;
+        let be = |i: usize| plain(i).is_some_and(|t| lex.words.copulas.contains(&t.form));
+        let be_at = (1..=2).find(|&i| be(i))?;
         if be_at == 2 && plain(1).is_none() {
             return None;
         }
@@ -149,11 +148,9 @@ mod tests {
     fn meant(text: &str, names_file: bool) -> Vec<String> {
         let lex = Lexicon::for_catalog(&waypoint_catalog::Catalog::default()).unwrap();
         let tokens = lex.tokenize(text, &[]);
-        (lex.unsaid
-            .words(&tokens, names_file, &lex.synonyms)
-            .into_iter())
-        .map(|t| t.form)
-        .collect()
+        (lex.unsaid.words(&tokens, names_file, &lex).into_iter())
+            .map(|t| t.form)
+            .collect()
     }
 
     #[test]
