@@ -102,6 +102,8 @@ pub fn taken_first(catalog: &Catalog) -> Vec<TakenFirst> {
 /// Joints past which a clause is not read as several requests: each way of splitting is
 /// a model call, and a clause with this many "and"s and commas is a list, not requests.
 const MAX_JOINTS: usize = 6;
+/// Bytes between two clauses joined by one short word (" and ", " or ", ", ").
+const JOINED_BY_A_WORD: usize = 5;
 
 /// An action clause with its goal and ranked candidates.
 struct Routed<'a> {
@@ -462,6 +464,7 @@ impl<'a> Planner<'a> {
             return out;
         }
         self.absorbed_by_the_whole(routed, &mut out);
+        self.verbs_sharing_an_object(routed, &mut out);
         for i in 0..routed.len() {
             if out[i].is_some() || top(&routed[i]) >= self.threshold {
                 continue;
@@ -490,6 +493,58 @@ impl<'a> Planner<'a> {
             }
         }
         out
+    }
+
+    /// "find and play a concerto by X", "check and cancel my booking": a clause that is a
+    /// verb alone, joined by "and" to the next, acts on the next clause's object. Read
+    /// with that object, it either asks for what the next clause asks for ("find and
+    /// play" plays), and is part of that request, or for an entry of its own, which the
+    /// object it borrows finds better than the bare verb ("check the booking" is a
+    /// lookup, "cancel the booking" a cancellation).
+    fn verbs_sharing_an_object(&self, routed: &mut [Routed<'_>], out: &mut [Option<f64>]) {
+        for i in 0..routed.len().saturating_sub(1) {
+            let (verb, next) = (routed[i].clause, routed[i + 1].clause);
+            let bare = verb.head_verb.is_some_and(|h| h + 1 == verb.tokens().len())
+                && verb.values.is_empty();
+            let gap = next
+                .segment
+                .clause
+                .span
+                .start
+                .saturating_sub(verb.segment.clause.span.end);
+            let Some(object) = next.head_verb.map(|h| &next.tokens()[h + 1..]) else {
+                continue;
+            };
+            if !bare
+                || out[i].is_some()
+                || out[i + 1].is_some()
+                || next.segment.follows
+                || !(1..=JOINED_BY_A_WORD).contains(&gap)
+                || object.is_empty()
+            {
+                continue;
+            }
+            let from = object[0]
+                .start
+                .saturating_sub(next.segment.clause.span.start);
+            let text = format!(
+                "{} {}",
+                verb.segment.clause.text,
+                next.segment.clause.text.get(from..).unwrap_or_default()
+            );
+            let tokens: Vec<Token> = verb.tokens().iter().chain(object).cloned().collect();
+            let mut hints = self.hints(verb, routed[i].goal);
+            hints.text = &text;
+            let ranking = self.index.rank(&tokens, &hints, self.lex);
+            match (ranking.first(), routed[i + 1].ranking.first()) {
+                (Some(mine), Some(theirs))
+                    if mine.id == theirs.id && theirs.score >= self.threshold =>
+                {
+                    out[i] = Some(theirs.score);
+                }
+                _ => routed[i].ranking = ranking,
+            }
+        }
     }
 
     /// The clauses read as one text, with the hints (head verb, goal, values) of

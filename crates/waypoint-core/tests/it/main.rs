@@ -16,6 +16,7 @@ mod plans;
 mod prerequisites;
 mod properties;
 mod questions;
+mod shared_objects;
 mod stages;
 mod stored_plans;
 mod trained;
