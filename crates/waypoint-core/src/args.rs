@@ -114,6 +114,9 @@ pub struct Inputs<'a> {
     /// first: an argument of the same name that the clause leaves open and that names no
     /// content takes it ("find a bus from New York to Boston and buy me a ticket").
     pub carried: &'a [(String, Value)],
+    /// The next clause, when this one is a verb alone that acts on its object ("look up
+    /// and cancel booking BK-2231"): what that object presents is lent to this step too.
+    pub sharing: Option<&'a ClauseAnalysis>,
 }
 
 /// What kind of value an argument takes.
@@ -574,6 +577,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
         .iter()
         .chain(inputs.later)
         .filter(|c| !c.is_action())
+        .chain(inputs.sharing)
         .flat_map(|c| self::pieces(c, inputs.request, lex))
         // What a person presents: files, addresses, ids — not a count or a date that
         // belongs to what they said about it.

@@ -271,6 +271,7 @@ impl Engine {
                         own_name: self.index.name_stems(&tool.name),
                         outputs: &[],
                         carried: &[],
+                        sharing: None,
                     };
                     crate::args::fill(
                         tool,

@@ -504,24 +504,10 @@ impl<'a> Planner<'a> {
     fn verbs_sharing_an_object(&self, routed: &mut [Routed<'_>], out: &mut [Option<f64>]) {
         for i in 0..routed.len().saturating_sub(1) {
             let (verb, next) = (routed[i].clause, routed[i + 1].clause);
-            let bare = verb.head_verb.is_some_and(|h| h + 1 == verb.tokens().len())
-                && verb.values.is_empty();
-            let gap = next
-                .segment
-                .clause
-                .span
-                .start
-                .saturating_sub(verb.segment.clause.span.end);
-            let Some(object) = next.head_verb.map(|h| &next.tokens()[h + 1..]) else {
+            let Some(object) = self.shared_object(verb, next) else {
                 continue;
             };
-            if !bare
-                || out[i].is_some()
-                || out[i + 1].is_some()
-                || next.segment.follows
-                || !(1..=JOINED_BY_A_WORD).contains(&gap)
-                || object.is_empty()
-            {
+            if out[i].is_some() || out[i + 1].is_some() {
                 continue;
             }
             let from = object[0]
@@ -545,6 +531,34 @@ impl<'a> Planner<'a> {
                 _ => routed[i].ranking = ranking,
             }
         }
+    }
+
+    /// The object `verb` shares with `next` (the tokens after `next`'s head verb), when
+    /// `verb` is a verb alone (a particle or "me" aside: "look up", "find me") joined to
+    /// `next` by one short word, and `next` opens with a verb of its own.
+    fn shared_object<'c>(
+        &self,
+        verb: &ClauseAnalysis,
+        next: &'c ClauseAnalysis,
+    ) -> Option<&'c [Token]> {
+        let w = &self.lex.words;
+        let bare = verb.head_verb.is_some_and(|h| {
+            verb.tokens()[h + 1..]
+                .iter()
+                .all(|t| w.verb_particles.contains(&t.form) || w.particles.contains(&t.form))
+        }) && verb.values.is_empty();
+        let gap = next
+            .segment
+            .clause
+            .span
+            .start
+            .saturating_sub(verb.segment.clause.span.end);
+        let object = &next.tokens()[next.head_verb? + 1..];
+        (bare
+            && !next.segment.follows
+            && (1..=JOINED_BY_A_WORD).contains(&gap)
+            && !object.is_empty())
+        .then_some(object)
     }
 
     /// The clauses read as one text, with the hints (head verb, goal, values) of
@@ -1569,6 +1583,10 @@ impl<'a> Planner<'a> {
             .unwrap_or(analysis.clauses.len());
         let (earlier, from_here) = analysis.clauses.split_at(before);
         let later = from_here.get(1..).unwrap_or_default();
+        // "look up and cancel booking BK-2231": the lookup takes the booking too.
+        let sharing = later
+            .first()
+            .filter(|next| next.is_action() && self.shared_object(clause, next).is_some());
         // The object of the nearest earlier action clause, when it names something of its own.
         let antecedent = earlier.iter().rfind(|c| c.is_action()).and_then(|c| {
             let words = c.object_text(request)?;
@@ -1600,6 +1618,7 @@ impl<'a> Planner<'a> {
             own_name: self.index.name_stems(&tool.name),
             outputs,
             carried: &carried,
+            sharing,
         };
         let mut filled = args::fill(tool, self.index.arg_specs(&tool.name), &inputs, self.lex);
         let lookups = self.lookups(tool, &inputs, &filled, &out.drafts[j]);

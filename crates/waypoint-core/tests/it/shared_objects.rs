@@ -23,9 +23,11 @@ tools:
     effects: write
   - name: check_booking
     description: Look up the status of a booking.
+    input_schema: {type: object, properties: {booking_id: {type: string, description: The booking ID}}, required: [booking_id]}
   - name: cancel_booking
     description: Cancel a booking.
     effects: destructive
+    input_schema: {type: object, properties: {booking_id: {type: string, description: The booking ID}}, required: [booking_id]}
 ",
         )
     })
@@ -61,5 +63,22 @@ fn a_bare_verb_that_asks_for_another_entry_is_routed_with_the_shared_object() {
     assert_eq!(
         steps("find the song yesterday and play it"),
         ["search_songs", "play_song"]
+    );
+}
+
+#[test]
+fn a_bare_verb_takes_what_the_shared_object_presents() {
+    let plan = bookings()
+        .plan("look up and cancel booking BK-2231", None)
+        .unwrap();
+    let steps: Vec<(&str, Option<&serde_json::Value>)> = plan
+        .steps()
+        .iter()
+        .map(|s| (s.tool.as_str(), s.args.get("booking_id")))
+        .collect();
+    let id = serde_json::json!("BK-2231");
+    assert_eq!(
+        steps,
+        [("check_booking", Some(&id)), ("cancel_booking", Some(&id))]
     );
 }
