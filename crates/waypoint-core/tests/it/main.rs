@@ -45,9 +45,14 @@ pub fn engine_over(name: &str, text: &str) -> Engine {
     Engine::new(catalog, Options::default()).unwrap()
 }
 
-/// The tools of a plan, in order.
+/// The tools of a plan on the built-in catalog, in order.
 pub fn tools(request: &str) -> Vec<String> {
-    engine()
+    tools_of(engine(), request)
+}
+
+/// The tools of a plan, in order.
+pub fn tools_of(engine: &Engine, request: &str) -> Vec<String> {
+    engine
         .plan(request, None)
         .unwrap()
         .steps()

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use waypoint_core::Engine;
 
-use crate::engine_over;
+use crate::{engine_over, tools_of};
 
 fn bookings() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -34,13 +34,7 @@ tools:
 }
 
 fn steps(request: &str) -> Vec<String> {
-    bookings()
-        .plan(request, None)
-        .unwrap()
-        .steps()
-        .iter()
-        .map(|s| s.tool.clone())
-        .collect()
+    tools_of(bookings(), request)
 }
 
 #[test]
