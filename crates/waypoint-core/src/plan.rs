@@ -496,20 +496,20 @@ impl<'a> Planner<'a> {
     }
 
     /// "find and play a concerto by X", "check and cancel my booking": a clause that is a
-    /// verb alone, joined by "and" to the next, acts on the next clause's object. Read
-    /// with that object, it either asks for what the next clause asks for ("find and
-    /// play" plays), and is part of that request, or for an entry of its own, which the
-    /// object it borrows finds better than the bare verb ("check the booking" is a
-    /// lookup, "cancel the booking" a cancellation).
+    /// verb alone, joined to the next by one short word ("and", "or", a comma), acts on
+    /// the next clause's object. Read with that object, it either asks for what the next
+    /// clause asks for ("find and play" plays), and is part of that request, or for an
+    /// entry of its own, which the object it borrows finds better than the bare verb
+    /// ("check the booking" is a lookup, "cancel the booking" a cancellation).
     fn verbs_sharing_an_object(&self, routed: &mut [Routed<'_>], out: &mut [Option<f64>]) {
         for i in 0..routed.len().saturating_sub(1) {
+            if out[i].is_some() || out[i + 1].is_some() {
+                continue;
+            }
             let (verb, next) = (routed[i].clause, routed[i + 1].clause);
             let Some(object) = self.shared_object(verb, next) else {
                 continue;
             };
-            if out[i].is_some() || out[i + 1].is_some() {
-                continue;
-            }
             let from = object[0]
                 .start
                 .saturating_sub(next.segment.clause.span.start);
