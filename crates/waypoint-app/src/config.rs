@@ -72,7 +72,8 @@ pub struct RunSection {
 pub struct EmbedSection {
     /// A sentence-transformers folder; relative paths are from the config file's folder.
     pub model: Option<PathBuf>,
-    /// `int8` (the default where the CPU has AVX-512 VNNI: five to six times faster) or
+    /// `int8` (the default where the CPU has AVX-512 VNNI or AVX2: two and a half to six
+    /// times faster) or
     /// `f32` (the checkpoint's own weights: vectors exactly as sentence-transformers
     /// gives them).
     pub precision: Option<waypoint_embed::Precision>,

@@ -1,29 +1,33 @@
-//! Dense layers in 8-bit integers, for CPUs with AVX-512 VNNI.
+//! Dense layers in 8-bit integers, for x86-64 CPUs with AVX-512 VNNI or AVX2.
 //!
 //! A request is a dozen tokens, so each of the encoder's 36 dense layers multiplies a
 //! thin matrix by a large one. In 32 bits the weights (about 42 MB for `MiniLM`) do not
 //! fit in the cache and candle repacks them for every product. Holding each weight row
 //! as `i8` with one scale, and each token's activations as `u8` with a scale and a zero
-//! point, cuts the bytes by four and lets one `vpdpbusd` do 64 multiply-adds.
+//! point, cuts the bytes by four and lets one `vpdpbusd` do 64 multiply-adds. Without
+//! AVX-512, AVX2 widens both to 16 bits and `vpmaddwd` does 16 (the 8-bit `vpmaddubsw`
+//! would do 32, but its 16-bit pair sums saturate: 2 · 255 · 127 does not fit).
 //!
 //! The integer sums are exact, so the result is the same on every run; it differs from
 //! the 32-bit product by the rounding of weights and activations (sentence vectors stay
 //! within 0.4% in cosine of the 32-bit ones: `tests/encoder.rs`).
 //!
-//! The encoder builds a [`QuantDense`] only when [`available`] says the CPU has the
-//! instructions; [`dots_portable`] computes the same integers without them, as the
-//! reference the fast kernel is tested against.
+//! Both kernels give the same integers, so a vector is the same bit for bit on either
+//! kind of CPU. The encoder builds a [`QuantDense`] only when [`available`] says the CPU
+//! has one of them; [`dots_portable`] computes the same integers without either, as the
+//! reference the fast kernels are tested against.
+
+/// A kernel: `sums[i][j] = Σₜ a[i][t] · w[j][t]` over rows of `width` bytes ([`dots`]).
+type Dots = fn(&[u8], &[i8], usize, &mut [i32]);
 
 /// Bytes of one 512-bit register: the unit the rows are padded to.
 const LANES: usize = 64;
 
-/// Whether this CPU can run the 8-bit kernel.
+/// Whether this CPU can run an 8-bit kernel.
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vnni")
+        vnni::available() || avx2::available()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -84,7 +88,7 @@ impl QuantDense {
         self.forward_with(x, dots)
     }
 
-    fn forward_with(&self, x: &[f32], dots: fn(&[u8], &[i8], usize, &mut [i32])) -> Vec<f32> {
+    fn forward_with(&self, x: &[f32], dots: Dots) -> Vec<f32> {
         let rows = x.len() / self.inputs.max(1);
         // Padding meets zero weights, so its value never counts.
         let mut activations = vec![0_u8; rows * self.padded];
@@ -212,16 +216,20 @@ fn to_u8(v: f32) -> u8 {
     (v + 0.5).clamp(0.0, 255.0) as u8
 }
 
-/// `sums[i][j] = Σₜ a[i][t] · w[j][t]` over rows of `width` bytes, with the fast kernel
-/// when the CPU has it.
+/// `sums[i][j] = Σₜ a[i][t] · w[j][t]` over rows of `width` bytes, with the fastest
+/// kernel the CPU has.
 fn dots(a: &[u8], w: &[i8], width: usize, sums: &mut [i32]) {
     #[cfg(target_arch = "x86_64")]
-    vnni::dots_checked(a, w, width, sums);
-    #[cfg(not(target_arch = "x86_64"))]
+    if width > 0
+        && width.is_multiple_of(LANES)
+        && (vnni::dots_checked(a, w, width, sums) || avx2::dots_checked(a, w, width, sums))
+    {
+        return;
+    }
     dots_portable(a, w, width, sums);
 }
 
-/// The same integers as the AVX-512 kernel, one multiply-add at a time.
+/// The same integers as the fast kernels, one multiply-add at a time.
 pub fn dots_portable(a: &[u8], w: &[i8], width: usize, sums: &mut [i32]) {
     let outputs = w.len() / width.max(1);
     for (row, out) in a.chunks_exact(width).zip(sums.chunks_exact_mut(outputs)) {
@@ -253,12 +261,21 @@ mod vnni {
     const W_ROWS: usize = 4;
     const A_ROWS: usize = 3;
 
-    pub(super) fn dots_checked(a: &[u8], w: &[i8], width: usize, sums: &mut [i32]) {
-        if width == 0 || !width.is_multiple_of(LANES) || !super::available() {
-            return super::dots_portable(a, w, width, sums);
+    pub(super) fn available() -> bool {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vnni")
+    }
+
+    /// Computes the sums and says so, where the CPU has the instructions; `width` is a
+    /// positive multiple of [`LANES`].
+    pub(super) fn dots_checked(a: &[u8], w: &[i8], width: usize, sums: &mut [i32]) -> bool {
+        if !available() {
+            return false;
         }
         // SAFETY: the CPU has avx512f, avx512bw and avx512vnni (checked just above).
-        unsafe { dots(a, w, width, sums) }
+        unsafe { dots(a, w, width, sums) };
+        true
     }
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
@@ -338,6 +355,146 @@ mod vnni {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+#[allow(
+    unsafe_code,
+    reason = "AVX2 loads take raw pointers; each is 16 bytes inside a row sliced once"
+)]
+mod avx2 {
+    use std::arch::x86_64::{
+        __m128i, __m256i, _mm_add_epi32, _mm_cvtsi128_si32, _mm_loadu_si128, _mm_shuffle_epi32,
+        _mm256_add_epi32, _mm256_castsi256_si128, _mm256_cvtepi8_epi16, _mm256_cvtepu8_epi16,
+        _mm256_extracti128_si256, _mm256_madd_epi16, _mm256_setzero_si256,
+    };
+
+    /// Bytes widened per step: sixteen 16-bit lanes of a 256-bit register.
+    const STEP: usize = 16;
+    /// Weight rows and activation rows per block: 8 accumulators, 2 activations and a
+    /// weight fill 11 of the 16 registers.
+    const W_ROWS: usize = 4;
+    const A_ROWS: usize = 2;
+
+    pub(super) fn available() -> bool {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+
+    /// Computes the sums and says so, where the CPU has AVX2; `width` is a positive
+    /// multiple of 16.
+    pub(super) fn dots_checked(a: &[u8], w: &[i8], width: usize, sums: &mut [i32]) -> bool {
+        if !available() {
+            return false;
+        }
+        // SAFETY: the CPU has avx2 (checked just above).
+        unsafe { dots(a, w, width, sums) };
+        true
+    }
+
+    /// Weight rows outside, activation rows inside: a request's dozen tokens stay in the
+    /// cache while the weights (megabytes) stream past once, instead of once per block
+    /// of tokens.
+    #[target_feature(enable = "avx2")]
+    fn dots(a: &[u8], w: &[i8], width: usize, sums: &mut [i32]) {
+        let rows = a.len() / width;
+        let outputs = w.len() / width;
+        let mut j = 0;
+        while j < outputs {
+            let wtake = (outputs - j).min(W_ROWS);
+            let mut i = 0;
+            while i < rows {
+                let take = (rows - i).min(A_ROWS);
+                match (wtake, take) {
+                    (W_ROWS, A_ROWS) => block::<W_ROWS, A_ROWS>(a, w, width, i, j, outputs, sums),
+                    (W_ROWS, _) => block::<W_ROWS, 1>(a, w, width, i, j, outputs, sums),
+                    _ => {
+                        for ii in i..i + take {
+                            for jj in j..j + wtake {
+                                block::<1, 1>(a, w, width, ii, jj, outputs, sums);
+                            }
+                        }
+                    }
+                }
+                i += take;
+            }
+            j += wtake;
+        }
+    }
+
+    /// Dot products of weight rows `j..j+R` with activation rows `i..i+C`: each step
+    /// widens 16 bytes of every row to 16 bits and multiplies them in pairs into 32-bit
+    /// lanes, exactly. The rows are sliced (and bounds-checked) once, so the loop keeps
+    /// its pointers in registers.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    #[expect(
+        clippy::many_single_char_names,
+        reason = "a, w, i, j and t name the matrices and indices of the product"
+    )]
+    fn block<const R: usize, const C: usize>(
+        a: &[u8],
+        w: &[i8],
+        width: usize,
+        i: usize,
+        j: usize,
+        outputs: usize,
+        sums: &mut [i32],
+    ) {
+        let mut xs_rows: [&[u8]; C] = [&[]; C];
+        for (c, row) in xs_rows.iter_mut().enumerate() {
+            *row = &a[(i + c) * width..][..width];
+        }
+        let mut ws_rows: [&[i8]; R] = [&[]; R];
+        for (r, row) in ws_rows.iter_mut().enumerate() {
+            *row = &w[(j + r) * width..][..width];
+        }
+        let mut acc = [[_mm256_setzero_si256(); C]; R];
+        let mut t = 0;
+        while t + STEP <= width {
+            // A loop, not `array::from_fn`: a closure does not inherit the function's
+            // target features, so the intrinsics in it would be calls.
+            let mut xs = [_mm256_setzero_si256(); C];
+            for (x, row) in xs.iter_mut().zip(&xs_rows) {
+                // SAFETY: every row is `width` bytes long and `t + STEP <= width`.
+                *x = _mm256_cvtepu8_epi16(unsafe { load(row, t) });
+            }
+            for (row_acc, ws_row) in acc.iter_mut().zip(&ws_rows) {
+                // SAFETY: as above.
+                let ws = _mm256_cvtepi8_epi16(unsafe { load(ws_row, t) });
+                for (s, x) in row_acc.iter_mut().zip(&xs) {
+                    *s = _mm256_add_epi32(*s, _mm256_madd_epi16(*x, ws));
+                }
+            }
+            t += STEP;
+        }
+        for (r, row_acc) in acc.iter().enumerate() {
+            for (c, s) in row_acc.iter().enumerate() {
+                sums[(i + c) * outputs + j + r] = sum(*s);
+            }
+        }
+    }
+
+    /// The sum of a register's eight 32-bit lanes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn sum(v: __m256i) -> i32 {
+        let s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b01_00_11_10>(s));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32::<0b10_11_00_01>(s));
+        _mm_cvtsi128_si32(s)
+    }
+
+    /// The 16 bytes of `row` from `at`.
+    ///
+    /// # Safety
+    /// `at + 16 <= row.len()`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn load<T: Copy>(row: &[T], at: usize) -> __m128i {
+        debug_assert!(size_of::<T>() == 1 && at + STEP <= row.len());
+        // SAFETY: the caller keeps the 16 bytes inside `row`; the load is unaligned.
+        unsafe { _mm_loadu_si128(row.as_ptr().add(at).cast()) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,10 +512,44 @@ mod tests {
         (0..n).map(|_| lcg(seed)).collect()
     }
 
+    /// Each fast kernel this CPU runs, by name, as `dots` would call it.
+    #[cfg(target_arch = "x86_64")]
+    fn fast_kernels() -> Vec<(&'static str, Dots)> {
+        fn with_vnni(a: &[u8], w: &[i8], width: usize, sums: &mut [i32]) {
+            assert!(vnni::dots_checked(a, w, width, sums));
+        }
+        fn with_avx2(a: &[u8], w: &[i8], width: usize, sums: &mut [i32]) {
+            assert!(avx2::dots_checked(a, w, width, sums));
+        }
+        let mut out: Vec<(&'static str, Dots)> = Vec::new();
+        if vnni::available() {
+            out.push(("avx512-vnni", with_vnni));
+        }
+        if avx2::available() {
+            out.push(("avx2", with_avx2));
+        }
+        out
+    }
+
+    #[cfg(target_arch = "x86_64")]
     #[test]
-    fn the_fast_kernel_gives_the_portable_integers_for_every_shape() {
+    fn each_fast_kernel_gives_the_portable_integers_for_every_shape() {
+        let kernels = fast_kernels();
+        if kernels.is_empty() {
+            eprintln!("skipped: this CPU has neither AVX-512 VNNI nor AVX2");
+        }
         let mut seed = 7;
-        for (rows, outputs, inputs) in [(1, 1, 1), (12, 384, 384), (5, 7, 100), (4, 9, 64)] {
+        // Rows and outputs that fill whole blocks, leave remainders, or are fewer than one
+        // block; inputs padded from 1, 100 and 64 bytes, and the encoder's own widths.
+        let shapes = [
+            (1, 1, 1),
+            (12, 384, 384),
+            (5, 7, 100),
+            (4, 9, 64),
+            (3, 1536, 384),
+            (7, 384, 1536),
+        ];
+        for (rows, outputs, inputs) in shapes {
             let dense = QuantDense::new(
                 &random(outputs * inputs, &mut seed),
                 &random(outputs, &mut seed),
@@ -366,9 +557,38 @@ mod tests {
                 inputs,
             );
             let x = random(rows * inputs, &mut seed);
-            let fast = dense.forward(&x);
             let portable = dense.forward_with(&x, dots_portable);
-            assert_eq!(fast, portable, "{rows}×{inputs} · {outputs}×{inputs}");
+            assert_eq!(
+                dense.forward(&x),
+                portable,
+                "dots, {rows}×{inputs} · {outputs}×{inputs}"
+            );
+            for (name, kernel) in &kernels {
+                let fast = dense.forward_with(&x, *kernel);
+                assert_eq!(
+                    fast, portable,
+                    "{name}, {rows}×{inputs} · {outputs}×{inputs}"
+                );
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_largest_products_do_not_overflow_either_kernel() {
+        // Every activation at 255 and every weight at ±127: the 16-bit pair sums of the
+        // 8-bit multiply-add would saturate here; the kernels must stay exact.
+        let (rows, outputs, padded) = (2, 4, 128);
+        let a = vec![255_u8; rows * padded];
+        let mut w = vec![127_i8; outputs * padded];
+        w[padded..2 * padded].fill(-127);
+        let mut want = vec![0_i32; rows * outputs];
+        dots_portable(&a, &w, padded, &mut want);
+        assert_eq!(want[0], 255 * 127 * 128);
+        for (name, kernel) in fast_kernels() {
+            let mut got = vec![0_i32; rows * outputs];
+            kernel(&a, &w, padded, &mut got);
+            assert_eq!(got, want, "{name}");
         }
     }
 

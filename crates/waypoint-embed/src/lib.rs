@@ -2,8 +2,8 @@
 //!
 //! [`Encoder`] loads a sentence-transformers folder (all-MiniLM-L6-v2 is the one the
 //! project installs: `scripts/embed-model`) and turns texts into vectors on the CPU with
-//! candle; `bert` is the encoder itself, and where the CPU has AVX-512 VNNI `bert_int8`
-//! runs its layers with `int8`'s 8-bit dense products; [`cache`] keeps the vectors of a
+//! candle; `bert` is the encoder itself, and where the CPU has AVX-512 VNNI or AVX2
+//! `bert_int8` runs its layers with `int8`'s 8-bit dense products; [`cache`] keeps the vectors of a
 //! catalog's texts on disk. Nothing is downloaded: a folder that is missing or broken is
 //! an [`EmbedError`] naming the file, and the caller routes without meaning.
 

@@ -44,7 +44,7 @@ fn int8_vectors_stay_close_to_the_float_ones() {
     let Some(dir) = model_dir() else { return };
     let fast = Encoder::load_with(&dir, Precision::Int8).unwrap();
     if fast.precision() != Precision::Int8 {
-        eprintln!("skipped: this CPU has no AVX-512 VNNI, so int8 is f32 here");
+        eprintln!("skipped: this CPU has neither AVX-512 VNNI nor AVX2, so int8 is f32 here");
         return;
     }
     let exact = Encoder::load_with(&dir, Precision::F32).unwrap();
