@@ -449,8 +449,8 @@ mod avx2 {
         let mut acc = [[_mm256_setzero_si256(); C]; R];
         let mut t = 0;
         while t + STEP <= width {
-            // A loop, not `array::from_fn`: a closure does not inherit the function's
-            // target features, so the intrinsics in it would be calls.
+            // A loop, not `array::from_fn`: `from_fn` is compiled without AVX2, so it
+            // cannot inline a closure that uses it, and every widening would be a call.
             let mut xs = [_mm256_setzero_si256(); C];
             for (x, row) in xs.iter_mut().zip(&xs_rows) {
                 // SAFETY: every row is `width` bytes long and `t + STEP <= width`.
