@@ -33,6 +33,8 @@ pub struct TrainingSet {
     examples: Vec<Example>,
     /// One dense vector per example (a sentence embedding), or none.
     dense: Vec<Vec<f32>>,
+    /// One vector per example for the network alone, or none (it then reads `dense`).
+    probes: Vec<Vec<f32>>,
 }
 
 impl TrainingSet {
@@ -116,6 +118,24 @@ impl TrainingSet {
         true
     }
 
+    /// Gives every example the vector the network learns from in place of its dense one:
+    /// a longer reading of the same text (the encoder's earlier layers beside its sentence
+    /// vector, say), which the network's hidden layer can use and the linear model, one
+    /// weight per value, gains little from. Scoring then gives the network the text's
+    /// probe ([`Model::head_probabilities`], [`Model::head_dims`]). Refused (false) unless
+    /// there is one vector per example, all of one length.
+    pub fn set_probes(&mut self, vectors: Vec<Vec<f32>>) -> bool {
+        let dims = vectors.first().map_or(0, Vec::len);
+        if vectors.len() != self.examples.len()
+            || dims == 0
+            || vectors.iter().any(|v| v.len() != dims)
+        {
+            return false;
+        }
+        self.probes = vectors;
+        true
+    }
+
     fn dense_dims(&self) -> usize {
         self.dense.first().map_or(0, Vec::len)
     }
@@ -144,6 +164,14 @@ impl TrainingSet {
             }
         }
         for v in &self.dense {
+            for x in v {
+                h.update(x.to_le_bytes());
+            }
+        }
+        if !self.probes.is_empty() {
+            h.update(b"probes");
+        }
+        for v in &self.probes {
             for x in v {
                 h.update(x.to_le_bytes());
             }
@@ -409,7 +437,13 @@ impl Model {
         self.head.is_some()
     }
 
-    /// The network's probabilities for a text's dense vector, which sum to one over the
+    /// Length of the vector the network reads (its probe, or its dense vector where it
+    /// was trained on those), when the model has one.
+    pub fn head_dims(&self) -> Option<usize> {
+        self.head.as_ref().map(|h| h.dims)
+    }
+
+    /// The network's probabilities for a text's probe or dense vector, which sum to one over the
     /// classes: `None` without a network or for a vector of the wrong length.
     pub fn head_probabilities(&self, dense: &[f32]) -> Option<Vec<f32>> {
         self.head.as_ref()?.probabilities(dense)
@@ -430,16 +464,21 @@ impl Model {
     }
 }
 
-/// The network over the dense vectors, where there are vectors and every example asks
-/// for exactly one class (a softmax gives a text one class).
+/// The network over the probes (else the dense vectors), where there are vectors and
+/// every example asks for exactly one class (a softmax gives a text one class).
 fn train_head(set: &TrainingSet) -> Option<Head> {
-    if set.dense.is_empty() || set.examples.iter().any(|e| e.labels.len() != 1) {
+    let inputs = if set.probes.is_empty() {
+        &set.dense
+    } else {
+        &set.probes
+    };
+    if inputs.is_empty() || set.examples.iter().any(|e| e.labels.len() != 1) {
         return None;
     }
     let samples: Vec<Sample<'_>> = set
         .examples
         .iter()
-        .zip(&set.dense)
+        .zip(inputs)
         .map(|(e, x)| Sample {
             x,
             class: e.labels[0],

@@ -199,6 +199,54 @@ fn dense_vectors_are_learned_beside_the_ngrams_and_survive_the_artifact() {
 }
 
 #[test]
+fn the_network_reads_probes_where_it_is_given_them() {
+    // The dense vectors say nothing (every example the same); the probes, twice as long,
+    // tell the classes apart in their second half, where the linear model never looks.
+    let mut set = TrainingSet::default();
+    let mut probes = Vec::new();
+    for (k, label) in ["weather", "music", "alarm"].iter().enumerate() {
+        for i in 0..6 {
+            set.add(&format!("do the thing number {i}"), &[label], 1.0, true);
+            let mut p = vec![0.05_f32; 6];
+            p[3 + k] = 1.0;
+            probes.push(p);
+        }
+    }
+    assert!(set.set_dense(vec![vec![0.5; 3]; 18]));
+    assert!(
+        !set.clone().set_probes(vec![vec![1.0; 6]; 17]),
+        "one probe per example"
+    );
+    let settings = Settings::default();
+    let plain = set.key(&settings);
+    assert!(set.set_probes(probes));
+    assert_ne!(
+        set.key(&settings),
+        plain,
+        "probes are part of the training key"
+    );
+    let model = Model::train(&set, &settings);
+    assert_eq!(
+        model.dense_dims(),
+        3,
+        "the linear model keeps the dense vectors"
+    );
+    assert_eq!(model.head_dims(), Some(6));
+    let head = model
+        .head_probabilities(&[0.05, 0.05, 0.05, 0.05, 0.05, 1.0])
+        .expect("a probe of the network's length");
+    assert_eq!(model.classes()[2], "alarm");
+    assert!(head[2] > head[0] && head[2] > head[1], "{head:?}");
+    assert_eq!(
+        model.head_probabilities(&[0.5; 3]),
+        None,
+        "a dense vector is no probe"
+    );
+    let back = Model::from_bytes(&model.to_bytes()).unwrap();
+    assert_eq!(back.head_dims(), Some(6));
+}
+
+#[test]
 fn parts_follow_their_whole_and_change_the_key() {
     let mut set = small_set();
     set.add(

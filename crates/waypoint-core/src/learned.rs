@@ -140,8 +140,18 @@ impl Learned {
         // the model learns from n-grams alone.
         let meaning = meaning.filter(|m| {
             let texts: Vec<&str> = set.examples().iter().map(|e| e.text.as_str()).collect();
-            m.vectors_for(&texts, cache_dir)
-                .is_ok_and(|vectors| set.set_dense(vectors))
+            let vectors = m.vectors_for(&texts, cache_dir);
+            // The network reads the encoder's earlier layers too (docs/routing.md); where
+            // they cannot be had it reads the sentence vectors.
+            let probes = settings
+                .network
+                .then(|| m.probes_for(&texts, cache_dir).ok())
+                .flatten();
+            let dense = vectors.is_ok_and(|vectors| set.set_dense(vectors));
+            if dense && let Some(probes) = probes {
+                set.set_probes(probes);
+            }
+            dense
         });
         let (model, source) = match how {
             // Turned away above.
@@ -230,8 +240,14 @@ impl Learned {
         let vector = self.meaning.as_ref().and_then(|m| m.vector(text));
         let mut p = self.model.probabilities_with(text, vector.as_deref());
         // The network makes the entries compete for the clause's meaning.
+        let head_input = match (self.model.head_dims(), &vector) {
+            (Some(dims), Some(v)) if dims != v.len() => {
+                self.meaning.as_ref().and_then(|m| m.probe(text))
+            }
+            _ => vector,
+        };
         if let Some(share) = self.network_share()
-            && let Some(head) = vector.and_then(|v| self.model.head_probabilities(&v))
+            && let Some(head) = head_input.and_then(|v| self.model.head_probabilities(&v))
         {
             for (p, h) in p.iter_mut().zip(head) {
                 *p = (1.0 - share) * *p + share * h;

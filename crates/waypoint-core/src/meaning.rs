@@ -153,7 +153,9 @@ pub struct Meaning {
     small: OnceLock<Small>,
     /// Row of each encoded text.
     rows_of: HashMap<String, usize>,
-    memo: Mutex<HashMap<String, Arc<[f32]>>>,
+    /// Lately encoded texts: their sentence vectors, and their probes for the trained
+    /// router's network (one encoder pass gives both).
+    memo: Mutex<HashMap<String, Remembered>>,
     source: Source,
 }
 
@@ -252,6 +254,18 @@ impl Meaning {
             .collect())
     }
 
+    /// Probes ([`waypoint_embed::Encoded::probe`]) for many texts, cached in `cache`
+    /// like the rows' vectors: what the trained router's network learns from.
+    pub(crate) fn probes_for(
+        &self,
+        texts: &[&str],
+        cache: Option<&Path>,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let dims = self.settings.encoder.probe_dims().max(1);
+        let (flat, _) = cache::probe_all(&self.settings.encoder, texts, cache)?;
+        Ok(flat.chunks_exact(dims).map(<[f32]>::to_vec).collect())
+    }
+
     /// Encodes the texts not yet remembered in one batch and remembers them.
     pub(crate) fn prefetch(&self, texts: &[&str]) {
         let mut missing: Vec<&str> = match self.memo.lock() {
@@ -267,33 +281,46 @@ impl Meaning {
         if missing.len() < 2 {
             return;
         }
-        if let Ok(vectors) = self.settings.encoder.embed_batch(&missing) {
-            self.remember(missing.into_iter().zip(vectors.into_iter().map(Arc::from)));
+        if let Ok(encoded) = self.settings.encoder.encode_batch(&missing) {
+            self.remember(
+                missing
+                    .into_iter()
+                    .zip(encoded.into_iter().map(Remembered::from)),
+            );
         }
     }
 
-    /// The clause's vector, from the memo when this text was seen lately.
+    /// The clause's sentence vector, from the memo when this text was seen lately.
     pub(crate) fn vector(&self, text: &str) -> Option<Arc<[f32]>> {
+        self.encoded(text).map(|r| r.sentence)
+    }
+
+    /// The clause's probe, from the memo when this text was seen lately.
+    pub(crate) fn probe(&self, text: &str) -> Option<Arc<[f32]>> {
+        self.encoded(text).map(|r| r.probe)
+    }
+
+    fn encoded(&self, text: &str) -> Option<Remembered> {
         if let Ok(memo) = self.memo.lock()
-            && let Some(v) = memo.get(text)
+            && let Some(r) = memo.get(text)
         {
-            return Some(v.clone());
+            return Some(r.clone());
         }
-        let v: Arc<[f32]> = self.settings.encoder.embed(text).ok()?.into();
-        self.remember([(text, v.clone())]);
-        Some(v)
+        let r = Remembered::from(self.settings.encoder.encode(text).ok()?);
+        self.remember([(text, r.clone())]);
+        Some(r)
     }
 
     /// Keeps vectors in the memo, starting it afresh when it would grow past `MEMO`.
-    fn remember<'t>(&self, vectors: impl IntoIterator<Item = (&'t str, Arc<[f32]>)>) {
+    fn remember<'t>(&self, encoded: impl IntoIterator<Item = (&'t str, Remembered)>) {
         let Ok(mut memo) = self.memo.lock() else {
             return;
         };
-        for (text, v) in vectors {
+        for (text, r) in encoded {
             if memo.len() >= MEMO {
                 memo.clear();
             }
-            memo.insert(text.to_string(), v);
+            memo.insert(text.to_string(), r);
         }
     }
 
@@ -364,6 +391,22 @@ impl Meaning {
             }
         }
         out
+    }
+}
+
+/// A text's vectors as the memo keeps them, shared without copying.
+#[derive(Clone)]
+struct Remembered {
+    sentence: Arc<[f32]>,
+    probe: Arc<[f32]>,
+}
+
+impl From<waypoint_embed::Encoded> for Remembered {
+    fn from(e: waypoint_embed::Encoded) -> Self {
+        Self {
+            sentence: e.sentence.into(),
+            probe: e.probe.into(),
+        }
     }
 }
 

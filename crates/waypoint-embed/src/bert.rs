@@ -226,29 +226,67 @@ impl Bert {
         Ok(Self { embeddings, layers })
     }
 
-    /// `ids` and `mask` are (batch, tokens) u32; the result is (batch, tokens, hidden).
-    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    /// `ids` and `mask` are (batch, tokens) u32; every tensor of the result is (batch,
+    /// tokens, hidden): the last layer's token vectors, and those [`Hidden::probes`]
+    /// names.
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Hidden> {
         let additive = ((mask.to_dtype(DType::F32)? - 1.0)? * 10_000.0)?;
         let mut x = self.embeddings.forward(ids)?;
+        let mut probes = vec![x.clone()];
+        let middle = self.depth() / 2;
         match &self.layers {
             Layers::F32(layers) => {
                 let additive = additive.unsqueeze(1)?.unsqueeze(1)?;
-                for layer in layers {
+                for (i, layer) in layers.iter().enumerate() {
                     x = layer.forward(&x, &additive)?;
+                    if i + 1 == middle {
+                        probes.push(x.clone());
+                    }
                 }
             }
             Layers::Int8(layers) => {
                 let (batch, tokens, hidden) = x.dims3()?;
                 let additive = additive.flatten_all()?.to_vec1::<f32>()?;
                 let mut h = x.flatten_all()?.to_vec1::<f32>()?;
-                for layer in layers {
+                for (i, layer) in layers.iter().enumerate() {
                     h = layer.forward(&h, tokens, &additive);
+                    if i + 1 == middle {
+                        probes.push(Tensor::from_vec(
+                            h.clone(),
+                            (batch, tokens, hidden),
+                            x.device(),
+                        )?);
+                    }
                 }
                 x = Tensor::from_vec(h, (batch, tokens, hidden), x.device())?;
             }
         }
-        Ok(x)
+        Ok(Hidden { last: x, probes })
     }
+
+    fn depth(&self) -> usize {
+        match &self.layers {
+            Layers::F32(l) => l.len(),
+            Layers::Int8(l) => l.len(),
+        }
+    }
+
+    /// How many layers [`Bert::forward`] gives beside the last: the embeddings, and the
+    /// middle layer where there are two layers or more.
+    pub fn probes(&self) -> usize {
+        1 + usize::from(self.depth() / 2 > 0)
+    }
+}
+
+/// What one pass of the encoder leaves: the last layer's token vectors, which the
+/// sentence vector is pooled from, and earlier layers' that a classifier may read too.
+pub struct Hidden {
+    pub last: Tensor,
+    /// The token embeddings as they enter the first layer (what the words are), then the
+    /// middle layer's output (the words in their nearest context). A sentence model's last
+    /// layer is trained to place paraphrases together; these keep some of what it
+    /// smooths away, which tells apart requests that mean nearly the same.
+    pub probes: Vec<Tensor>,
 }
 
 /// Mean of the token vectors where `mask` is 1: (batch, tokens, hidden) → (batch, hidden).

@@ -27,9 +27,41 @@ pub fn embed_all(
     texts: &[&str],
     dir: Option<&Path>,
 ) -> Result<(Vec<f32>, Source), EmbedError> {
-    let dims = encoder.dims();
+    stored(encoder, texts, dir, Rows::Sentences)
+}
+
+/// The probes of `texts` ([`crate::Encoded::probe`]), one row of `encoder.probe_dims()`
+/// values each, in order; cached as [`embed_all`] caches sentence vectors.
+pub fn probe_all(
+    encoder: &Encoder,
+    texts: &[&str],
+    dir: Option<&Path>,
+) -> Result<(Vec<f32>, Source), EmbedError> {
+    stored(encoder, texts, dir, Rows::Probes)
+}
+
+/// Which vector of each text a cache file holds.
+#[derive(Clone, Copy)]
+enum Rows {
+    Sentences,
+    Probes,
+}
+
+fn stored(
+    encoder: &Encoder,
+    texts: &[&str],
+    dir: Option<&Path>,
+    rows: Rows,
+) -> Result<(Vec<f32>, Source), EmbedError> {
+    let (dims, prefix) = match rows {
+        Rows::Sentences => (encoder.dims(), "vectors"),
+        Rows::Probes => (encoder.probe_dims(), "probes"),
+    };
     let mut h = Sha256::new();
     h.update(encoder.digest());
+    if let Rows::Probes = rows {
+        h.update(prefix.as_bytes());
+    }
     for t in texts {
         h.update((t.len() as u64).to_le_bytes());
         h.update(t.as_bytes());
@@ -41,7 +73,7 @@ pub fn embed_all(
             let _ = write!(s, "{b:02x}");
             s
         });
-        d.join(format!("vectors-{hex}.bin"))
+        d.join(format!("{prefix}-{hex}.bin"))
     });
     if let Some(p) = &path
         && let Ok(bytes) = std::fs::read(p)
@@ -53,11 +85,18 @@ pub fn embed_all(
     let mut unique: Vec<&str> = texts.to_vec();
     unique.sort_unstable();
     unique.dedup();
-    let rows = encoder.embed_batch(&unique)?;
+    let encoded: Vec<Vec<f32>> = match rows {
+        Rows::Sentences => encoder.embed_batch(&unique)?,
+        Rows::Probes => encoder
+            .encode_batch(&unique)?
+            .into_iter()
+            .map(|e| e.probe)
+            .collect(),
+    };
     let mut flat: Vec<f32> = Vec::with_capacity(texts.len() * dims);
     for t in texts {
         if let Ok(i) = unique.binary_search(t) {
-            flat.extend_from_slice(&rows[i]);
+            flat.extend_from_slice(&encoded[i]);
         }
     }
     let source = match (&path, dir) {

@@ -210,13 +210,34 @@ impl Encoder {
 
     /// Sentence vectors for many texts, in their order.
     pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(self
+            .encode_batch(texts)?
+            .into_iter()
+            .map(|e| e.sentence)
+            .collect())
+    }
+
+    /// One text's sentence vector and probe, from one pass.
+    pub fn encode(&self, text: &str) -> Result<Encoded, EmbedError> {
+        let mut out = self.encode_batch(&[text])?;
+        out.pop()
+            .ok_or_else(|| EmbedError::Encode("no vector came back".into()))
+    }
+
+    /// Length of a probe ([`Encoded::probe`]).
+    pub fn probe_dims(&self) -> usize {
+        self.dims * (1 + self.bert.probes())
+    }
+
+    /// Sentence vectors and probes for many texts, in their order.
+    pub fn encode_batch(&self, texts: &[&str]) -> Result<Vec<Encoded>, EmbedError> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| EmbedError::Encode(e.to_string()))?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
-        let mut out = vec![Vec::new(); texts.len()];
+        let mut out = vec![Encoded::default(); texts.len()];
         for group in order.chunks(BATCH) {
             let longest = group
                 .iter()
@@ -233,11 +254,11 @@ impl Encoder {
                 ids.extend(std::iter::repeat_n(0_u32, longest - e.len()));
                 mask.extend(std::iter::repeat_n(0_u32, longest - e.len()));
             }
-            let vectors = self
+            let encoded = self
                 .forward(ids, mask, group.len(), longest)
                 .map_err(|e| EmbedError::Encode(e.to_string()))?;
-            for (&i, v) in group.iter().zip(vectors) {
-                out[i] = v;
+            for (&i, e) in group.iter().zip(encoded) {
+                out[i] = e;
             }
         }
         Ok(out)
@@ -249,27 +270,69 @@ impl Encoder {
         mask: Vec<u32>,
         rows: usize,
         len: usize,
-    ) -> candle_core::Result<Vec<Vec<f32>>> {
+    ) -> candle_core::Result<Vec<Encoded>> {
         let ids = Tensor::from_vec(ids, (rows, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (rows, len), &self.device)?;
         let hidden = self.bert.forward(&ids, &mask)?;
         let pooled = match self.pooling {
-            Pooling::Mean => bert::mean_pool(&hidden, &mask)?,
-            Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1)?,
+            Pooling::Mean => bert::mean_pool(&hidden.last, &mask)?,
+            Pooling::Cls => hidden.last.narrow(1, 0, 1)?.squeeze(1)?,
         };
-        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2()?;
+        let mut sentences: Vec<Vec<f32>> = pooled.to_vec2()?;
         if self.normalize {
-            for v in &mut vectors {
-                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-                if norm > 0.0 {
-                    for x in v.iter_mut() {
-                        *x /= norm;
-                    }
-                }
+            for v in &mut sentences {
+                scale_to(v, 1.0);
             }
         }
-        Ok(vectors)
+        // A probe opens with the sentence vector at unit length, as the model normalises
+        // it or, for a model that does not, as it is made to be here.
+        let mut probes = sentences.clone();
+        if !self.normalize {
+            for p in &mut probes {
+                scale_to(p, 1.0);
+            }
+        }
+        for layer in &hidden.probes {
+            let pooled: Vec<Vec<f32>> = bert::mean_pool(layer, &mask)?.to_vec2()?;
+            for (probe, mut v) in probes.iter_mut().zip(pooled) {
+                scale_to(&mut v, PROBE_LAYER_LENGTH);
+                probe.extend(v);
+            }
+        }
+        Ok(sentences
+            .into_iter()
+            .zip(probes)
+            .map(|(sentence, probe)| Encoded { sentence, probe })
+            .collect())
     }
+}
+
+/// How long each earlier layer's part of a probe is, beside a sentence vector of length
+/// one: chosen on CLINC150 dev (docs/performance.md, "Routing by meaning").
+const PROBE_LAYER_LENGTH: f32 = 0.7;
+
+/// `v` scaled to length `length` (left as is when it is all zeros). Divided first, so a
+/// unit vector is the very one the model's own normalisation gives.
+fn scale_to(v: &mut [f32], length: f32) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        for x in v.iter_mut() {
+            *x = *x / norm * length;
+        }
+    }
+}
+
+/// A text as one pass of the encoder gives it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Encoded {
+    /// The sentence vector (unit length when the model normalises): what meaning compares
+    /// across texts.
+    pub sentence: Vec<f32>,
+    /// The sentence vector followed by the mean token vector of each earlier layer the
+    /// encoder reads out (the embeddings, the middle layer), each of length
+    /// [`PROBE_LAYER_LENGTH`]: what a classifier over a catalog's requests learns from.
+    /// [`Encoder::probe_dims`] long.
+    pub probe: Vec<f32>,
 }
 
 /// `max_seq_length` from `sentence_bert_config.json`, else the default.

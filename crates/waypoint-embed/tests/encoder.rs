@@ -135,3 +135,50 @@ fn vectors_are_cached_by_encoder_and_texts() {
         "other texts, another entry: {how:?}"
     );
 }
+
+#[test]
+fn a_probe_is_the_sentence_vector_then_the_earlier_layers() {
+    let Some(dir) = model_dir() else { return };
+    let e = Encoder::load(&dir).unwrap();
+    // MiniLM-L6: the embeddings and the third layer's output beside the sentence vector.
+    assert_eq!(e.probe_dims(), 3 * e.dims());
+    let texts = [
+        "book a table for two",
+        "what's the weather like in Denver tomorrow",
+    ];
+    let encoded = e.encode_batch(&texts).unwrap();
+    for (t, enc) in texts.iter().zip(&encoded) {
+        assert_eq!(enc.sentence, e.embed(t).unwrap(), "{t}");
+        assert_eq!(enc.probe.len(), e.probe_dims());
+        assert_eq!(enc.probe[..e.dims()], enc.sentence[..]);
+        let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        for part in enc.probe[e.dims()..].chunks(e.dims()) {
+            assert!((norm(part) - 0.7).abs() < 1e-4, "{}", norm(part));
+        }
+    }
+    // Two different requests differ in every part, not only in the sentence vector.
+    for k in 1..3 {
+        let part = |i: usize| &encoded[i].probe[k * e.dims()..(k + 1) * e.dims()];
+        assert!(cosine(part(0), part(1)) < 0.999, "part {k}");
+    }
+}
+
+#[test]
+fn probes_are_cached_apart_from_sentence_vectors() {
+    use waypoint_embed::cache::{Source, embed_all, probe_all};
+    let Some(dir) = model_dir() else { return };
+    let e = Encoder::load(&dir).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let texts = ["list the files", "what's the weather"];
+    let (vectors, _) = embed_all(&e, &texts, Some(cache.path())).unwrap();
+    let (probes, how) = probe_all(&e, &texts, Some(cache.path())).unwrap();
+    assert!(
+        matches!(how, Source::Encoded(_)),
+        "not the vectors' file: {how:?}"
+    );
+    assert_eq!(probes.len(), 2 * e.probe_dims());
+    assert_eq!(probes[..e.dims()], vectors[..e.dims()]);
+    let (again, how) = probe_all(&e, &texts, Some(cache.path())).unwrap();
+    assert!(matches!(how, Source::Cached(_)), "{how:?}");
+    assert_eq!(again, probes);
+}
