@@ -107,15 +107,11 @@ impl TrainingSet {
     /// ([`Model::probabilities_with`]). Refused (false) unless there is one vector per
     /// example, all of one length.
     pub fn set_dense(&mut self, vectors: Vec<Vec<f32>>) -> bool {
-        let dims = vectors.first().map_or(0, Vec::len);
-        if vectors.len() != self.examples.len()
-            || dims == 0
-            || vectors.iter().any(|v| v.len() != dims)
-        {
-            return false;
+        let fits = self.one_per_example(&vectors);
+        if fits {
+            self.dense = vectors;
         }
-        self.dense = vectors;
-        true
+        fits
     }
 
     /// Gives every example the vector the network learns from in place of its dense one:
@@ -125,15 +121,17 @@ impl TrainingSet {
     /// probe ([`Model::head_probabilities`], [`Model::head_dims`]). Refused (false) unless
     /// there is one vector per example, all of one length.
     pub fn set_probes(&mut self, vectors: Vec<Vec<f32>>) -> bool {
-        let dims = vectors.first().map_or(0, Vec::len);
-        if vectors.len() != self.examples.len()
-            || dims == 0
-            || vectors.iter().any(|v| v.len() != dims)
-        {
-            return false;
+        let fits = self.one_per_example(&vectors);
+        if fits {
+            self.probes = vectors;
         }
-        self.probes = vectors;
-        true
+        fits
+    }
+
+    /// Whether there is one vector per example, all of one length above zero.
+    fn one_per_example(&self, vectors: &[Vec<f32>]) -> bool {
+        let dims = vectors.first().map_or(0, Vec::len);
+        vectors.len() == self.examples.len() && dims > 0 && vectors.iter().all(|v| v.len() == dims)
     }
 
     fn dense_dims(&self) -> usize {
