@@ -398,6 +398,15 @@ pub fn training_set(catalog: &Catalog) -> (TrainingSet, usize) {
     (set, requests.len())
 }
 
+/// Whether the router built for this catalog may train its network (it does where
+/// `asks_one_at_a_time` holds and the requests lead the score): meaning keeps the
+/// requests' probes for it when it encodes them. A wrong guess costs time or memory at
+/// build, never a different model.
+pub(crate) fn may_train_network(catalog: &Catalog) -> bool {
+    let taught = catalog.taught();
+    taught.requests > 0 && asks_one_at_a_time(taught)
+}
+
 /// Whether labelled requests say people ask for one entry at a time. Examples written
 /// under an entry cannot say so, and a few requests say nothing either way.
 fn asks_one_at_a_time(taught: waypoint_catalog::Taught) -> bool {

@@ -156,6 +156,11 @@ pub struct Meaning {
     /// Lately encoded texts: their sentence vectors, and their probes for the trained
     /// router's network (one encoder pass gives both).
     memo: Mutex<HashMap<String, Remembered>>,
+    /// The rows' probes, where `build` was asked to keep them and encoded the rows now
+    /// (`rows × probe_dims`): the trained router's network learns from the requests'
+    /// probes, and the pass that gave the rows gave these too. Taken by the router's
+    /// build ([`Meaning::release_probes`]), never kept for the engine's life.
+    fresh_probes: Mutex<Option<Vec<f32>>>,
     source: Source,
 }
 
@@ -171,11 +176,14 @@ impl std::fmt::Debug for Meaning {
 impl Meaning {
     /// Encodes every entry's own words and requests (or reads them from `cache`).
     /// `doc_of` maps an entry id to its route-index entry.
+    /// `keep_probes`: the trained router will want the requests' probes, so the rows'
+    /// are kept when encoded now (see `fresh_probes`).
     pub(crate) fn build(
         catalog: &Catalog,
         settings: MeaningSettings,
         cache: Option<&Path>,
         doc_of: impl Fn(&str) -> Option<u32>,
+        keep_probes: bool,
     ) -> Result<Self, EmbedError> {
         let mut texts: Vec<String> = Vec::new();
         let mut compared = Vec::new();
@@ -192,7 +200,13 @@ impl Meaning {
             texts.extend(e.examples.iter().cloned());
         }
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let (vectors, source) = cache::embed_all(&settings.encoder, &refs, cache)?;
+        let (vectors, source, fresh_probes) = if keep_probes {
+            let s = cache::embed_all_keeping_probes(&settings.encoder, &refs, cache)?;
+            (s.vectors, s.source, s.probes)
+        } else {
+            let (vectors, source) = cache::embed_all(&settings.encoder, &refs, cache)?;
+            (vectors, source, None)
+        };
         let rows_of = texts.into_iter().enumerate().map(|(i, t)| (t, i)).collect();
         Ok(Self {
             dims: settings.encoder.dims(),
@@ -202,6 +216,7 @@ impl Meaning {
             vectors,
             rows_of,
             memo: Mutex::new(HashMap::new()),
+            fresh_probes: Mutex::new(fresh_probes),
             source,
         })
     }
@@ -262,8 +277,21 @@ impl Meaning {
         cache: Option<&Path>,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let dims = self.settings.encoder.probe_dims().max(1);
-        let (flat, _) = cache::probe_all(&self.settings.encoder, texts, cache)?;
+        let fresh = self.fresh_probes.lock().ok();
+        let known = |t: &str| {
+            let fresh = fresh.as_ref()?.as_ref()?;
+            let row = *self.rows_of.get(t)?;
+            fresh.get(row * dims..(row + 1) * dims).map(<[f32]>::to_vec)
+        };
+        let (flat, _) = cache::probe_all(&self.settings.encoder, texts, cache, &known)?;
         Ok(flat.chunks_exact(dims).map(<[f32]>::to_vec).collect())
+    }
+
+    /// Lets go of the rows' probes kept at build, once the trained router is built.
+    pub(crate) fn release_probes(&self) {
+        if let Ok(mut fresh) = self.fresh_probes.lock() {
+            *fresh = None;
+        }
     }
 
     /// Encodes the texts not yet remembered in one batch and remembers them.

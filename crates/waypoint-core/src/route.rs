@@ -289,17 +289,26 @@ impl RouteIndex {
             .collect();
         if let Some(settings) = meaning {
             let cache = router.cache_dir();
-            index.meaning =
-                match Meaning::build(catalog, settings.clone(), cache, |id| ids.get(id).copied()) {
-                    Ok(m) => MeaningState::On(std::sync::Arc::new(m)),
-                    Err(e) => MeaningState::Failed(e.to_string()),
-                };
+            let keep_probes = crate::learned::may_train_network(catalog);
+            index.meaning = match Meaning::build(
+                catalog,
+                settings.clone(),
+                cache,
+                |id| ids.get(id).copied(),
+                keep_probes,
+            ) {
+                Ok(m) => MeaningState::On(std::sync::Arc::new(m)),
+                Err(e) => MeaningState::Failed(e.to_string()),
+            };
         }
         let meaning = match &index.meaning {
             MeaningState::On(m) => Some(m),
             _ => None,
         };
         index.learned = Learned::build(catalog, router, |id| ids.get(id).copied(), meaning, lex);
+        if let Some(m) = meaning {
+            m.release_probes();
+        }
         if index.learned.as_ref().is_some_and(Learned::leads) {
             index.named_by = named_by(&index.docs);
         }

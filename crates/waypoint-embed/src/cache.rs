@@ -27,34 +27,71 @@ pub fn embed_all(
     texts: &[&str],
     dir: Option<&Path>,
 ) -> Result<(Vec<f32>, Source), EmbedError> {
-    stored(encoder, texts, dir, Rows::Sentences)
+    let s = stored(
+        encoder,
+        texts,
+        dir,
+        Rows::Sentences { keep: false },
+        &|_| None,
+    )?;
+    Ok((s.vectors, s.source))
+}
+
+/// [`embed_all`], and where the texts were encoded now rather than read, their probes as
+/// well, `encoder.probe_dims()` values a text: the same pass gave them, and a caller that
+/// will want them need not encode the texts again.
+pub fn embed_all_keeping_probes(
+    encoder: &Encoder,
+    texts: &[&str],
+    dir: Option<&Path>,
+) -> Result<Stored, EmbedError> {
+    stored(encoder, texts, dir, Rows::Sentences { keep: true }, &|_| {
+        None
+    })
+}
+
+/// Rows as [`embed_all_keeping_probes`] gives them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    pub vectors: Vec<f32>,
+    pub source: Source,
+    /// The probes of the texts, in order, where they were encoded now.
+    pub probes: Option<Vec<f32>>,
 }
 
 /// The probes of `texts` ([`crate::Encoded::probe`]), one row of `encoder.probe_dims()`
-/// values each, in order; cached as [`embed_all`] caches sentence vectors.
+/// values each, in order; cached as [`embed_all`] caches sentence vectors. Texts whose
+/// probe `known` gives are not encoded again.
 pub fn probe_all(
     encoder: &Encoder,
     texts: &[&str],
     dir: Option<&Path>,
+    known: &dyn Fn(&str) -> Option<Vec<f32>>,
 ) -> Result<(Vec<f32>, Source), EmbedError> {
-    stored(encoder, texts, dir, Rows::Probes)
+    let s = stored(encoder, texts, dir, Rows::Probes, known)?;
+    Ok((s.vectors, s.source))
 }
 
 /// Which vector of each text a cache file holds.
 #[derive(Clone, Copy)]
 enum Rows {
-    Sentences,
+    /// Sentence vectors; `keep`: the probes of those encoded now are returned too.
+    Sentences {
+        keep: bool,
+    },
     Probes,
 }
 
+/// The rows of `texts` from the cache or encoded, and, when encoded, their probes.
 fn stored(
     encoder: &Encoder,
     texts: &[&str],
     dir: Option<&Path>,
     rows: Rows,
-) -> Result<(Vec<f32>, Source), EmbedError> {
+    known: &dyn Fn(&str) -> Option<Vec<f32>>,
+) -> Result<Stored, EmbedError> {
     let (dims, prefix) = match rows {
-        Rows::Sentences => (encoder.dims(), "vectors"),
+        Rows::Sentences { .. } => (encoder.dims(), "vectors"),
         Rows::Probes => (encoder.probe_dims(), "probes"),
     };
     let mut h = Sha256::new();
@@ -79,24 +116,54 @@ fn stored(
         && let Ok(bytes) = std::fs::read(p)
         && let Some(flat) = parse(&bytes, &key, dims, texts.len())
     {
-        return Ok((flat, Source::Cached(p.clone())));
+        return Ok(Stored {
+            vectors: flat,
+            source: Source::Cached(p.clone()),
+            probes: None,
+        });
     }
     // A request taught to several entries appears once per entry: encode it once.
     let mut unique: Vec<&str> = texts.to_vec();
     unique.sort_unstable();
     unique.dedup();
-    let encoded: Vec<Vec<f32>> = match rows {
-        Rows::Sentences => encoder.embed_batch(&unique)?,
-        Rows::Probes => encoder
-            .encode_batch(&unique)?
-            .into_iter()
-            .map(|e| e.probe)
-            .collect(),
-    };
+    let mut given: Vec<Option<Vec<f32>>> = unique
+        .iter()
+        .map(|t| known(t).filter(|v| v.len() == dims))
+        .collect();
+    let missing: Vec<&str> = unique
+        .iter()
+        .zip(&given)
+        .filter(|(_, g)| g.is_none())
+        .map(|(t, _)| *t)
+        .collect();
+    let mut encoded = encoder.encode_batch(&missing)?.into_iter();
+    // Beside each sentence vector encoded now, its probe (same order as `unique`).
+    let mut probes: Vec<Option<Vec<f32>>> = vec![None; unique.len()];
+    for (g, p) in given.iter_mut().zip(&mut probes) {
+        if g.is_none()
+            && let Some(e) = encoded.next()
+        {
+            *g = Some(match rows {
+                Rows::Sentences { keep } => {
+                    if keep {
+                        *p = Some(e.probe);
+                    }
+                    e.sentence
+                }
+                Rows::Probes => e.probe,
+            });
+        }
+    }
     let mut flat: Vec<f32> = Vec::with_capacity(texts.len() * dims);
+    let mut probes_flat = Vec::new();
     for t in texts {
-        if let Ok(i) = unique.binary_search(t) {
-            flat.extend_from_slice(&encoded[i]);
+        if let Ok(i) = unique.binary_search(t)
+            && let Some(v) = &given[i]
+        {
+            flat.extend_from_slice(v);
+            if let Some(p) = &probes[i] {
+                probes_flat.extend_from_slice(p);
+            }
         }
     }
     let source = match (&path, dir) {
@@ -106,7 +173,11 @@ fn stored(
         },
         _ => Source::Uncached,
     };
-    Ok((flat, source))
+    Ok(Stored {
+        vectors: flat,
+        source,
+        probes: (!probes_flat.is_empty()).then_some(probes_flat),
+    })
 }
 
 fn parse(bytes: &[u8], key: &[u8; 32], dims: usize, rows: usize) -> Option<Vec<f32>> {

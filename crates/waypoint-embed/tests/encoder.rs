@@ -165,20 +165,45 @@ fn a_probe_is_the_sentence_vector_then_the_earlier_layers() {
 
 #[test]
 fn probes_are_cached_apart_from_sentence_vectors() {
-    use waypoint_embed::cache::{Source, embed_all, probe_all};
+    use waypoint_embed::cache::{Source, embed_all, embed_all_keeping_probes, probe_all};
     let Some(dir) = model_dir() else { return };
     let e = Encoder::load(&dir).unwrap();
     let cache = tempfile::tempdir().unwrap();
     let texts = ["list the files", "what's the weather"];
+    let none = |_: &str| None;
     let (vectors, _) = embed_all(&e, &texts, Some(cache.path())).unwrap();
-    let (probes, how) = probe_all(&e, &texts, Some(cache.path())).unwrap();
+    let (probes, how) = probe_all(&e, &texts, Some(cache.path()), &none).unwrap();
     assert!(
         matches!(how, Source::Encoded(_)),
         "not the vectors' file: {how:?}"
     );
     assert_eq!(probes.len(), 2 * e.probe_dims());
     assert_eq!(probes[..e.dims()], vectors[..e.dims()]);
-    let (again, how) = probe_all(&e, &texts, Some(cache.path())).unwrap();
+    let (again, how) = probe_all(&e, &texts, Some(cache.path()), &none).unwrap();
     assert!(matches!(how, Source::Cached(_)), "{how:?}");
     assert_eq!(again, probes);
+
+    // Encoding sentence vectors can keep the probes the same pass gave ...
+    let fresh = embed_all_keeping_probes(&e, &texts, None).unwrap();
+    assert!(
+        matches!(fresh.source, Source::Uncached),
+        "{:?}",
+        fresh.source
+    );
+    assert_eq!(fresh.vectors, vectors);
+    assert_eq!(fresh.probes.as_deref(), Some(&probes[..]));
+    // ... but a read from the cache gives none.
+    let read = embed_all_keeping_probes(&e, &texts, Some(cache.path())).unwrap();
+    assert!(
+        matches!(read.source, Source::Cached(_)),
+        "{:?}",
+        read.source
+    );
+    assert_eq!(read.probes, None);
+    // A probe the caller already has is taken as it is, not encoded again.
+    let mark = vec![0.25_f32; e.probe_dims()];
+    let known = |t: &str| (t == "list the files").then(|| mark.clone());
+    let (mixed, _) = probe_all(&e, &texts, None, &known).unwrap();
+    assert_eq!(mixed[..e.probe_dims()], mark[..]);
+    assert_eq!(mixed[e.probe_dims()..], probes[e.probe_dims()..]);
 }
