@@ -158,8 +158,9 @@ pub struct Meaning {
     memo: Mutex<HashMap<String, Remembered>>,
     /// The rows' probes, where `build` was asked to keep them and encoded the rows now
     /// (`rows × probe_dims`): the trained router's network learns from the requests'
-    /// probes, and the pass that gave the rows gave these too. Taken by the router's
-    /// build ([`Meaning::release_probes`]), never kept for the engine's life.
+    /// probes, and the pass that gave the rows gave these too. Read by the router's
+    /// build and let go after it ([`Meaning::release_probes`]), never kept for the
+    /// engine's life.
     fresh_probes: Mutex<Option<Vec<f32>>>,
     source: Source,
 }
