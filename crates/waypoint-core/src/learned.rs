@@ -140,18 +140,22 @@ impl Learned {
         // the model learns from n-grams alone.
         let meaning = meaning.filter(|m| {
             let texts: Vec<&str> = set.examples().iter().map(|e| e.text.as_str()).collect();
-            let vectors = m.vectors_for(&texts, cache_dir);
+            let Ok(vectors) = m.vectors_for(&texts, cache_dir) else {
+                return false;
+            };
             // The network reads the encoder's earlier layers too (docs/routing.md); where
             // they cannot be had it reads the sentence vectors.
             let probes = settings
                 .network
                 .then(|| m.probes_for(&texts, cache_dir).ok())
                 .flatten();
-            let dense = vectors.is_ok_and(|vectors| set.set_dense(vectors));
-            if dense && let Some(probes) = probes {
+            if !set.set_dense(vectors) {
+                return false;
+            }
+            if let Some(probes) = probes {
                 set.set_probes(probes);
             }
-            dense
+            true
         });
         let (model, source) = match how {
             // Turned away above.
@@ -403,8 +407,7 @@ pub fn training_set(catalog: &Catalog) -> (TrainingSet, usize) {
 /// requests' probes for it when it encodes them. A wrong guess costs time or memory at
 /// build, never a different model.
 pub(crate) fn may_train_network(catalog: &Catalog) -> bool {
-    let taught = catalog.taught();
-    taught.requests > 0 && asks_one_at_a_time(taught)
+    asks_one_at_a_time(catalog.taught())
 }
 
 /// Whether labelled requests say people ask for one entry at a time. Examples written

@@ -96,6 +96,8 @@ fn stored(
     };
     let mut h = Sha256::new();
     h.update(encoder.digest());
+    // Only probes' keys say what they hold, so the vectors cached before probes existed
+    // keep their keys.
     if let Rows::Probes = rows {
         h.update(prefix.as_bytes());
     }
