@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use waypoint_catalog::Catalog;
 use waypoint_embed::cache::{self, Source};
-use waypoint_embed::{EmbedError, Encoder, dot, dot_i8, quantise};
+use waypoint_embed::{EmbedError, Encoder, QuantRows, dot};
 
 use crate::learned::entries;
 
@@ -147,10 +147,11 @@ pub struct Meaning {
     /// requests`).
     compared: Vec<Compared>,
     vectors: Vec<f32>,
-    /// The same rows in 8-bit integers, one scale per row, made when the nearest-request
-    /// vote first runs: it reads every request, and a quarter of the bytes is most of its
-    /// cost. Catalogs that never vote never pay for them.
-    small: OnceLock<Small>,
+    /// The request rows the nearest-request vote reads, in 8-bit integers, made when the
+    /// vote first runs: it reads every one of them for each clause, so a quarter of the
+    /// bytes and one pass of the 8-bit kernel are most of its cost. Catalogs that never
+    /// vote never pay for them.
+    voters: OnceLock<Voters>,
     /// Row of each encoded text.
     rows_of: HashMap<String, usize>,
     /// Lately encoded texts: their sentence vectors, and their probes for the trained
@@ -213,7 +214,7 @@ impl Meaning {
             dims: settings.encoder.dims(),
             settings,
             compared,
-            small: OnceLock::new(),
+            voters: OnceLock::new(),
             vectors,
             rows_of,
             memo: Mutex::new(HashMap::new()),
@@ -395,28 +396,30 @@ impl Meaning {
         let Some(q) = self.vector(text) else {
             return Vec::new();
         };
-        let (q, q_scale) = quantise(&q);
-        let small = self
-            .small
-            .get_or_init(|| Small::new(&self.vectors, self.dims));
+        let voters = self
+            .voters
+            .get_or_init(|| Voters::new(&self.compared, &self.vectors, self.dims));
+        let cosines = voters.rows.dots(&q);
         let mut out = Vec::new();
-        for c in self.compared.iter().filter(|c| c.requests > 0) {
-            // The k best so far, best first: one close request may be a stray.
+        for (doc, span) in &voters.spans {
+            let Some(cosines) = cosines.get(span.clone()).filter(|c| !c.is_empty()) else {
+                continue;
+            };
+            // The k best, best first: one close request may be a stray.
             let mut top = [f32::NEG_INFINITY; NEIGHBOURS];
-            for r in c.request_rows(NEIGHBOUR_REQUESTS) {
-                let cos = small.dot(&q, r) * q_scale;
+            for &cos in cosines {
                 if let Some(at) = top.iter().position(|t| cos > *t) {
                     top.copy_within(at..NEIGHBOURS - 1, at + 1);
                     top[at] = cos;
                 }
             }
-            let taken = &top[..c.requests.min(NEIGHBOURS)];
+            let taken = &top[..cosines.len().min(NEIGHBOURS)];
             let s = self
                 .settings
                 .neighbours
                 .map(taken.iter().sum::<f32>() / taken.len() as f32);
             if s > 0.0 {
-                out.push((c.doc, s));
+                out.push((*doc, s));
             }
         }
         out
@@ -450,34 +453,32 @@ pub enum MeaningState {
     Failed(String),
 }
 
-/// Rows in 8-bit integers: row `r` is `values[r * dims..]` times `scales[r]`.
-struct Small {
-    dims: usize,
-    values: Vec<i8>,
-    scales: Vec<f32>,
+/// The rows the nearest-request vote reads: each entry's first [`NEIGHBOUR_REQUESTS`]
+/// requests, entry after entry, in 8-bit integers.
+struct Voters {
+    rows: QuantRows,
+    /// Per entry with requests: its index in the route index and its rows in `rows`.
+    spans: Vec<(u32, std::ops::Range<usize>)>,
 }
 
-impl Small {
-    fn new(vectors: &[f32], dims: usize) -> Self {
-        let mut values = Vec::with_capacity(vectors.len());
-        let mut scales = Vec::new();
-        for row in vectors.chunks_exact(dims.max(1)) {
-            let (v, scale) = quantise(row);
-            values.extend(v);
-            scales.push(scale);
+impl Voters {
+    fn new(compared: &[Compared], vectors: &[f32], dims: usize) -> Self {
+        let mut taken = Vec::new();
+        let mut spans = Vec::new();
+        for c in compared.iter().filter(|c| c.requests > 0) {
+            let first = taken.len() / dims.max(1);
+            let rows = c.request_rows(NEIGHBOUR_REQUESTS);
+            taken.extend_from_slice(
+                vectors
+                    .get(rows.start * dims..rows.end * dims)
+                    .unwrap_or(&[]),
+            );
+            spans.push((c.doc, first..taken.len() / dims.max(1)));
         }
         Self {
-            dims,
-            values,
-            scales,
+            rows: QuantRows::new(&taken, dims),
+            spans,
         }
-    }
-
-    /// Row `r`'s dot product with an 8-bit vector, in the row's scale (the caller
-    /// multiplies by the vector's).
-    fn dot(&self, q: &[i8], r: usize) -> f32 {
-        let row = &self.values[r * self.dims..(r + 1) * self.dims];
-        dot_i8(row, q) as f32 * self.scales[r]
     }
 }
 
@@ -495,24 +496,44 @@ mod tests {
     }
 
     #[test]
-    fn eight_bit_rows_keep_cosines_within_a_hundredth() {
+    fn the_vote_reads_each_entrys_requests_in_eight_bits_within_a_hundredth() {
         let dims = 384;
-        let rows: Vec<f32> = (0..20).flat_map(|s| unit(s, dims)).collect();
-        let small = Small::new(&rows, dims);
+        // Entry 0: one own row, three requests; entry 1: own words only; entry 2: two own
+        // rows, five requests.
+        let compared = [
+            Compared {
+                doc: 0,
+                own: 0,
+                owns: 1,
+                requests: 3,
+            },
+            Compared {
+                doc: 1,
+                own: 4,
+                owns: 1,
+                requests: 0,
+            },
+            Compared {
+                doc: 2,
+                own: 5,
+                owns: 2,
+                requests: 5,
+            },
+        ];
+        let rows: Vec<f32> = (0..12).flat_map(|s| unit(s, dims)).collect();
+        let voters = Voters::new(&compared, &rows, dims);
+        assert_eq!(voters.spans, [(0, 0..3), (2, 3..8)]);
         let q = unit(99, dims);
-        let (q8, scale) = quantise(&q);
-        for r in 0..20 {
+        let cosines = voters.rows.dots(&q);
+        let read = [1, 2, 3, 7, 8, 9, 10, 11];
+        assert_eq!(cosines.len(), read.len());
+        for (cos, r) in cosines.iter().zip(read) {
             let exact = dot(&q, &rows[r * dims..(r + 1) * dims]);
-            let approx = small.dot(&q8, r) * scale;
-            assert!(
-                (exact - approx).abs() < 0.01,
-                "row {r}: {exact} vs {approx}"
-            );
+            assert!((exact - cos).abs() < 0.01, "row {r}: {exact} vs {cos}");
         }
         // A zero vector has no scale to lose and scores zero.
-        let (zero, _) = quantise(&[0.0; 4]);
-        assert_eq!(zero, vec![0; 4]);
-        assert!(Small::new(&[0.0; 4], 4).dot(&[9, 9, 9, 9], 0).abs() < 1e-9);
+        let zeros = Voters::new(&compared[..1], &[0.0; 16], 4);
+        assert!(zeros.rows.dots(&[1.0; 4]).iter().all(|c| c.abs() < 1e-9));
     }
 
     #[test]

@@ -125,6 +125,94 @@ impl QuantDense {
     }
 }
 
+/// Many vectors in 8-bit integers, one symmetric scale each, for scoring one vector
+/// against all of them at once. The nearest-request vote reads every request of a
+/// catalog for each clause; one pass of the 8-bit kernel over 15,000 rows takes a
+/// twelfth of the time of one [`dot_i8`] per row (`cargo bench -p waypoint-embed
+/// --bench rows`), for the same numbers.
+#[derive(Debug, Clone, Default)]
+pub struct QuantRows {
+    dims: usize,
+    /// `dims` rounded up to [`LANES`]; the padding holds zeros.
+    padded: usize,
+    values: Vec<i8>,
+    /// Per row: the sum of its integers (the kernel's unsigned query adds 128 times it)
+    /// and its scale.
+    sums: Vec<i32>,
+    scales: Vec<f32>,
+}
+
+impl QuantRows {
+    /// `rows` holds `dims` values per row, row after row.
+    pub fn new(rows: &[f32], dims: usize) -> Self {
+        let padded = dims.div_ceil(LANES) * LANES;
+        let count = rows.len().checked_div(dims).unwrap_or(0);
+        let mut values = vec![0_i8; count * padded];
+        let mut sums = Vec::with_capacity(count);
+        let mut scales = Vec::with_capacity(count);
+        for (row, out) in rows
+            .chunks_exact(dims.max(1))
+            .zip(values.chunks_exact_mut(padded.max(1)))
+        {
+            let (q, scale) = quantise(row);
+            out[..dims].copy_from_slice(&q);
+            sums.push(q.iter().map(|v| i32::from(*v)).sum());
+            scales.push(scale);
+        }
+        Self {
+            dims,
+            padded,
+            values,
+            sums,
+            scales,
+        }
+    }
+
+    /// How many rows there are.
+    pub fn len(&self) -> usize {
+        self.scales.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.scales.is_empty()
+    }
+
+    /// Each row's dot product with `v` (`dims` values), both in 8-bit integers:
+    /// `(Σ qᵢrᵢ as f32 · row scale) · v's scale`, the same number [`dot_i8`] gives. A
+    /// vector of another length gives no rows' products.
+    pub fn dots(&self, v: &[f32]) -> Vec<f32> {
+        self.dots_with(v, dots)
+    }
+
+    fn dots_with(&self, v: &[f32], dots: Dots) -> Vec<f32> {
+        if v.len() != self.dims || self.is_empty() {
+            return Vec::new();
+        }
+        let (q, v_scale) = quantise(v);
+        // The kernels multiply unsigned bytes by signed ones: the query is shifted by 128
+        // into 1..=255, and 128 times each row's sum comes off again, exactly.
+        let mut shifted = vec![0_u8; self.padded];
+        for (s, x) in shifted.iter_mut().zip(&q) {
+            *s = x.cast_unsigned() ^ 0x80;
+        }
+        let mut sums = vec![0_i32; self.len()];
+        dots(&shifted, &self.values, self.padded, &mut sums);
+        sums.iter()
+            .zip(&self.sums)
+            .zip(&self.scales)
+            .map(|((s, row_sum), scale)| {
+                #[expect(
+                    clippy::cast_precision_loss,
+                    reason = "sums of 8-bit products stay below 2²⁴"
+                )]
+                let exact = (s - 128 * row_sum) as f32;
+                exact * scale * v_scale
+            })
+            .collect()
+    }
+}
+
 /// How one token's activations map to bytes: `x ≈ scale · (q - zero)`. The range always
 /// holds 0, and spans the token's own minimum and maximum, so a one-sided row (what
 /// GELU gives) uses all 256 steps instead of half of them.
@@ -571,6 +659,38 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn rows_give_one_dot_product_at_a_time_exactly_with_every_kernel() {
+        let mut seed = 5;
+        // The sentence vectors' width, one past a register, less than one, and one.
+        for (count, dims) in [(300, 384), (9, 65), (4, 10), (3, 1)] {
+            let rows = random(count * dims, &mut seed);
+            let v = random(dims, &mut seed);
+            let quant = QuantRows::new(&rows, dims);
+            assert_eq!(quant.len(), count);
+            let (q, v_scale) = quantise(&v);
+            let want: Vec<f32> = rows
+                .chunks_exact(dims)
+                .map(|row| {
+                    let (r, scale) = quantise(row);
+                    #[expect(clippy::cast_precision_loss, reason = "small sums")]
+                    let exact = dot_i8(&r, &q) as f32;
+                    exact * scale * v_scale
+                })
+                .collect();
+            assert_eq!(quant.dots(&v), want, "dots, {count} rows of {dims}");
+            assert_eq!(quant.dots_with(&v, dots_portable), want, "portable, {dims}");
+            #[cfg(target_arch = "x86_64")]
+            for (name, kernel) in fast_kernels() {
+                assert_eq!(quant.dots_with(&v, kernel), want, "{name}, {dims}");
+            }
+        }
+        // A vector of another length, and no rows, give nothing.
+        assert!(QuantRows::new(&[0.5; 8], 4).dots(&[1.0; 3]).is_empty());
+        assert!(QuantRows::new(&[], 4).dots(&[1.0; 4]).is_empty());
+        assert!(QuantRows::new(&[], 0).is_empty());
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -16,4 +16,4 @@ mod int8;
 
 pub use bert::Precision;
 pub use encoder::{EmbedError, Encoded, Encoder, cosine, dot};
-pub use int8::{dot_i8, quantise};
+pub use int8::{QuantRows, dot_i8, quantise};
