@@ -26,6 +26,10 @@ pub struct TrainSummary {
     /// The share of the router's probability that a network over the sentence vectors
     /// gives (docs/routing.md, "Meaning"); `None` where there is none.
     pub network_share: Option<f32>,
+    /// How many values the network reads per request: the sentence vector's length, or
+    /// more where it reads the encoder's earlier layers too (docs/routing.md, item 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_inputs: Option<usize>,
     pub classes: usize,
     pub features: usize,
     pub weights: usize,
@@ -145,6 +149,7 @@ pub fn train(setup: &Setup, extra: &[PathBuf]) -> Result<(TrainSummary, Vec<Noti
         requests_asking_two: engine.catalog().taught().asking_two,
         one_entry_per_request: learned.one_at_a_time(),
         network_share: learned.network_share(),
+        network_inputs: learned.network_share().and_then(|_| model.head_dims()),
         classes: classes.len(),
         features: model.features(),
         weights: model.weights(),

@@ -71,9 +71,13 @@ fn render_model(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Res
         )?;
     }
     if let Some(share) = s.network_share {
+        let inputs = s
+            .network_inputs
+            .map(|n| format!(" ({n} values a request)"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  network      a network over the sentence vectors gives {:.0}% of the router's probability",
+            "  network      a network over the encoder's readings{inputs} gives {:.0}% of the router's probability (docs/routing.md, item 2)",
             share * 100.0
         )?;
     }

@@ -266,8 +266,12 @@ fn where_requests_ask_for_one_entry_each_training_with_meaning_adds_a_network() 
     };
     let (text, v) = report(true);
     assert_eq!(v["network_share"], 0.4);
+    // MiniLM's probe: the sentence vector and two earlier layers, 384 values each.
+    assert_eq!(v["network_inputs"], 1152);
     assert!(
-        text.contains("network      a network over the sentence vectors gives 40%"),
+        text.contains(
+            "network      a network over the encoder's readings (1152 values a request) gives 40%"
+        ),
         "{text}"
     );
     let (text, v) = report(false);
