@@ -1,6 +1,8 @@
 //! The trained model: vocabulary, per-class weights stored by feature, calibration and
 //! the cross-validation report; trained from a [`TrainingSet`] under [`Settings`].
 
+use std::collections::HashMap;
+
 use sha2::{Digest, Sha256};
 
 use crate::calibrate::{Calibration, Report, Tally};
@@ -181,8 +183,9 @@ impl TrainingSet {
 /// How training turns a set into a model, beyond the settings: changed whenever a model
 /// trained on the same set would come out different, so a cached one is not reused.
 /// 2: folds keep every copy of a text together, parts included. 3: a network over the
-/// dense vectors where every example asks for one class.
-const METHOD: u32 = 3;
+/// dense vectors where every example asks for one class. 4: copies of an example are one
+/// example weighing as much as all of them.
+const METHOD: u32 = 4;
 
 /// Training knobs; the defaults are scikit-learn's `LinearSVC` where it has one.
 #[derive(Debug, Clone, PartialEq)]
@@ -495,15 +498,43 @@ fn fit(
     dims: usize,
     settings: &Settings,
 ) -> Vec<svm::ClassWeights> {
-    let rows: Vec<Row<'_>> = rows
-        .iter()
-        .map(|&i| Row {
-            x: &xs[i],
-            labels: &set.examples[i].labels,
-            weight: set.examples[i].weight,
-        })
-        .collect();
-    svm::train(&rows, classes, dims, settings.c, settings.max_epochs)
+    let merged = merged_rows(set, xs, rows);
+    svm::train(&merged, classes, dims, settings.c, settings.max_epochs)
+}
+
+/// The rows to train on: copies of one text with the same labels and weight are one
+/// example weighing as much as all of them. With the squared hinge, `n` equal terms of
+/// the primal are one term with `n` times the penalty, so the optimum is the same, and
+/// each pass over the examples costs what it reads: multi-intent sets are built from a
+/// small stock of clauses (MixSNIPS' 91,000 parts from about 13,000 texts), and a
+/// caller's history repeats its requests.
+fn merged_rows<'a>(set: &'a TrainingSet, xs: &'a [Sparse], rows: &[usize]) -> Vec<Row<'a>> {
+    let mut first_of: HashMap<(&str, &[u32], u32), (usize, usize)> = HashMap::new();
+    let mut merged: Vec<Row<'_>> = Vec::with_capacity(rows.len());
+    for &i in rows {
+        let e = &set.examples[i];
+        let key = (e.text.as_str(), e.labels.as_slice(), e.weight.to_bits());
+        match first_of.get(&key) {
+            // A text's dense vector is the text's; two that differ stay two examples.
+            Some(&(at, first)) if set.dense.get(first) == set.dense.get(i) => {
+                merged[at].weight += e.weight;
+            }
+            Some(_) => merged.push(Row {
+                x: &xs[i],
+                labels: &e.labels,
+                weight: e.weight,
+            }),
+            None => {
+                first_of.insert(key, (merged.len(), i));
+                merged.push(Row {
+                    x: &xs[i],
+                    labels: &e.labels,
+                    weight: e.weight,
+                });
+            }
+        }
+    }
+    merged
 }
 
 /// What cross-validation gives a model.
@@ -724,6 +755,60 @@ mod tests {
         // An entry's own words are never held out.
         let own = set.examples().len() - 1;
         assert_eq!((plan.withheld[own], plan.scored_in[own]), (0, None));
+    }
+
+    #[test]
+    fn copies_of_an_example_train_as_one_weighing_as_much_as_all() {
+        let texts = [
+            ("play some jazz", "music", 1.0),
+            ("play some jazz", "music", 1.0),
+            ("will it rain today", "weather", 1.0),
+            ("play some jazz", "music", 0.5),
+            ("wake me at six", "alarm", 1.0),
+        ];
+        let mut copies = TrainingSet::default();
+        for (t, l, w) in texts {
+            copies.add(t, &[l], w, false);
+        }
+        let vocab = Vocabulary::build(copies.examples().iter().map(|e| e.text.as_str()), 1);
+        let xs: Vec<Sparse> = copies
+            .examples()
+            .iter()
+            .map(|e| vocab.vector(&e.text))
+            .collect();
+        // The two copies of weight 1 are one of weight 2, where the first was; the copy of
+        // another weight stays apart.
+        let weights = |rows: &[Row<'_>]| rows.iter().map(|r| r.weight).collect::<Vec<_>>();
+        let all = [0, 1, 2, 3, 4];
+        assert_eq!(
+            weights(&merged_rows(&copies, &xs, &all)),
+            [2.0, 1.0, 0.5, 1.0]
+        );
+        // Trained, they are the example of weight 2 itself.
+        let mut once = TrainingSet::default();
+        for (t, l, w) in [texts[0], texts[2], texts[3], texts[4]] {
+            once.add(t, &[l], w, false);
+        }
+        once.examples[0].weight = 2.0;
+        let once_xs: Vec<Sparse> = [0, 2, 3, 4].iter().map(|&i| xs[i].clone()).collect();
+        let (settings, classes) = (Settings::default(), copies.classes().len());
+        assert_eq!(
+            fit(&copies, &xs, &all, classes, vocab.len(), &settings),
+            fit(
+                &once,
+                &once_xs,
+                &[0, 1, 2, 3],
+                classes,
+                vocab.len(),
+                &settings
+            )
+        );
+        // Copies whose dense vectors differ are two examples.
+        assert!(copies.set_dense(vec![vec![1.0], vec![0.0], vec![0.5], vec![1.0], vec![0.2]]));
+        assert_eq!(
+            weights(&merged_rows(&copies, &xs, &all)),
+            [1.0, 1.0, 1.0, 0.5, 1.0]
+        );
     }
 
     #[test]
