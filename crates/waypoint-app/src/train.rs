@@ -23,8 +23,8 @@ pub struct TrainSummary {
     /// The labelled requests ask for one entry at a time, so a request is planned as one
     /// request (docs/architecture.md, "Route").
     pub one_entry_per_request: bool,
-    /// The share of the router's probability that a network over the sentence vectors
-    /// gives (docs/routing.md, "Meaning"); `None` where there is none.
+    /// The share of the router's probability that a network over the encoder's readings
+    /// of a request gives (docs/routing.md, item 2); `None` where there is none.
     pub network_share: Option<f32>,
     /// How many values the network reads per request: the sentence vector's length, or
     /// more where it reads the encoder's earlier layers too (docs/routing.md, item 2).
