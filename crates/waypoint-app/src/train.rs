@@ -149,7 +149,7 @@ pub fn train(setup: &Setup, extra: &[PathBuf]) -> Result<(TrainSummary, Vec<Noti
         requests_asking_two: engine.catalog().taught().asking_two,
         one_entry_per_request: learned.one_at_a_time(),
         network_share: learned.network_share(),
-        network_inputs: learned.network_share().and_then(|_| model.head_dims()),
+        network_inputs: model.head_dims(),
         classes: classes.len(),
         features: model.features(),
         weights: model.weights(),

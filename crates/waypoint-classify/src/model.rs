@@ -515,25 +515,19 @@ fn merged_rows<'a>(set: &'a TrainingSet, xs: &'a [Sparse], rows: &[usize]) -> Ve
     for &i in rows {
         let e = &set.examples[i];
         let key = (e.text.as_str(), e.labels.as_slice(), e.weight.to_bits());
-        match first_of.get(&key) {
-            // A text's dense vector is the text's; two that differ stay two examples.
-            Some(&(at, first)) if set.dense.get(first) == set.dense.get(i) => {
-                merged[at].weight += e.weight;
-            }
-            Some(_) => merged.push(Row {
-                x: &xs[i],
-                labels: &e.labels,
-                weight: e.weight,
-            }),
-            None => {
-                first_of.insert(key, (merged.len(), i));
-                merged.push(Row {
-                    x: &xs[i],
-                    labels: &e.labels,
-                    weight: e.weight,
-                });
-            }
+        // A text's dense vector is the text's; two that differ stay two examples.
+        if let Some(&(at, first)) = first_of.get(&key)
+            && set.dense.get(first) == set.dense.get(i)
+        {
+            merged[at].weight += e.weight;
+            continue;
         }
+        first_of.entry(key).or_insert((merged.len(), i));
+        merged.push(Row {
+            x: &xs[i],
+            labels: &e.labels,
+            weight: e.weight,
+        });
     }
     merged
 }

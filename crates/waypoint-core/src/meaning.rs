@@ -463,20 +463,18 @@ struct Voters {
 
 impl Voters {
     fn new(compared: &[Compared], vectors: &[f32], dims: usize) -> Self {
-        let mut taken = Vec::new();
+        let voting = || compared.iter().filter(|c| c.requests > 0);
         let mut spans = Vec::new();
-        for c in compared.iter().filter(|c| c.requests > 0) {
-            let first = taken.len() / dims.max(1);
-            let rows = c.request_rows(NEIGHBOUR_REQUESTS);
-            taken.extend_from_slice(
-                vectors
-                    .get(rows.start * dims..rows.end * dims)
-                    .unwrap_or(&[]),
-            );
-            spans.push((c.doc, first..taken.len() / dims.max(1)));
+        let mut first = 0;
+        for c in voting() {
+            let rows = c.request_rows(NEIGHBOUR_REQUESTS).len();
+            spans.push((c.doc, first..first + rows));
+            first += rows;
         }
+        let row = |r: usize| vectors.get(r * dims..(r + 1) * dims).unwrap_or(&[]);
+        let rows = voting().flat_map(|c| c.request_rows(NEIGHBOUR_REQUESTS).map(row));
         Self {
-            rows: QuantRows::new(&taken, dims),
+            rows: QuantRows::new(rows, dims),
             spans,
         }
     }

@@ -46,7 +46,7 @@ fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
         let flat = rows(ROWS, 1);
         Fixture {
-            quant: QuantRows::new(&flat, DIMS),
+            quant: QuantRows::new(flat.chunks_exact(DIMS), DIMS),
             one_by_one: flat.chunks_exact(DIMS).map(quantise).collect(),
             query: rows(1, 2),
         }

@@ -143,19 +143,22 @@ pub struct QuantRows {
 }
 
 impl QuantRows {
-    /// `rows` holds `dims` values per row, row after row.
-    pub fn new(rows: &[f32], dims: usize) -> Self {
+    /// Rows of `dims` values each, taken one at a time, so a caller holding them among
+    /// other rows need not copy them out first. A row of another length is a row of
+    /// zeros: the rows keep their places.
+    pub fn new<'r>(rows: impl IntoIterator<Item = &'r [f32]>, dims: usize) -> Self {
         let padded = dims.div_ceil(LANES) * LANES;
-        let count = rows.len().checked_div(dims).unwrap_or(0);
-        let mut values = vec![0_i8; count * padded];
-        let mut sums = Vec::with_capacity(count);
-        let mut scales = Vec::with_capacity(count);
-        for (row, out) in rows
-            .chunks_exact(dims.max(1))
-            .zip(values.chunks_exact_mut(padded.max(1)))
-        {
-            let (q, scale) = quantise(row);
-            out[..dims].copy_from_slice(&q);
+        let mut values = Vec::new();
+        let mut sums = Vec::new();
+        let mut scales = Vec::new();
+        for row in rows {
+            let (q, scale) = if row.len() == dims {
+                quantise(row)
+            } else {
+                (vec![0; dims], 1.0)
+            };
+            values.extend_from_slice(&q);
+            values.resize(values.len() + padded - dims, 0);
             sums.push(q.iter().map(|v| i32::from(*v)).sum());
             scales.push(scale);
         }
@@ -668,7 +671,7 @@ mod tests {
         for (count, dims) in [(300, 384), (9, 65), (4, 10), (3, 1)] {
             let rows = random(count * dims, &mut seed);
             let v = random(dims, &mut seed);
-            let quant = QuantRows::new(&rows, dims);
+            let quant = QuantRows::new(rows.chunks_exact(dims), dims);
             assert_eq!(quant.len(), count);
             let (q, v_scale) = quantise(&v);
             let want: Vec<f32> = rows
@@ -688,9 +691,13 @@ mod tests {
             }
         }
         // A vector of another length, and no rows, give nothing.
-        assert!(QuantRows::new(&[0.5; 8], 4).dots(&[1.0; 3]).is_empty());
-        assert!(QuantRows::new(&[], 4).dots(&[1.0; 4]).is_empty());
-        assert!(QuantRows::new(&[], 0).is_empty());
+        assert!(
+            QuantRows::new([&[0.5; 4][..]], 4)
+                .dots(&[1.0; 3])
+                .is_empty()
+        );
+        assert!(QuantRows::new([], 4).dots(&[1.0; 4]).is_empty());
+        assert!(QuantRows::new([], 0).is_empty());
     }
 
     #[cfg(target_arch = "x86_64")]
