@@ -5,6 +5,11 @@
 //! Each class is an independent problem, so classes are trained on every core; each
 //! problem shuffles with its own fixed seed, so the weights do not depend on how the
 //! classes were spread over threads.
+//!
+//! Nearly all of training is reading rows in shuffled order to take their product with
+//! the weights, and most rows are then left as they are. For CLINC150 the rows are
+//! 18 MB, more than the caches hold, so the rows lie in one block (feature id and value
+//! side by side) and the row a few steps ahead is fetched while this one is summed.
 
 #![expect(
     clippy::many_single_char_names,
@@ -46,6 +51,7 @@ pub(crate) fn train(
     c: f64,
     max_epochs: usize,
 ) -> Vec<ClassWeights> {
+    let packed = Packed::new(rows);
     let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
@@ -62,7 +68,7 @@ pub(crate) fn train(
                         if k >= classes {
                             break mine;
                         }
-                        mine.push((k, one_class(rows, k, &mut w, c, max_epochs)));
+                        mine.push((k, one_class(rows, &packed, k, &mut w, c, max_epochs)));
                     }
                 })
             })
@@ -81,7 +87,14 @@ pub(crate) fn train(
 }
 
 /// Dual coordinate descent for class `k`; `w` is scratch space of `dims + 1` zeros.
-fn one_class(rows: &[Row<'_>], k: usize, w: &mut [f64], c: f64, max_epochs: usize) -> ClassWeights {
+fn one_class(
+    rows: &[Row<'_>],
+    packed: &Packed,
+    k: usize,
+    w: &mut [f64],
+    c: f64,
+    max_epochs: usize,
+) -> ClassWeights {
     let n = rows.len();
     let bias_at = w.len() - 1;
     let class = u32::try_from(k).unwrap_or(u32::MAX);
@@ -123,9 +136,12 @@ fn one_class(rows: &[Row<'_>], k: usize, w: &mut [f64], c: f64, max_epochs: usiz
         }
         let mut s = 0;
         while s < active {
+            if let Some(&ahead) = index[..active].get(s + AHEAD) {
+                packed.prefetch(ahead);
+            }
             let i = index[s];
-            let row = &rows[i];
-            let dot = w[bias_at] * f64::from(BIAS) + sparse_dot(w, row.x);
+            let row = packed.row(i);
+            let dot = w[bias_at] * f64::from(BIAS) + sparse_dot(w, row);
             let g = y[i] * dot - 1.0 + alpha[i] * diag[i];
             let mut pg = 0.0;
             if alpha[i] == 0.0 {
@@ -146,7 +162,7 @@ fn one_class(rows: &[Row<'_>], k: usize, w: &mut [f64], c: f64, max_epochs: usiz
                 let old = alpha[i];
                 alpha[i] = (old - g / qd[i]).max(0.0);
                 let step = (alpha[i] - old) * y[i];
-                for (f, v) in row.x.iter() {
+                for &(f, v) in row {
                     w[f as usize] += step * f64::from(v);
                 }
                 w[bias_at] += step * f64::from(BIAS);
@@ -175,22 +191,69 @@ fn one_class(rows: &[Row<'_>], k: usize, w: &mut [f64], c: f64, max_epochs: usiz
     ClassWeights { features, bias }
 }
 
+/// Rows ahead of the one being summed whose features are fetched into the cache. Four
+/// covers the memory's latency for rows of a hundred or so n-grams; a row the shrinking
+/// then skips costs a fetch and nothing else.
+const AHEAD: usize = 4;
+
+/// Every row's `(feature, value)` pairs in one block, in the rows' own order.
+struct Packed {
+    pairs: Vec<(u32, f32)>,
+    /// Row `i` is `pairs[start[i]..start[i + 1]]`.
+    start: Vec<usize>,
+}
+
+impl Packed {
+    fn new(rows: &[Row<'_>]) -> Self {
+        let mut pairs = Vec::with_capacity(rows.iter().map(|r| r.x.len()).sum());
+        let mut start = Vec::with_capacity(rows.len() + 1);
+        start.push(0);
+        for r in rows {
+            pairs.extend(r.x.iter());
+            start.push(pairs.len());
+        }
+        Self { pairs, start }
+    }
+
+    fn row(&self, i: usize) -> &[(u32, f32)] {
+        &self.pairs[self.start[i]..self.start[i + 1]]
+    }
+
+    /// Asks the CPU to bring row `i` into the cache; it goes on without waiting.
+    #[cfg(target_arch = "x86_64")]
+    #[expect(
+        unsafe_code,
+        reason = "the prefetch instruction is SSE's, which every x86-64 CPU has"
+    )]
+    fn prefetch(&self, i: usize) {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        const LINE: usize = 64;
+        for line in self.row(i).chunks(LINE / size_of::<(u32, f32)>()) {
+            // SAFETY: SSE is part of x86-64, and a prefetch reads nothing the program
+            // sees (the address is inside `pairs` anyway).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
+        }
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    fn prefetch(&self, _: usize) {}
+}
+
 /// `w · x` over the row's features. Four running sums instead of one: each addition
 /// waits for the one before it, and a row has a hundred or more n-grams, so one sum
 /// spends most of the row waiting. The order is fixed, so the result is the same on
 /// every run.
-fn sparse_dot(w: &[f64], x: &Sparse) -> f64 {
+fn sparse_dot(w: &[f64], x: &[(u32, f32)]) -> f64 {
     const LANES: usize = 4;
     let mut sums = [0.0_f64; LANES];
-    let idx = x.idx.chunks_exact(LANES);
-    let val = x.val.chunks_exact(LANES);
+    let chunks = x.chunks_exact(LANES);
     let mut rest = 0.0;
-    for (f, v) in idx.remainder().iter().zip(val.remainder()) {
-        rest += w[*f as usize] * f64::from(*v);
+    for &(f, v) in chunks.remainder() {
+        rest += w[f as usize] * f64::from(v);
     }
-    for (fs, vs) in idx.zip(val) {
-        for ((s, f), v) in sums.iter_mut().zip(fs).zip(vs) {
-            *s += w[*f as usize] * f64::from(*v);
+    for chunk in chunks {
+        for (s, &(f, v)) in sums.iter_mut().zip(chunk) {
+            *s += w[f as usize] * f64::from(v);
         }
     }
     (sums[0] + sums[1]) + (sums[2] + sums[3]) + rest
@@ -230,12 +293,14 @@ mod tests {
         // Shorter than the four sums, a whole number of them, and one with a remainder.
         for n in [0_u32, 3, 4, 9, 17] {
             let pairs: Vec<(u32, f32)> = (0..n).map(|f| (f, 0.5 - f as f32 * 0.125)).collect();
-            let x = sparse(&pairs);
             let plain: f64 = pairs
                 .iter()
                 .map(|(f, v)| w[*f as usize] * f64::from(*v))
                 .sum();
-            assert!((sparse_dot(&w, &x) - plain).abs() < 1e-12, "{n} features");
+            assert!(
+                (sparse_dot(&w, &pairs) - plain).abs() < 1e-12,
+                "{n} features"
+            );
         }
     }
 
