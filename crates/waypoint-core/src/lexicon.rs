@@ -202,6 +202,25 @@ impl QuestionRule {
     }
 }
 
+/// `report_back` in the vocabulary: clauses that ask for the answer of the step before.
+#[derive(Debug, Clone, Default)]
+pub struct ReportBack {
+    pub openings: Vec<Phrase>,
+    /// Forms that stand for the earlier step's outcome right after the opening.
+    pub about_it: HashSet<String>,
+}
+
+impl ReportBack {
+    fn compile(raw: &RawReportBack) -> Self {
+        Self {
+            openings: (raw.openings.iter())
+                .filter_map(|p| Phrase::compile_exact(p))
+                .collect(),
+            about_it: forms(&raw.about_it),
+        }
+    }
+}
+
 /// The compiled vocabulary.
 #[derive(Debug, Clone)]
 pub struct Lexicon {
@@ -221,6 +240,9 @@ pub struct Lexicon {
     /// Openings of a clause that gives a reason or a circumstance ("because the issue
     /// has been resolved"): it explains the request and asks for no step.
     pub background: Vec<Phrase>,
+    /// Clauses that ask to hear how the step before them went ("… and tell me what could
+    /// be better", "… and let me know"); see [`Lexicon::reports_back`].
+    pub report_back: ReportBack,
     /// Keys of the verbs a finder is named for (`search_movie`).
     pub lookup_verbs: HashSet<String>,
     /// Openings of a clause that describes what the clause before it named (", which
@@ -420,6 +442,13 @@ impl ArgCue {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawReportBack {
+    openings: Vec<String>,
+    about_it: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawArgCue {
     cues: Vec<String>,
     args: Vec<String>,
@@ -438,6 +467,7 @@ struct Raw {
     relative_markers: Vec<String>,
     presentational: Vec<String>,
     background: Vec<String>,
+    report_back: RawReportBack,
     lookup_verbs: Vec<String>,
     describing: Vec<String>,
     topic_markers: Vec<String>,
@@ -699,6 +729,7 @@ impl Lexicon {
             relative_markers: forms(&raw.relative_markers),
             presentational: exact(&raw.presentational),
             background: exact(&raw.background),
+            report_back: ReportBack::compile(&raw.report_back),
             lookup_verbs: raw.lookup_verbs.iter().map(|w| synonyms.key(w)).collect(),
             describing: exact(&raw.describing),
             topic_markers: exact(&raw.topic_markers),
@@ -928,6 +959,31 @@ impl Lexicon {
     }
 
     /// Whether a token carries routing signal.
+    /// Whether a clause asks only to hear how the step before it went: an opening of
+    /// `report_back`, then nothing, or (after a question word, "if" or "whether") a
+    /// pronoun or a modal that stands for that step's outcome. "tell me what the weather
+    /// is" names a thing of its own and is not.
+    pub fn reports_back(&self, tokens: &[Token]) -> bool {
+        let Some(opening) = self
+            .report_back
+            .openings
+            .iter()
+            .find(|p| p.matches_at(tokens, 0))
+        else {
+            return false;
+        };
+        let mut rest = tokens.get(opening.len()..).unwrap_or_default();
+        if let Some((first, after)) = rest.split_first()
+            && (self.question_words.contains(&first.form)
+                || first.form == "if"
+                || first.form == "whether")
+        {
+            rest = after;
+        }
+        rest.first()
+            .is_none_or(|t| self.report_back.about_it.contains(&t.form))
+    }
+
     pub fn is_content(&self, tok: &Token) -> bool {
         !tok.value && !self.stopwords.contains(&tok.key) && !tok.key.is_empty()
     }

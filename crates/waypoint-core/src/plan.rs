@@ -469,6 +469,10 @@ impl<'a> Planner<'a> {
             if out[i].is_some() || top(&routed[i]) >= self.threshold {
                 continue;
             }
+            if let Some(answered) = self.reported_back(routed, &out, i) {
+                out[i] = Some(answered);
+                continue;
+            }
             let neighbours = [i.checked_sub(1), Some(i + 1)];
             for j in neighbours.into_iter().flatten() {
                 let Some(other) = routed.get(j) else { continue };
@@ -493,6 +497,24 @@ impl<'a> Planner<'a> {
             }
         }
         out
+    }
+
+    /// The score of the step clause `i` asks to hear back from: the clause asks only to
+    /// be told how the one before went ([`Lexicon::reports_back`]: "look over my diff and
+    /// tell me what could be better") and that clause is planned. Only for a clause no
+    /// entry fits; the caller checks that.
+    fn reported_back(&self, routed: &[Routed<'_>], out: &[Option<f64>], i: usize) -> Option<f64> {
+        let before = routed.get(i.checked_sub(1)?)?;
+        if !self.lex.reports_back(routed[i].clause.tokens()) {
+            return None;
+        }
+        out[i - 1].or_else(|| {
+            before
+                .ranking
+                .first()
+                .map(|c| c.score)
+                .filter(|s| *s >= self.threshold)
+        })
     }
 
     /// "find and play a concerto by X", "check and cancel my booking": a clause that is a

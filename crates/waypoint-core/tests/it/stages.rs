@@ -273,6 +273,31 @@ fn evidence_rules_pick_deterministic_tools_in_order() {
 }
 
 #[test]
+fn a_clause_asking_to_hear_how_the_step_before_went_adds_no_step() {
+    // The review is what "tell me what could be better" asks for; "let me know" and "tell
+    // me if it passes" ask for the tests' outcome.
+    assert_eq!(
+        tools("look over my diff and tell me what could be better"),
+        ["git_diff", "code_review"]
+    );
+    assert_eq!(tools("run the tests and let me know"), ["run_tests"]);
+    assert_eq!(
+        tools("run the tests and tell me if it passes"),
+        ["run_tests"]
+    );
+    // A question with a subject of its own is a request, here one nothing fits.
+    assert_eq!(
+        tools("run the tests and tell me what the weather is"),
+        ["run_tests", "unknown"]
+    );
+    // With nothing planned before it, there is no step to hear back from.
+    assert_eq!(
+        tools("order a pizza and tell me what it costs"),
+        ["unknown", "unknown"]
+    );
+}
+
+#[test]
 fn route_reports_a_gap_below_the_threshold() {
     let r = engine()
         .route("order me a large pepperoni pizza", None)
