@@ -772,9 +772,10 @@ impl<'a> Planner<'a> {
             Harm::Changes => self.write_margin,
             Harm::Destroys => self.destructive_margin,
         };
+        // The rival need not clear the threshold: a pick that barely clears it, with a
+        // less harmful reading just under it, is no clear ask for the harm either.
         let rival = ranking
             .iter()
-            .take_while(|c| c.score >= self.threshold)
             .filter(|c| c.id != pick.id)
             .find(|c| harm(&c.id).is_some_and(|h| h < mine))?;
         (pick.score - rival.score < margin).then(|| {

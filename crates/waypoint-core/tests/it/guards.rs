@@ -170,6 +170,32 @@ fn a_destructive_tool_needs_a_clear_lead_over_a_harmless_one() {
 }
 
 #[test]
+fn a_harmless_reading_under_the_threshold_still_counts_against_a_destructive_pick() {
+    // "clear the notes": purge 0.68, show 0.48. With the threshold at 0.5 the reading one
+    // does not clear it, yet it is within a margin of 0.25 of the destructive one, so
+    // the words do not ask for the harm clearly enough.
+    let catalog = notes_engine().catalog().clone();
+    let options = waypoint_core::Options {
+        threshold: 0.5,
+        destructive_margin: 0.25,
+        ..waypoint_core::Options::default()
+    };
+    let e = waypoint_core::Engine::new(catalog, options).unwrap();
+    let step = e.plan("clear the notes", None).unwrap().steps()[0].clone();
+    assert_eq!(step.tool, "unknown", "{}", step.rationale);
+    assert!(step.rationale.contains("notes_show"), "{}", step.rationale);
+    // A lead past the margin runs.
+    assert_eq!(
+        notes_engine()
+            .plan("clear the notes", None)
+            .unwrap()
+            .steps()[0]
+            .tool,
+        "notes_purge"
+    );
+}
+
+#[test]
 fn a_request_longer_than_twice_max_steps_plans_its_first_clauses_and_says_so() {
     let request = "translate the notes into French and email them to ana@example.com. ".repeat(60);
     let plan = crate::engine().plan(&request, None).unwrap();
