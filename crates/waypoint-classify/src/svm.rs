@@ -305,6 +305,33 @@ mod tests {
     }
 
     #[test]
+    fn packed_rows_are_the_rows_pairs_in_order() {
+        let xs = [
+            sparse(&[(3, 0.5), (1, 0.25)]),
+            sparse(&[]),
+            sparse(&[(7, 1.0)]),
+        ];
+        let rows: Vec<Row<'_>> = xs
+            .iter()
+            .map(|x| Row {
+                x,
+                labels: &[0],
+                weight: 1.0,
+            })
+            .collect();
+        let packed = Packed::new(&rows);
+        for (i, x) in xs.iter().enumerate() {
+            assert_eq!(
+                packed.row(i),
+                x.iter().collect::<Vec<_>>().as_slice(),
+                "row {i}"
+            );
+            // Fetching ahead reads nothing the program sees, an empty row included.
+            packed.prefetch(i);
+        }
+    }
+
+    #[test]
     fn separable_classes_are_learned_and_training_is_deterministic() {
         let xs = [
             sparse(&[(0, 1.0)]),
