@@ -958,7 +958,6 @@ impl Lexicon {
             .min()
     }
 
-    /// Whether a token carries routing signal.
     /// Whether a clause asks only to hear how the step before it went: an opening of
     /// `report_back`, then nothing, or (after a question word, "if" or "whether") a
     /// pronoun or a modal that stands for that step's outcome. "tell me what the weather
@@ -984,6 +983,7 @@ impl Lexicon {
             .is_none_or(|t| self.report_back.about_it.contains(&t.form))
     }
 
+    /// Whether a token carries routing signal.
     pub fn is_content(&self, tok: &Token) -> bool {
         !tok.value && !self.stopwords.contains(&tok.key) && !tok.key.is_empty()
     }
