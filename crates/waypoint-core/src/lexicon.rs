@@ -1159,6 +1159,30 @@ mod tests {
     }
 
     #[test]
+    fn a_clause_reports_back_when_what_follows_the_opening_stands_for_the_outcome() {
+        let lex = lexicon();
+        let reports = |text: &str| lex.reports_back(&lex.tokenize(text, &[]));
+        for yes in [
+            "let me know",
+            "tell me what could be better",
+            "tell me if it passes",
+            "report back",
+            "tell me how they went",
+        ] {
+            assert!(reports(yes), "{yes}");
+        }
+        for no in [
+            "tell me what the weather is",
+            "tell me the routing number",
+            "show me what it says",
+            "order a coffee",
+            "",
+        ] {
+            assert!(!reports(no), "{no}");
+        }
+    }
+
+    #[test]
     fn exact_forms_do_not_match_other_inflections() {
         let lex = lexicon();
         let p = Phrase::compile("=changed", &lex.synonyms).unwrap();

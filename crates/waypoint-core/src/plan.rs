@@ -200,7 +200,7 @@ impl<'a> Planner<'a> {
                     .prefer_pipeline(top, clause)
                     .or_else(|| self.covering_pipeline(top, &ranking, clause, &out.drafts))
                     .unwrap_or_else(|| top.clone());
-                if let Some(why) = self.too_close_to_harm(&pick, &ranking) {
+                if let Some(why) = self.too_close_to_harm(&pick, &ranking, clause) {
                     let mut g = gap(clause, Some(&pick));
                     g.rationale = why;
                     out.drafts.push(g);
@@ -764,7 +764,12 @@ impl<'a> Planner<'a> {
     /// Why `pick` may not be chosen: it writes or destroys, and a less harmful candidate
     /// fits almost as well, so the words do not say clearly enough that the harm is
     /// wanted.
-    fn too_close_to_harm(&self, pick: &Candidate, ranking: &[Candidate]) -> Option<String> {
+    fn too_close_to_harm(
+        &self,
+        pick: &Candidate,
+        ranking: &[Candidate],
+        clause: &ClauseAnalysis,
+    ) -> Option<String> {
         let harm = |id: &str| self.catalog.tool(id).map(|t| Harm::of(t.effects));
         let mine = harm(&pick.id)?;
         let margin = match mine {
@@ -772,10 +777,17 @@ impl<'a> Planner<'a> {
             Harm::Changes => self.write_margin,
             Harm::Destroys => self.destructive_margin,
         };
-        // The rival need not clear the threshold: a pick that barely clears it, with a
-        // less harmful reading just under it, is no clear ask for the harm either.
+        // A rival just under the threshold counts too: a pick that barely clears it, with
+        // a less harmful reading close behind, is no clear ask for the harm either —
+        // unless the clause's verb is a word of the pick's name ("cancel booking BK-2231"
+        // for `cancel_booking`), which asks for it by name.
+        let by_name = clause
+            .head_verb
+            .and_then(|h| clause.tokens().get(h))
+            .is_some_and(|verb| args::name_keys(&pick.id, self.lex).contains(&verb.key));
         let rival = ranking
             .iter()
+            .take_while(|c| !by_name || c.score >= self.threshold)
             .filter(|c| c.id != pick.id)
             .find(|c| harm(&c.id).is_some_and(|h| h < mine))?;
         (pick.score - rival.score < margin).then(|| {

@@ -184,6 +184,16 @@ fn a_harmless_reading_under_the_threshold_still_counts_against_a_destructive_pic
     let step = e.plan("clear the notes", None).unwrap().steps()[0].clone();
     assert_eq!(step.tool, "unknown", "{}", step.rationale);
     assert!(step.rationale.contains("notes_show"), "{}", step.rationale);
+    // "purge the notes" asks for `notes_purge` by its name's verb: a reading under the
+    // threshold is no rival then (0.95 against 0.48, inside a margin of 0.5).
+    let options = waypoint_core::Options {
+        threshold: 0.5,
+        destructive_margin: 0.5,
+        ..waypoint_core::Options::default()
+    };
+    let e = waypoint_core::Engine::new(notes_engine().catalog().clone(), options).unwrap();
+    let step = e.plan("purge the notes", None).unwrap().steps()[0].clone();
+    assert_eq!(step.tool, "notes_purge", "{}", step.rationale);
     // A lead past the margin runs.
     assert_eq!(
         notes_engine()
