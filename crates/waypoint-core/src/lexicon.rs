@@ -206,6 +206,9 @@ impl QuestionRule {
 #[derive(Debug, Clone, Default)]
 pub struct ReportBack {
     pub openings: Vec<Phrase>,
+    /// Forms that, like a question word, may come between the opening and what the
+    /// answer is about ("tell me *if* it passes").
+    pub lead_ins: HashSet<String>,
     /// Forms that stand for the earlier step's outcome right after the opening.
     pub about_it: HashSet<String>,
 }
@@ -216,6 +219,7 @@ impl ReportBack {
             openings: (raw.openings.iter())
                 .filter_map(|p| Phrase::compile_exact(p))
                 .collect(),
+            lead_ins: forms(&raw.lead_ins),
             about_it: forms(&raw.about_it),
         }
     }
@@ -444,6 +448,7 @@ impl ArgCue {
 #[serde(deny_unknown_fields)]
 struct RawReportBack {
     openings: Vec<String>,
+    lead_ins: Vec<String>,
     about_it: Vec<String>,
 }
 
@@ -959,7 +964,7 @@ impl Lexicon {
     }
 
     /// Whether a clause asks only to hear how the step before it went: an opening of
-    /// `report_back`, then nothing, or (after a question word, "if" or "whether") a
+    /// `report_back`, then nothing, or (after a question word or a `lead_ins` word) a
     /// pronoun or a modal that stands for that step's outcome. "tell me what the weather
     /// is" names a thing of its own and is not.
     pub fn reports_back(&self, tokens: &[Token]) -> bool {
@@ -974,8 +979,7 @@ impl Lexicon {
         let mut rest = tokens.get(opening.len()..).unwrap_or_default();
         if let Some((first, after)) = rest.split_first()
             && (self.question_words.contains(&first.form)
-                || first.form == "if"
-                || first.form == "whether")
+                || self.report_back.lead_ins.contains(&first.form))
         {
             rest = after;
         }

@@ -784,7 +784,7 @@ impl<'a> Planner<'a> {
         let by_name = clause
             .head_verb
             .and_then(|h| clause.tokens().get(h))
-            .is_some_and(|verb| args::name_keys(&pick.id, self.lex).contains(&verb.key));
+            .is_some_and(|verb| crate::route::names(verb, self.index.name_stems(&pick.id)));
         let rival = ranking
             .iter()
             .take_while(|c| !by_name || c.score >= self.threshold)

@@ -1525,9 +1525,15 @@ impl<'t> ChangeAsked<'t> {
         match self {
             Self::Yes => true,
             Self::No => false,
-            Self::IfNamedBy(verb) => name_stems.iter().any(|w| *w == verb.stem || *w == verb.key),
+            Self::IfNamedBy(verb) => names(verb, name_stems),
         }
     }
+}
+
+/// Whether `verb` is a word of the entry's name, given the name's stems
+/// ([`RouteIndex::name_stems`]): "edit main.rs" asks for `edit_file` by name.
+pub(crate) fn names(verb: &Token, name_stems: &[String]) -> bool {
+    name_stems.iter().any(|w| *w == verb.stem || *w == verb.key)
 }
 
 /// Which of the understanding's bonuses an entry may take.
