@@ -938,7 +938,8 @@ fn takes_named(slot: &Slot<'_>, piece: &Piece, at: usize, cx: &Context<'_, '_>) 
 /// A word written right before an argument's name is its value when no typed value
 /// or cue gave one ("using *driving* mode", "in the *electronics* category", "the *Uber*
 /// platform"); a capitalised name that ends in the argument's word is kept whole ("the
-/// *Example Library*"). Only a plain-text argument whose name is named well (its head
+/// *Example Library*"), and so are the words that run into it ("the *sales report*
+/// workflow"). Only a plain-text argument whose name is named well (its head
 /// word, or two of its words) takes it, and only a content word no other argument took,
 /// written after the clause's verb with nothing but a space before the name. Not a
 /// word of the name nor one of the tool's own ("list the *product* categories" names
@@ -974,15 +975,47 @@ fn fill_modifier(cx: &Context<'_, '_>, st: &mut State) {
             }
             let end = named.last().map_or(word.end, |t| t.end);
             let whole = word.proper && named.iter().all(|t| t.proper);
-            let Some(text) = request.get(word.start..if whole { end } else { word.end }) else {
+            let start = toks[compound_start(toks, from, at - 1, request, used, cx)].start;
+            let Some(text) = request.get(start..if whole { end } else { word.end }) else {
                 continue;
             };
-            used.spans.push((word.start, end, true));
+            used.spans.push((start, end, true));
             out.args
                 .insert(slot.name.to_string(), Value::String(text.to_string()));
             break;
         }
     }
+}
+
+/// Where the words before the modifier at `at` run into it with only spaces between,
+/// they name the thing with it ("the *sales report* workflow"): the first of them, not
+/// before `from` (the verb's object starts there).
+fn compound_start(
+    toks: &[Token],
+    from: usize,
+    at: usize,
+    request: &str,
+    used: &Used,
+    cx: &Context<'_, '_>,
+) -> usize {
+    let mut first = at;
+    while first > from {
+        let word = &toks[first - 1];
+        let joined = request
+            .get(word.end..toks[first].start)
+            .is_some_and(|gap| gap.chars().all(char::is_whitespace));
+        if !joined
+            || !cx.lex.is_content(word)
+            || cx.lex.is_determiner(word)
+            || used.covers(word)
+            || word.form.ends_with("ed")
+            || cx.inputs.own_words.contains(&word.stem)
+        {
+            break;
+        }
+        first -= 1;
+    }
+    first
 }
 
 /// A capitalised word right before the tool's own object ("find *Italian* restaurants")

@@ -93,6 +93,11 @@ const FILE_TYPE: f64 = 0.5;
 /// The share of its score an entry named for directories keeps when the clause names a
 /// file.
 const NOT_FOR_THE_FILE: f64 = 0.5;
+/// Factor on the score of an entry that makes something other than a changed version of
+/// the thing a clause asks to change, where another entry makes one: "move *the* weekly
+/// report workflow to Mondays" is not `create_workflow` (it makes a new one), nor "update
+/// the agent" `update_workflow` (it makes a workflow of it).
+const MAKES_ANOTHER: f64 = 0.35;
 /// Weights of clause words by role.
 const HEAD_VERB: f64 = 1.5;
 const DESCRIBING: f64 = 0.35;
@@ -156,6 +161,13 @@ impl Doc {
             .filter(|k| !tokens.iter().any(|t| &t.key == *k))
             .count();
         1.0 - NAME_UNSAID * unsaid as f64 / self.name_keys.len() as f64
+    }
+
+    /// Whether what it makes can be a changed `kind`: it takes one and makes one, or it
+    /// says nothing of what it makes.
+    fn changes(&self, kind: &str) -> bool {
+        self.produces.is_empty()
+            || self.produces.iter().any(|p| p == kind) && self.accepts.iter().any(|a| a == kind)
     }
 
     /// [`REREAD_ELSEWHERE`] when it does what a question's verb says and not what the
@@ -1117,6 +1129,7 @@ impl RouteIndex {
         let asks_to_make = matches!(hints.article, Some(Article::New))
             && hints.intent == Some(lex.articles.new_intent.as_str());
         let change = ChangeAsked::of(tokens, hints, lex);
+        let existing = self.changed_existing(tokens, hints, &touched, lex);
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
         for &doc in &touched {
             let Some(d) = self.docs.get(doc as usize) else {
@@ -1172,6 +1185,9 @@ impl RouteIndex {
             let mut adjusted = words_part + support * bonus;
             adjusted *= self.harm_factor(d, hints, &change) * d.reread_factor(hints);
             adjusted *= d.standing;
+            if existing.is_some_and(|k| !d.changes(k)) {
+                adjusted *= MAKES_ANOTHER;
+            }
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
@@ -1182,6 +1198,34 @@ impl RouteIndex {
         self.break_tie_by_context(&hints.context, &mut scored, &mut reasons);
         self.keep_best(&mut scored);
         self.candidates(scored, reasons, &words)
+    }
+
+    /// The kind of the thing a clause asks to change where it exists already ("*move* the
+    /// workflow": a changing verb, an article of something known) and one of the entries
+    /// in reach changes that kind (takes one and makes one): the others make something else.
+    fn changed_existing<'t>(
+        &self,
+        tokens: &'t [Token],
+        hints: &Hints<'_>,
+        touched: &[u32],
+        lex: &Lexicon,
+    ) -> Option<&'t str> {
+        let changes = matches!(hints.article, Some(Article::Existing))
+            && hints.intent == Some(lex.articles.existing_intent.as_str());
+        let head = hints.head_verb.filter(|_| changes)?;
+        // The noun phrase's last word names its kind ("the weekly report *workflow*"),
+        // even where a word before it could be a verb.
+        let phrase = tokens.get(head + 1..)?;
+        let kind = (phrase.iter())
+            .skip_while(|t| !t.value && !lex.is_content(t))
+            .take_while(|t| lex.is_content(t) && !t.identifier && !t.proper)
+            .last()?;
+        let kind = kind.key.as_str();
+        let changer = (touched
+            .iter()
+            .filter_map(|&doc| self.docs.get(doc as usize)))
+        .any(|d| !d.produces.is_empty() && d.changes(kind));
+        changer.then_some(kind)
     }
 
     /// The clause's words weighed by role; words it means without saying them (after

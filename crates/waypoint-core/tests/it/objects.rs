@@ -173,3 +173,58 @@ tools:
         Some("create_agent")
     );
 }
+
+#[test]
+fn changing_the_thing_that_exists_is_not_making_one() {
+    // "the … workflow" exists: of two tools that both know workflows and schedules, the
+    // one that takes a workflow and makes a changed one is the change; the one that only
+    // makes workflows is not.
+    let engine = engine_over(
+        "studio.yaml",
+        r"
+tools:
+  - name: improve_agent
+    description: Improve or fix an existing agent's instructions or tools.
+    keywords: [improve the agent, fix the agent]
+    input_schema: {type: object, properties: {agent: {type: string}, change: {type: string}}, required: [change]}
+    accepts: [agent]
+    produces: [agent]
+    effects: write
+  - name: create_workflow
+    description: Create a workflow that runs agents on a schedule (every morning, hourly).
+    keywords: [schedule, every morning, hourly, weekly, workflow]
+    input_schema: {type: object, properties: {schedule: {type: string}}, required: [schedule]}
+    accepts: [agent]
+    produces: [workflow]
+    effects: write
+  - name: update_workflow
+    description: Change an existing workflow's schedule, steps or attached agents.
+    keywords: [change the schedule, update the workflow]
+    input_schema: {type: object, properties: {workflow: {type: string}, change: {type: string}}, required: [change]}
+    accepts: [workflow, agent]
+    produces: [workflow]
+    effects: write
+",
+    );
+    let top = |request: &str| top(&engine, request);
+    assert_eq!(
+        top("move the weekly report workflow to Mondays at 9").as_deref(),
+        Some("update_workflow")
+    );
+    // However many schedules the clause names, one workflow changes.
+    assert_eq!(
+        crate::tools_of(&engine, "move the weekly report workflow to 9am on Mondays"),
+        ["update_workflow"]
+    );
+    // Asked to make one, the maker stays first.
+    assert_eq!(
+        top("create the workflow for the weekly report").as_deref(),
+        Some("create_workflow")
+    );
+    let plan = engine
+        .plan("move the sales report workflow to Mondays at 9", None)
+        .unwrap();
+    let args = &plan.steps()[0].args;
+    assert_eq!(args["workflow"], "sales report", "{args:?}");
+    assert_eq!(args["change"], "Mondays at 9", "{args:?}");
+}
