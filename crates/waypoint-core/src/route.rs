@@ -93,10 +93,10 @@ const FILE_TYPE: f64 = 0.5;
 /// The share of its score an entry named for directories keeps when the clause names a
 /// file.
 const NOT_FOR_THE_FILE: f64 = 0.5;
-/// Factor on the score of an entry that makes something other than a changed version of
-/// the thing a clause asks to change, where another entry makes one: "move *the* weekly
-/// report workflow to Mondays" is not `create_workflow` (it makes a new one), nor "update
-/// the agent" `update_workflow` (it makes a workflow of it).
+/// Factor on the score, second opinions included, of an entry that makes something other
+/// than what a clause asks for, where another entry makes it: "move *the* weekly report
+/// workflow to Mondays" is not `create_workflow` (it makes a new one), nor "create *an
+/// agent* that summarizes my email" `create_workflow` (it makes a workflow).
 const MAKES_ANOTHER: f64 = 0.35;
 /// Weights of clause words by role.
 const HEAD_VERB: f64 = 1.5;
@@ -163,11 +163,21 @@ impl Doc {
         1.0 - NAME_UNSAID * unsaid as f64 / self.name_keys.len() as f64
     }
 
-    /// Whether what it makes can be a changed `kind`: it takes one and makes one, or it
-    /// says nothing of what it makes.
-    fn changes(&self, kind: &str) -> bool {
-        self.produces.is_empty()
-            || self.produces.iter().any(|p| p == kind) && self.accepts.iter().any(|a| a == kind)
+    /// Whether its declared products are what the clause asks for: a new thing of the
+    /// kind, or a changed one (it takes one and makes one).
+    fn declares(&self, asked: Asked<'_>) -> bool {
+        let makes = |kind: &str| self.produces.iter().any(|p| p == kind);
+        match asked {
+            Asked::Make(kind) => makes(kind),
+            Asked::Change(kind) => makes(kind) && self.accepts.iter().any(|a| a == kind),
+        }
+    }
+
+    /// Whether it makes what the clause asks for: it declares so, or, for a new thing, is
+    /// named for one (`generate_qr_code` may call its product `qr_code_data`).
+    fn answers(&self, asked: Asked<'_>) -> bool {
+        self.declares(asked)
+            || matches!(asked, Asked::Make(kind) if self.name_keys.iter().any(|k| k == kind))
     }
 
     /// [`REREAD_ELSEWHERE`] when it does what a question's verb says and not what the
@@ -1129,7 +1139,7 @@ impl RouteIndex {
         let asks_to_make = matches!(hints.article, Some(Article::New))
             && hints.intent == Some(lex.articles.new_intent.as_str());
         let change = ChangeAsked::of(tokens, hints, lex);
-        let existing = self.changed_existing(tokens, hints, &touched, lex);
+        let asked = self.asked_kind(tokens, hints, &touched, lex);
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
         for &doc in &touched {
             let Some(d) = self.docs.get(doc as usize) else {
@@ -1185,13 +1195,11 @@ impl RouteIndex {
             let mut adjusted = words_part + support * bonus;
             adjusted *= self.harm_factor(d, hints, &change) * d.reread_factor(hints);
             adjusted *= d.standing;
-            if existing.is_some_and(|k| !d.changes(k)) {
-                adjusted *= MAKES_ANOTHER;
-            }
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints.text, &mut scored, &mut reasons);
         self.given_what_it_cannot_take(hints, &mut scored);
+        self.makes_what_is_asked(asked, &mut scored);
         self.given_a_file(tokens, hints, lex, &mut scored);
         self.asked_of_untaught(tokens, lex, &mut scored, &mut reasons);
         self.object_names_entry(object.map(|o| &tokens[o]), &mut scored, &mut reasons);
@@ -1200,32 +1208,63 @@ impl RouteIndex {
         self.candidates(scored, reasons, &words)
     }
 
-    /// The kind of the thing a clause asks to change where it exists already ("*move* the
-    /// workflow": a changing verb, an article of something known) and one of the entries
-    /// in reach changes that kind (takes one and makes one): the others make something else.
-    fn changed_existing<'t>(
+    /// What the clause asks to be made of its object's kind: a new one ("*create an
+    /// agent* that …": a making verb, an indefinite article) or a changed one ("*move the*
+    /// workflow": a changing verb, a definite article), where one of the entries in reach
+    /// declares it makes that (`Doc::declares`): a catalog that declares no products is
+    /// not judged by them. The entries that make something else (`Doc::answers`) do not
+    /// answer the clause.
+    fn asked_kind<'t>(
         &self,
         tokens: &'t [Token],
         hints: &Hints<'_>,
         touched: &[u32],
         lex: &Lexicon,
-    ) -> Option<&'t str> {
-        let changes = matches!(hints.article, Some(Article::Existing))
-            && hints.intent == Some(lex.articles.existing_intent.as_str());
-        let head = hints.head_verb.filter(|_| changes)?;
+    ) -> Option<Asked<'t>> {
+        let asks = |intent: &str| hints.intent == Some(intent);
+        let make: fn(&'t str) -> Asked<'t> = match hints.article? {
+            Article::Existing if asks(&lex.articles.existing_intent) => Asked::Change,
+            Article::New if asks(&lex.articles.new_intent) => Asked::Make,
+            _ => return None,
+        };
+        // The article opens the verb's own object, not a phrase after a preposition
+        // ("know the classification *of an* image" asks for no image).
+        let phrase = tokens.get(hints.head_verb? + 1..)?;
+        let mut opening = phrase.iter().take_while(|t| {
+            !lex.articles.existing.contains(&t.form) && !lex.articles.new.contains(&t.form)
+        });
+        if opening.any(|t| lex.words.prepositions.contains(&t.form)) {
+            return None;
+        }
         // The noun phrase's last word names its kind ("the weekly report *workflow*"),
         // even where a word before it could be a verb.
-        let phrase = tokens.get(head + 1..)?;
         let kind = (phrase.iter())
             .skip_while(|t| !t.value && !lex.is_content(t))
             .take_while(|t| lex.is_content(t) && !t.identifier && !t.proper)
             .last()?;
-        let kind = kind.key.as_str();
-        let changer = (touched
+        let asked = make(kind.key.as_str());
+        let answered = (touched
             .iter()
             .filter_map(|&doc| self.docs.get(doc as usize)))
-        .any(|d| !d.produces.is_empty() && d.changes(kind));
-        changer.then_some(kind)
+        .any(|d| d.declares(asked));
+        answered.then_some(asked)
+    }
+
+    /// [`MAKES_ANOTHER`] for the entries that make something other than what the clause
+    /// asks for ([`RouteIndex::asked_kind`]).
+    fn makes_what_is_asked(&self, asked: Option<Asked<'_>>, scored: &mut [(f64, u32)]) {
+        let Some(asked) = asked else {
+            return;
+        };
+        for (score, doc) in scored.iter_mut() {
+            if self
+                .docs
+                .get(*doc as usize)
+                .is_some_and(|d| !d.answers(asked))
+            {
+                *score *= MAKES_ANOTHER;
+            }
+        }
     }
 
     /// The clause's words weighed by role; words it means without saying them (after
@@ -1524,6 +1563,15 @@ fn arg_kind(name: &str, lex: &Lexicon) -> Option<ExtractedKind> {
         .iter()
         .find(|(_, names)| names.contains(&lower))
         .and_then(|(kind, _)| ExtractedKind::parse(kind))
+}
+
+/// What a clause asks to be made of a kind of thing ([`RouteIndex::asked_kind`]).
+#[derive(Clone, Copy)]
+enum Asked<'k> {
+    /// A new one.
+    Make(&'k str),
+    /// A changed one.
+    Change(&'k str),
 }
 
 /// Whether a clause asks for the change a destructive entry makes, worked out once per

@@ -178,11 +178,18 @@ tools:
 fn changing_the_thing_that_exists_is_not_making_one() {
     // "the … workflow" exists: of two tools that both know workflows and schedules, the
     // one that takes a workflow and makes a changed one is the change; the one that only
-    // makes workflows is not.
+    // makes workflows is not. "an agent" is new: the tool that makes agents makes it,
+    // however much of the rest of the clause a workflow's description shares.
     let engine = engine_over(
         "studio.yaml",
         r"
 tools:
+  - name: create_agent
+    description: Create a new agent from instructions.
+    keywords: [new agent, create an agent]
+    input_schema: {type: object, properties: {instructions: {type: string}}, required: [instructions]}
+    produces: [agent]
+    effects: write
   - name: improve_agent
     description: Improve or fix an existing agent's instructions or tools.
     keywords: [improve the agent, fix the agent]
@@ -191,7 +198,7 @@ tools:
     produces: [agent]
     effects: write
   - name: create_workflow
-    description: Create a workflow that runs agents on a schedule (every morning, hourly).
+    description: Create a workflow that runs agents on a schedule (every morning, hourly), or whenever new email arrives to draft replies.
     keywords: [schedule, every morning, hourly, weekly, workflow]
     input_schema: {type: object, properties: {schedule: {type: string}}, required: [schedule]}
     accepts: [agent]
@@ -221,10 +228,60 @@ tools:
         top("create the workflow for the weekly report").as_deref(),
         Some("create_workflow")
     );
+    assert_eq!(
+        crate::tools_of(
+            &engine,
+            "make an agent that drafts replies whenever new email arrives"
+        ),
+        ["create_agent"]
+    );
     let plan = engine
         .plan("move the sales report workflow to Mondays at 9", None)
         .unwrap();
     let args = &plan.steps()[0].args;
     assert_eq!(args["workflow"], "sales report", "{args:?}");
     assert_eq!(args["change"], "Mondays at 9", "{args:?}");
+}
+
+#[test]
+fn a_new_thing_is_the_verbs_own_object_and_may_be_named_not_declared() {
+    // "an image" after "of" is no image asked for, though an entry makes images; a tool
+    // named for a QR code makes one whatever it calls its product, though another's
+    // product ends in "code".
+    let engine = engine_over(
+        "kinds.yaml",
+        r"
+tools:
+  - name: image_classification
+    description: Assign a label or class to a whole image.
+    input_schema: {type: object, properties: {image: {type: string}}, required: [image]}
+    produces: [label]
+  - name: text_to_image
+    description: Generate an image from a text prompt.
+    input_schema: {type: object, properties: {prompt: {type: string}}, required: [prompt]}
+    produces: [image]
+  - name: generate_qr_code
+    description: Generate a QR code for a URL or text.
+    input_schema: {type: object, properties: {url: {type: string}, size: {type: integer}}, required: [url]}
+    produces: [qr_code_data]
+  - name: execute_program
+    description: Run a program's code and return its output.
+    input_schema: {type: object, properties: {code: {type: string}}, required: [code]}
+    produces: [exit_code, output]
+",
+    );
+    assert_eq!(
+        crate::tools_of(
+            &engine,
+            "I need to know the classification of an image I took"
+        ),
+        ["image_classification"]
+    );
+    assert_eq!(
+        crate::tools_of(
+            &engine,
+            "generate a QR code of size 200 for the URL 'https://www.example.com'"
+        ),
+        ["generate_qr_code"]
+    );
 }
