@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 use waypoint_catalog::Tool;
 use waypoint_protocol::ExtractedKind;
 
+use crate::extract::Found;
 use crate::lexicon::{Lexicon, Unit};
 use crate::segment::inflected;
 use crate::suggested::Suggestion;
@@ -359,6 +360,9 @@ struct Used {
     /// ends the clause's object: a bare value inside it ("checks my saved search
     /// https://…") is still part of what the object says, "to ana@…" is not.
     spans: Vec<(usize, usize, bool)>,
+    /// The clause's pronoun was taken as an address an earlier step was given
+    /// (`fill_carried`), not as that step's output.
+    pronoun: bool,
 }
 
 impl Used {
@@ -620,6 +624,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     fill_text(&cx, &mut st);
     fill_measures(&cx, &mut st);
     fill_last_quote(&cx, &mut st);
+    let pronoun_carried = st.used.pronoun;
     let mut out = st.out;
     for v in out.args.values_mut() {
         if let Value::String(text) = v
@@ -632,7 +637,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
     // What the request does not give, an earlier step's output may: one argument takes
     // it, not every one left ("convert the distance into kilometers" does not make the
     // distance the unit it is converted from).
-    let mut flowing = unplaced_flow(inputs, &out.args);
+    let mut flowing = unplaced_flow(inputs, &out.args).filter(|_| !pronoun_carried);
     for slot in slots.iter().filter(|s| s.required) {
         if out.args.contains_key(slot.name) {
             continue;
@@ -1733,39 +1738,57 @@ fn ranged_cues(
 /// the value an earlier step of the request was given under the same name: the request
 /// said it once for both ("a bus from New York to Boston … and buy me a ticket"). An
 /// address — a path, URL, e-mail or id — names one thing, which the later step need not
-/// act on ("create notes.txt …, then list the directory"), so it is not carried.
+/// act on ("create notes.txt …, then list the directory"), so it is not carried unless
+/// a pronoun of the clause points back at it as the earlier verb's object ("read
+/// todo.txt, then append a line *to it*": the same file, not what reading it returned).
 fn fill_carried(cx: &Context<'_, '_>, st: &mut State) {
-    let out = &mut st.out;
+    let toks = cx.inputs.clause.tokens();
+    let from = cx.inputs.clause.head_verb.map_or(0, |h| h + 1);
+    let points_back =
+        (toks.iter().skip(from)).any(|t| cx.lex.words.referring_pronouns.contains(&t.form));
+    let is_address = |f: &Found| {
+        matches!(
+            f.kind,
+            ExtractedKind::Paths | ExtractedKind::Urls | ExtractedKind::Emails | ExtractedKind::Ids
+        )
+    };
     // Whether the request wrote this value as an address.
     let address = |v: &Value| {
         v.as_str().is_some_and(|v| {
-            cx.inputs.earlier.iter().flat_map(|c| &c.values).any(|f| {
-                f.value == v
-                    && matches!(
-                        f.kind,
-                        ExtractedKind::Paths
-                            | ExtractedKind::Urls
-                            | ExtractedKind::Emails
-                            | ExtractedKind::Ids
-                    )
-            })
+            (cx.inputs.earlier.iter().flat_map(|c| &c.values))
+                .any(|f| f.value == v && is_address(f))
         })
     };
+    // The address the nearest earlier action's verb acts on ("read *todo.txt*"), which a
+    // pronoun after this clause's verb stands for; one after a preposition ("search for
+    // notes *in /docs*") says where, not what.
+    let pointed_at = (cx.inputs.earlier.iter().rfind(|c| c.is_action()))
+        .filter(|_| points_back)
+        .and_then(|c| {
+            let object = (c.tokens().iter().skip(c.head_verb.map_or(0, |h| h + 1)))
+                .take_while(|t| t.value || !cx.lex.words.prepositions.contains(&t.form))
+                .find(|t| t.value)?;
+            (c.values.iter())
+                .find(|f| f.start <= object.start && object.start < f.end && is_address(f))
+                .map(|f| f.value.as_str())
+        });
     for slot in cx
         .slots
         .iter()
         .filter(|s| s.required && !takes_content(s, cx.lex))
     {
-        if out.args.contains_key(slot.name) {
+        if st.out.args.contains_key(slot.name) {
             continue;
         }
-        if let Some((_, v)) = cx
-            .inputs
-            .carried
-            .iter()
-            .find(|(name, v)| name == slot.name && fits(v, slot.schema) && !address(v))
-        {
-            out.args.insert(slot.name.to_string(), v.clone());
+        let carried = (cx.inputs.carried.iter()).find(|(name, v)| {
+            name == slot.name
+                && fits(v, slot.schema)
+                && (!address(v) || pointed_at.is_some_and(|p| v.as_str() == Some(p)))
+        });
+        if let Some((_, v)) = carried {
+            // The pronoun is this address, so no earlier output flows in for it.
+            st.used.pronoun |= address(v);
+            st.out.args.insert(slot.name.to_string(), v.clone());
         }
     }
 }

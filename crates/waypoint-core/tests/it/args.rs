@@ -1894,3 +1894,35 @@ fn an_object_of_the_tools_own_words_pointing_back_gives_no_value() {
     );
     assert_eq!(s[0].1["markdown"], "rust", "{s:?}");
 }
+
+steps_over!(
+    /// Tools as a filesystem server lists them: no declared types.
+    files,
+    "files.yaml",
+    r#"
+tools:
+  - name: read_text_file
+    description: Read the complete contents of a file as text.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+  - name: edit_file
+    description: Make line-based edits to a text file.
+    input_schema: {type: object, properties: {path: {type: string}, edits: {type: array, items: {type: object}}}, required: [path, edits]}
+  - name: search_files
+    description: Recursively search for files and directories matching a pattern.
+    input_schema: {type: object, properties: {path: {type: string}, pattern: {type: string}}, required: [path, pattern]}
+"#
+);
+
+#[test]
+fn a_pronoun_for_the_file_an_earlier_verb_acted_on_is_that_file() {
+    // "it" is todo.txt, not the text reading it returned; the edits stay a question.
+    let s = files("read todo.txt and then edit it");
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(s[1].0, "edit_file");
+    assert_eq!(s[1].1["path"], "todo.txt", "{s:?}");
+    assert!(s[1].1["edits"].get("$placeholder").is_some(), "{s:?}");
+    // A folder after a preposition says where the search looked, not what "it" is.
+    let found = files("search for notes in /docs and then read it");
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_ne!(found[1].1["path"], "/docs", "{found:?}");
+}
