@@ -1899,7 +1899,7 @@ steps_over!(
     /// Tools as a filesystem server lists them: no declared types.
     files,
     "files.yaml",
-    r#"
+    r"
 tools:
   - name: read_text_file
     description: Read the complete contents of a file as text.
@@ -1910,7 +1910,7 @@ tools:
   - name: search_files
     description: Recursively search for files and directories matching a pattern.
     input_schema: {type: object, properties: {path: {type: string}, pattern: {type: string}}, required: [path, pattern]}
-"#
+"
 );
 
 #[test]
