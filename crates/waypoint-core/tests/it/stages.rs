@@ -250,6 +250,22 @@ fn goals_name_the_words_that_led_there() {
 }
 
 #[test]
+fn making_a_thing_that_exists_do_more_changes_it_and_making_a_new_one_creates() {
+    let intent = |request: &str| {
+        let u = engine().understand(request, None).unwrap();
+        u.goals[0].intent.clone()
+    };
+    assert_eq!(
+        intent("make the support bot also answer in Spanish"),
+        "modify"
+    );
+    assert_eq!(
+        intent("make a support bot that answers in Spanish"),
+        "create"
+    );
+}
+
+#[test]
 fn vague_requests_are_not_ready_and_say_what_to_ask() {
     for request in ["fix it", "do the thing from before", "make it better"] {
         let plan = engine().plan(request, None).unwrap();
