@@ -22,7 +22,6 @@ use serde_json::{Map, Value, json};
 use waypoint_catalog::Tool;
 use waypoint_protocol::ExtractedKind;
 
-use crate::extract::Found;
 use crate::lexicon::{Lexicon, Unit};
 use crate::segment::inflected;
 use crate::suggested::Suggestion;
@@ -585,17 +584,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
         .flat_map(|c| self::pieces(c, inputs.request, lex))
         // What a person presents: files, addresses, ids — not a count or a date that
         // belongs to what they said about it.
-        .filter(|p| {
-            matches!(
-                p.kind,
-                Kind::Value(
-                    ExtractedKind::Paths
-                        | ExtractedKind::Urls
-                        | ExtractedKind::Emails
-                        | ExtractedKind::Ids
-                )
-            )
-        })
+        .filter(|p| matches!(p.kind, Kind::Value(k) if is_address(k)))
         .collect();
     let cx = Context {
         slots: &slots,
@@ -1734,6 +1723,15 @@ fn ranged_cues(
     }
 }
 
+/// Whether values of this kind are addresses: each names one thing (a file, a page, a
+/// mailbox, a record) rather than saying something about it.
+fn is_address(kind: ExtractedKind) -> bool {
+    matches!(
+        kind,
+        ExtractedKind::Paths | ExtractedKind::Urls | ExtractedKind::Emails | ExtractedKind::Ids
+    )
+}
+
 /// A required argument still empty that names no content (where, when, how many) takes
 /// the value an earlier step of the request was given under the same name: the request
 /// said it once for both ("a bus from New York to Boston … and buy me a ticket"). An
@@ -1746,17 +1744,11 @@ fn fill_carried(cx: &Context<'_, '_>, st: &mut State) {
     let from = cx.inputs.clause.head_verb.map_or(0, |h| h + 1);
     let points_back =
         (toks.iter().skip(from)).any(|t| cx.lex.words.referring_pronouns.contains(&t.form));
-    let is_address = |f: &Found| {
-        matches!(
-            f.kind,
-            ExtractedKind::Paths | ExtractedKind::Urls | ExtractedKind::Emails | ExtractedKind::Ids
-        )
-    };
     // Whether the request wrote this value as an address.
     let address = |v: &Value| {
         v.as_str().is_some_and(|v| {
             (cx.inputs.earlier.iter().flat_map(|c| &c.values))
-                .any(|f| f.value == v && is_address(f))
+                .any(|f| f.value == v && is_address(f.kind))
         })
     };
     // The address the nearest earlier action's verb acts on ("read *todo.txt*"), which a
@@ -1769,7 +1761,7 @@ fn fill_carried(cx: &Context<'_, '_>, st: &mut State) {
                 .take_while(|t| t.value || !cx.lex.words.prepositions.contains(&t.form))
                 .find(|t| t.value)?;
             (c.values.iter())
-                .find(|f| f.start <= object.start && object.start < f.end && is_address(f))
+                .find(|f| f.start <= object.start && object.start < f.end && is_address(f.kind))
                 .map(|f| f.value.as_str())
         });
     for slot in cx

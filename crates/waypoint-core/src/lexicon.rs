@@ -586,6 +586,19 @@ pub struct Articles {
     pub new_intent: String,
 }
 
+impl Articles {
+    /// What an article of this form says of its noun, if the form is one.
+    pub fn of(&self, form: &str) -> Option<Article> {
+        if self.existing.contains(form) {
+            Some(Article::Existing)
+        } else if self.new.contains(form) {
+            Some(Article::New)
+        } else {
+            None
+        }
+    }
+}
+
 /// Small closed word classes, by lower-case form.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -926,11 +939,8 @@ impl Lexicon {
             if !tok.value && self.asking_words.contains(&tok.form) {
                 return None;
             }
-            if self.articles.existing.contains(&tok.form) {
-                return Some(Article::Existing);
-            }
-            if self.articles.new.contains(&tok.form) {
-                return Some(Article::New);
+            if let Some(article) = self.articles.of(&tok.form) {
+                return Some(article);
             }
             if tok.value || self.is_content(tok) {
                 return None;

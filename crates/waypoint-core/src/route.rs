@@ -1230,9 +1230,9 @@ impl RouteIndex {
         // The article opens the verb's own object, not a phrase after a preposition
         // ("know the classification *of an* image" asks for no image).
         let phrase = tokens.get(hints.head_verb? + 1..)?;
-        let mut opening = phrase.iter().take_while(|t| {
-            !lex.articles.existing.contains(&t.form) && !lex.articles.new.contains(&t.form)
-        });
+        let mut opening = phrase
+            .iter()
+            .take_while(|t| lex.articles.of(&t.form).is_none());
         if opening.any(|t| lex.words.prepositions.contains(&t.form)) {
             return None;
         }
