@@ -98,6 +98,9 @@ const NOT_FOR_THE_FILE: f64 = 0.5;
 /// workflow to Mondays" is not `create_workflow` (it makes a new one), nor "create *an
 /// agent* that summarizes my email" `create_workflow` (it makes a workflow).
 const MAKES_ANOTHER: f64 = 0.35;
+/// What is left of the score of a tool that only reads where the clause's verb asks for
+/// a change and an entry in reach makes it (see [`RouteIndex::reads_where_change_is_asked`]).
+const READS_FOR_A_CHANGE: f64 = 0.5;
 /// Weights of clause words by role.
 const HEAD_VERB: f64 = 1.5;
 const DESCRIBING: f64 = 0.35;
@@ -136,6 +139,8 @@ struct Doc {
     /// Kinds of extracted values its arguments take.
     takes: Vec<ExtractedKind>,
     destructive: bool,
+    /// It only reads (`effects: read`, the default): it stores, sends and deletes nothing.
+    reads_only: bool,
     /// Keys of its name's content words (without a server prefix).
     name_keys: Vec<String>,
     /// A required argument takes free text (a note, a brief): any object can be its input.
@@ -434,6 +439,7 @@ impl RouteIndex {
             index.arg_specs.insert(tool.name.clone(), specs);
             if let Some(doc) = index.docs.last_mut() {
                 doc.destructive = tool.effects == waypoint_catalog::Effects::Destructive;
+                doc.reads_only = tool.effects == waypoint_catalog::Effects::Read;
                 doc.takes_text = takes_text;
                 doc.takes_nothing =
                     tool.input_schema.is_some() && tool.properties().next().is_none();
@@ -637,6 +643,7 @@ impl RouteIndex {
             intents: Vec::new(),
             takes: Vec::new(),
             destructive: false,
+            reads_only: false,
             name_keys,
             takes_text: true,
             takes_nothing: false,
@@ -1200,6 +1207,7 @@ impl RouteIndex {
         self.second_opinions(hints.text, &mut scored, &mut reasons);
         self.given_what_it_cannot_take(hints, &mut scored);
         self.makes_what_is_asked(asked, &mut scored);
+        self.reads_where_change_is_asked(tokens, hints, lex, &mut scored);
         self.given_a_file(tokens, hints, lex, &mut scored);
         self.asked_of_untaught(tokens, lex, &mut scored, &mut reasons);
         self.object_names_entry(object.map(|o| &tokens[o]), &mut scored, &mut reasons);
@@ -1263,6 +1271,47 @@ impl RouteIndex {
                 .is_some_and(|d| !d.answers(asked))
             {
                 *score *= MAKES_ANOTHER;
+            }
+        }
+    }
+
+    /// A clause whose verb asks for a change ("*remember* my wifi password", "*update*
+    /// the README") is no request for a tool that only reads, however well its other
+    /// words fit it (a vault that fetches passwords): where an entry in reach changes
+    /// things and its own words express the verb's intent, the entries that only read keep
+    /// [`READS_FOR_A_CHANGE`] of their scores, second opinions included. A catalog that
+    /// says nothing of effects (every tool reads, by default) is not judged by them.
+    fn reads_where_change_is_asked(
+        &self,
+        tokens: &[Token],
+        hints: &Hints<'_>,
+        lex: &Lexicon,
+        scored: &mut [(f64, u32)],
+    ) {
+        let (Some(h), Some(intent)) = (hints.head_verb, hints.intent) else {
+            return;
+        };
+        // Making a new thing is not it: tools that generate (an image, a summary) make
+        // something and declare that they only read.
+        let asks = lex.changing_intents.iter().any(|c| c == intent)
+            && intent != lex.articles.new_intent
+            && lex.intent_phrase_at(intent, tokens, h)
+            && !tokens.first().is_some_and(|t| {
+                lex.question_words.contains(&t.form) || lex.asking_auxiliaries.contains(&t.form)
+            });
+        if !asks {
+            return;
+        }
+        let doc = |d: u32| self.docs.get(d as usize);
+        let changer_in_reach = scored.iter().any(|&(_, d)| {
+            doc(d).is_some_and(|e| !e.reads_only && e.intents.iter().any(|i| i == intent))
+        });
+        if !changer_in_reach {
+            return;
+        }
+        for (score, d) in scored.iter_mut() {
+            if doc(*d).is_some_and(|e| e.reads_only && e.kind == CandidateKind::Tool) {
+                *score *= READS_FOR_A_CHANGE;
             }
         }
     }

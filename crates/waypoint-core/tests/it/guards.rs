@@ -205,6 +205,60 @@ fn a_harmless_reading_under_the_threshold_still_counts_against_a_destructive_pic
     );
 }
 
+/// A vault that reads passwords and a note store that remembers things: the object fits
+/// the one, the verb the other.
+fn vault_engine(effects: &str) -> waypoint_core::Engine {
+    let text = format!(
+        "tools:\n  - name: get_password\n    description: Fetch a password from the vault.\n    keywords: [password, credential]\n    effects: read\n  - name: note_keep\n    description: Keep a short note so it can be recalled later.\n    keywords: [remember, note down]\n    effects: {effects}\n"
+    );
+    crate::engine_over("vault.yaml", &text)
+}
+
+#[test]
+fn a_verb_that_asks_to_change_something_is_no_request_for_a_tool_that_only_reads() {
+    let e = vault_engine("write");
+    let scores = |request: &str| {
+        let route = e.route(request, None).unwrap().remove(0);
+        let score = |id: &str| {
+            route
+                .recommendation
+                .iter()
+                .chain(&route.alternatives)
+                .find(|c| c.id == id)
+                .map_or(0.0, |c| c.score)
+        };
+        (score("note_keep"), score("get_password"))
+    };
+    // "remember" asks to store: the vault, which only reads, keeps half its score, so
+    // the write leads it by more than the margin a write needs.
+    let (keep, vault) = scores("remember my wifi password");
+    assert!(
+        keep > vault,
+        "note_keep {keep} against get_password {vault}"
+    );
+    let step = e.plan("remember my wifi password", None).unwrap().steps()[0].clone();
+    assert_eq!(step.tool, "note_keep", "{}", step.rationale);
+    // Asking for the password reads it.
+    assert_eq!(
+        e.plan("fetch my wifi password", None).unwrap().steps()[0].tool,
+        "get_password"
+    );
+    // Where no tool says it changes anything, effects decide nothing: the same words
+    // score the vault as they would without the rule.
+    let unjudged = vault_engine("read");
+    let route = unjudged.route("remember my wifi password", None).unwrap();
+    let vault_unjudged = route[0]
+        .recommendation
+        .iter()
+        .chain(&route[0].alternatives)
+        .find(|c| c.id == "get_password")
+        .map_or(0.0, |c| c.score);
+    assert!(
+        vault_unjudged > vault,
+        "unjudged {vault_unjudged} against judged {vault}"
+    );
+}
+
 #[test]
 fn a_request_longer_than_twice_max_steps_plans_its_first_clauses_and_says_so() {
     let request = "translate the notes into French and email them to ana@example.com. ".repeat(60);
