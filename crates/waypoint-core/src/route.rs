@@ -1143,8 +1143,14 @@ impl RouteIndex {
             .head_verb
             .is_some_and(|h| lex.is_light_verb(&tokens[h]));
         let verb_decides = !light_verb && self.knows_verb(tokens, hints);
+        // "create a logo", "schedule a haircut": a new thing for the verb to act on, which
+        // an entry making a kind of its own does not take unless it is that kind. A
+        // lookup ("find a play") asks for something that exists, whatever it is.
         let asks_to_make = matches!(hints.article, Some(Article::New))
-            && hints.intent == Some(lex.articles.new_intent.as_str());
+            && (hints.intent == Some(lex.articles.new_intent.as_str())
+                || hints
+                    .head_verb
+                    .is_some_and(|h| !lex.lookup_verbs.contains(&tokens[h].key)));
         let change = ChangeAsked::of(tokens, hints, lex);
         let asked = self.asked_kind(tokens, hints, &touched, lex);
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
