@@ -138,9 +138,9 @@ struct Doc {
     intents: Vec<String>,
     /// Kinds of extracted values its arguments take.
     takes: Vec<ExtractedKind>,
-    destructive: bool,
-    /// It only reads (`effects: read`, the default): it stores, sends and deletes nothing.
-    reads_only: bool,
+    /// What calling it does, for a tool (`effects`, read by default); a pipeline or a
+    /// specialist has none of its own.
+    effects: Option<waypoint_catalog::Effects>,
     /// Keys of its name's content words (without a server prefix).
     name_keys: Vec<String>,
     /// A required argument takes free text (a note, a brief): any object can be its input.
@@ -153,6 +153,15 @@ struct Doc {
 }
 
 impl Doc {
+    fn destructive(&self) -> bool {
+        self.effects == Some(waypoint_catalog::Effects::Destructive)
+    }
+
+    /// A tool that stores, sends and deletes nothing (`effects: read`, the default).
+    fn reads_only(&self) -> bool {
+        self.effects == Some(waypoint_catalog::Effects::Read)
+    }
+
     /// "list the directory": of entries the words fit alike, the one whose name the
     /// clause says in full (`list_directory`, not `list_allowed_directories`) keeps
     /// most of its score.
@@ -438,8 +447,7 @@ impl RouteIndex {
             let takes_text = crate::args::takes_free_text(tool, &specs);
             index.arg_specs.insert(tool.name.clone(), specs);
             if let Some(doc) = index.docs.last_mut() {
-                doc.destructive = tool.effects == waypoint_catalog::Effects::Destructive;
-                doc.reads_only = tool.effects == waypoint_catalog::Effects::Read;
+                doc.effects = Some(tool.effects);
                 doc.takes_text = takes_text;
                 doc.takes_nothing =
                     tool.input_schema.is_some() && tool.properties().next().is_none();
@@ -642,8 +650,7 @@ impl RouteIndex {
             accepts: Vec::new(),
             intents: Vec::new(),
             takes: Vec::new(),
-            destructive: false,
-            reads_only: false,
+            effects: None,
             name_keys,
             takes_text: true,
             takes_nothing: false,
@@ -1180,7 +1187,7 @@ impl RouteIndex {
             // A head verb that destroys ("delete the build directory") leaves no other
             // intent, nor the evidence that intent needs, to a tool that destroys nothing:
             // "build" is its object.
-            let destroys_not = hints.destructive && !d.destructive;
+            let destroys_not = hints.destructive && !d.destructive();
             let fit = HintFit {
                 intent: !(destroys_not || lacks_object && light_verb),
                 article: !lacks_object && !verb_decides,
@@ -1310,13 +1317,13 @@ impl RouteIndex {
         }
         let doc = |d: u32| self.docs.get(d as usize);
         let changer_in_reach = scored.iter().any(|&(_, d)| {
-            doc(d).is_some_and(|e| !e.reads_only && e.intents.iter().any(|i| i == intent))
+            doc(d).is_some_and(|e| !e.reads_only() && e.intents.iter().any(|i| i == intent))
         });
         if !changer_in_reach {
             return;
         }
         for (score, d) in scored.iter_mut() {
-            if doc(*d).is_some_and(|e| e.reads_only && e.kind == CandidateKind::Tool) {
+            if doc(*d).is_some_and(Doc::reads_only) {
                 *score *= READS_FOR_A_CHANGE;
             }
         }
@@ -1410,7 +1417,7 @@ impl RouteIndex {
     /// clause does not name (its arguments take none of the values given), and again
     /// where the clause asks for no change ([`ChangeAsked`]).
     fn harm_factor(&self, d: &Doc, hints: &Hints<'_>, change: &ChangeAsked<'_>) -> f64 {
-        if !d.destructive {
+        if !d.destructive() {
             return 1.0;
         }
         let mut factor = 1.0;
@@ -1730,7 +1737,7 @@ fn hint_bonus<'s>(
         bonus += W_ARTICLE;
         reasons.push((doc, W_ARTICLE, Reason::Article(article)));
     }
-    if hints.destructive && d.destructive && d.can_take(&hints.supplied) {
+    if hints.destructive && d.destructive() && d.can_take(&hints.supplied) {
         bonus += W_INTENT;
         reasons.push((doc, W_INTENT, Reason::Destroys));
     }
