@@ -879,6 +879,14 @@ impl Lexicon {
         self.question_words.contains(&tok.form) || self.question_auxiliaries.contains(&tok.form)
     }
 
+    /// Whether a clause opening with these tokens asks *about* something rather than for
+    /// it ("what files …", "is there …"; "can you …" is a request): it asks for no change.
+    pub fn asks_about(&self, tokens: &[Token]) -> bool {
+        tokens.first().is_some_and(|t| {
+            self.question_words.contains(&t.form) || self.asking_auxiliaries.contains(&t.form)
+        })
+    }
+
     /// Whether one of the intent's phrases starts at token `at`.
     pub fn intent_phrase_at(&self, intent: &str, tokens: &[Token], at: usize) -> bool {
         self.intent(intent)

@@ -1309,9 +1309,7 @@ impl RouteIndex {
         let asks = lex.changing_intents.iter().any(|c| c == intent)
             && intent != lex.articles.new_intent
             && lex.intent_phrase_at(intent, tokens, h)
-            && !tokens.first().is_some_and(|t| {
-                lex.question_words.contains(&t.form) || lex.asking_auxiliaries.contains(&t.form)
-            });
+            && !lex.asks_about(tokens);
         if !asks {
             return;
         }
@@ -1657,11 +1655,8 @@ impl<'t> ChangeAsked<'t> {
         if hints.destructive || tokens.iter().any(|t| lex.destroys(t)) {
             return Self::Yes;
         }
-        // "what files …" could read "files" as a verb; "is there …" asks about something;
-        // "can you …" is a request.
-        if tokens.first().is_some_and(|t| {
-            lex.question_words.contains(&t.form) || lex.asking_auxiliaries.contains(&t.form)
-        }) {
+        // "what files …" could read "files" as a verb.
+        if lex.asks_about(tokens) {
             return Self::No;
         }
         let changing = hints

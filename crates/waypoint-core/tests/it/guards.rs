@@ -217,26 +217,18 @@ fn vault_engine(effects: &str) -> waypoint_core::Engine {
 #[test]
 fn a_verb_that_asks_to_change_something_is_no_request_for_a_tool_that_only_reads() {
     let e = vault_engine("write");
-    let scores = |request: &str| {
-        let route = e.route(request, None).unwrap().remove(0);
-        let score = |id: &str| {
-            route
-                .recommendation
-                .iter()
-                .chain(&route.alternatives)
-                .find(|c| c.id == id)
-                .map_or(0.0, |c| c.score)
-        };
-        (score("note_keep"), score("get_password"))
-    };
     // "remember" asks to store: the vault, which only reads, keeps half its score, so
     // the write leads it by more than the margin a write needs.
-    let (keep, vault) = scores("remember my wifi password");
+    let request = "remember my wifi password";
+    let (keep, vault) = (
+        crate::score_of(&e, request, "note_keep"),
+        crate::score_of(&e, request, "get_password"),
+    );
     assert!(
         keep > vault,
         "note_keep {keep} against get_password {vault}"
     );
-    let step = e.plan("remember my wifi password", None).unwrap().steps()[0].clone();
+    let step = e.plan(request, None).unwrap().steps()[0].clone();
     assert_eq!(step.tool, "note_keep", "{}", step.rationale);
     // Asking for the password reads it.
     assert_eq!(
@@ -245,14 +237,7 @@ fn a_verb_that_asks_to_change_something_is_no_request_for_a_tool_that_only_reads
     );
     // Where no tool says it changes anything, effects decide nothing: the same words
     // score the vault as they would without the rule.
-    let unjudged = vault_engine("read");
-    let route = unjudged.route("remember my wifi password", None).unwrap();
-    let vault_unjudged = route[0]
-        .recommendation
-        .iter()
-        .chain(&route[0].alternatives)
-        .find(|c| c.id == "get_password")
-        .map_or(0.0, |c| c.score);
+    let vault_unjudged = crate::score_of(&vault_engine("read"), request, "get_password");
     assert!(
         vault_unjudged > vault,
         "unjudged {vault_unjudged} against judged {vault}"

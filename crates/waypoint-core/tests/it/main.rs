@@ -60,3 +60,14 @@ pub fn tools_of(engine: &Engine, request: &str) -> Vec<String> {
         .map(|s| s.tool.clone())
         .collect()
 }
+
+/// The score `engine` gives `id` for the request's first clause, 0 where it is not ranked.
+pub fn score_of(engine: &Engine, request: &str, id: &str) -> f64 {
+    let route = engine.route(request, None).unwrap().remove(0);
+    route
+        .recommendation
+        .iter()
+        .chain(&route.alternatives)
+        .find(|c| c.id == id)
+        .map_or(0.0, |c| c.score)
+}

@@ -269,17 +269,13 @@ fn making_a_thing_that_exists_do_more_changes_it_and_making_a_new_one_creates() 
 fn a_new_thing_is_not_what_an_entry_that_changes_its_own_kind_takes() {
     // "a haircut" is new and no entry's word: `update_workflow` changes an existing
     // workflow, so the verb it shares with the clause earns it no lead.
-    let route = engine()
-        .route("schedule a haircut for Saturday", None)
-        .unwrap()
-        .remove(0);
-    let update = route
-        .recommendation
-        .iter()
-        .chain(&route.alternatives)
-        .find(|c| c.id == "update_workflow")
-        .map_or(0.0, |c| c.score);
-    assert!(update < route.threshold, "update_workflow at {update}");
+    let update = crate::score_of(
+        engine(),
+        "schedule a haircut for Saturday",
+        "update_workflow",
+    );
+    let threshold = waypoint_core::Options::default().threshold;
+    assert!(update < threshold, "update_workflow at {update}");
     // A workflow it knows still is.
     assert_eq!(
         tools("move the nightly workflow to 6am"),
