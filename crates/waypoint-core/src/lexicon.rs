@@ -497,6 +497,8 @@ struct Raw {
     plural_anaphora: Vec<String>,
     languages: Vec<String>,
     synonyms: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    verb_synonyms: BTreeMap<String, Vec<String>>,
     past_question: RawQuestion,
     present_question: RawQuestion,
     identifier_entity: Option<String>,
@@ -715,7 +717,17 @@ impl Lexicon {
         let raw: Raw = serde_json::from_value(yaml::to_json(&node))
             .map_err(|e| CoreError::Lexicon(e.to_string()))?;
         let groups: Vec<(String, Vec<String>)> = raw.synonyms.clone().into_iter().collect();
-        let mut synonyms = Synonyms::new(&groups);
+        let verb_groups: Vec<(String, Vec<String>)> =
+            raw.verb_synonyms.clone().into_iter().collect();
+        let w = &raw.word_classes;
+        let determiners: HashSet<&String> = (w.articles.iter())
+            .chain(&w.possessives)
+            .chain(&w.demonstratives)
+            .collect();
+        let before_verbs = (raw.stopwords.iter())
+            .filter(|s| !determiners.contains(s))
+            .map(|s| s.to_lowercase());
+        let mut synonyms = Synonyms::new(&groups).with_verb_only(&verb_groups, before_verbs);
         synonyms.remember(raw.common_words());
         synonyms.remember(kind_words(catalog).iter().map(String::as_str));
         let phrases = |list: &[String]| compile_phrases(list, &synonyms);
@@ -957,7 +969,6 @@ impl Lexicon {
         None
     }
 
-    /// Whether a token is an article, demonstrative or possessive ("the", "my", "a").
     /// Whether a free relative and its subject open at `i` ("*what you* find"): the
     /// verb after them is the caller's to check.
     pub fn opens_free_relative(&self, tokens: &[Token], i: usize) -> bool {

@@ -4,7 +4,7 @@
 //! A token keeps its span in the original text, its lower-case form, and a `key` — the
 //! stem of its canonical synonym — so that "pictures", "illustration" and "image" meet.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -54,6 +54,13 @@ pub struct Synonyms {
     /// Forms whose stem and key were worked out when the vocabulary was built: the words
     /// most requests are made of, so planning stems only the rest.
     known: HashMap<String, (String, String)>,
+    /// Stems that are their group's word only where a verb stands ("*cat* README.md",
+    /// "please *store* it") or as a participle ("my *stored* keys"): after a determiner
+    /// or a content word they are a noun with its own meaning ("feed *the cat*", "the
+    /// grocery *store*").
+    verb_only: HashSet<String>,
+    /// Words after which a verb may stand: function words that are not determiners.
+    before_verbs: HashSet<String>,
 }
 
 impl Synonyms {
@@ -67,7 +74,49 @@ impl Synonyms {
         }
         Self {
             map,
-            known: HashMap::new(),
+            ..Self::default()
+        }
+    }
+
+    /// Adds groups whose words stand for their group's word only where a verb stands:
+    /// first in a clause or after one of `before_verbs` (lower-case forms).
+    pub fn with_verb_only(
+        mut self,
+        groups: &[(String, Vec<String>)],
+        before_verbs: impl IntoIterator<Item = String>,
+    ) -> Self {
+        for (canonical, variants) in groups {
+            let target = stem(canonical);
+            for v in variants {
+                let s = stem(&v.to_lowercase());
+                self.map.insert(s.clone(), target.clone());
+                self.verb_only.insert(s);
+            }
+        }
+        self.before_verbs.extend(before_verbs);
+        self
+    }
+
+    /// Gives a verb-only synonym where no verb stands its own stem back as its key.
+    fn read_as_nouns(&self, text: &str, tokens: &mut [Token]) {
+        if self.verb_only.is_empty() {
+            return;
+        }
+        for i in 1..tokens.len() {
+            let (before, this) = (&tokens[i - 1], &tokens[i]);
+            let clause_opens = text
+                .get(before.end..this.start)
+                .is_some_and(|gap| gap.contains([',', ';', ':', '.', '!', '?', '\n']));
+            // A participle keeps its verb's meaning where it describes a noun ("my
+            // *stored* keys").
+            let participle = this.form.ends_with("ed");
+            if self.verb_only.contains(&this.stem)
+                && !participle
+                && !clause_opens
+                && !self.before_verbs.contains(&before.form)
+            {
+                tokens[i].key = tokens[i].stem.clone();
+            }
         }
     }
 
@@ -246,6 +295,7 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
         }
         i = end;
     }
+    synonyms.read_as_nouns(text, &mut tokens);
     tokens
 }
 
@@ -327,6 +377,21 @@ mod tests {
         let syn = Synonyms::new(&[("image".into(), vec!["picture".into()])]);
         let toks = tokenize("Pictures of images", &[], &syn);
         assert_eq!(toks[0].key, toks[2].key);
+    }
+
+    #[test]
+    fn a_verb_only_synonym_where_no_verb_stands_is_its_own_noun() {
+        let before_verbs = ["please", "to"].map(String::from);
+        let syn = Synonyms::default()
+            .with_verb_only(&[("read".into(), vec!["cat".into()])], before_verbs);
+        let key = |text: &str, i: usize| tokenize(text, &[], &syn)[i].key.clone();
+        assert_eq!(key("cat notes", 0), "read");
+        assert_eq!(key("please cat it", 1), "read");
+        assert_eq!(key("I want to cat it", 3), "read");
+        assert_eq!(key("first this, cat that", 2), "read");
+        assert_eq!(key("feed the cat", 2), "cat");
+        assert_eq!(key("a big cat", 2), "cat");
+        assert_eq!(key("the catted file", 1), "read");
     }
 
     #[test]

@@ -258,3 +258,26 @@ fn a_request_longer_than_twice_max_steps_plans_its_first_clauses_and_says_so() {
         plan.warnings()
     );
 }
+
+#[test]
+fn a_synonym_that_holds_only_as_a_verb_is_a_noun_of_its_own_elsewhere() {
+    let e = crate::engine();
+    // "cat" reads a file where a verb stands, and "store" remembers.
+    assert_eq!(
+        e.plan("cat README.md", None).unwrap().steps()[0].tool,
+        "read_file"
+    );
+    assert_eq!(
+        e.plan("please store my wifi password", None)
+            .unwrap()
+            .steps()[0]
+            .tool,
+        "memory_store"
+    );
+    // After a determiner or a noun they are the animal and the shop: nothing here feeds
+    // cats or shops for groceries.
+    for request in ["feed the cat at noon", "pick up milk at the grocery store"] {
+        let step = e.plan(request, None).unwrap().steps()[0].clone();
+        assert_eq!(step.tool, "unknown", "{request}: {}", step.rationale);
+    }
+}
