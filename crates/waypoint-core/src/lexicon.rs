@@ -247,6 +247,7 @@ pub struct Lexicon {
     /// Clauses that ask to hear how the step before them went ("… and tell me what could
     /// be better", "… and let me know"); see [`Lexicon::reports_back`].
     pub report_back: ReportBack,
+    pub situation: Situation,
     /// Keys of the verbs a finder is named for (`search_movie`).
     pub lookup_verbs: HashSet<String>,
     /// Openings of a clause that describes what the clause before it named (", which
@@ -444,6 +445,24 @@ impl ArgCue {
     }
 }
 
+/// `situation` in the vocabulary: clauses that tell of the speaker's situation.
+#[derive(Debug, Clone, Default)]
+pub struct Situation {
+    pub speakers: HashSet<String>,
+    /// Stems of the verbs that say what someone wants or must do ("I *need* a logo").
+    pub wants: HashSet<String>,
+    /// Stems that, before "to", say what someone must do ("I *have* to call Ana").
+    pub obliged: HashSet<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSituation {
+    speakers: Vec<String>,
+    wants: Vec<String>,
+    obliged: Vec<String>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawReportBack {
@@ -473,6 +492,7 @@ struct Raw {
     presentational: Vec<String>,
     background: Vec<String>,
     report_back: RawReportBack,
+    situation: RawSituation,
     lookup_verbs: Vec<String>,
     describing: Vec<String>,
     topic_markers: Vec<String>,
@@ -760,6 +780,11 @@ impl Lexicon {
             presentational: exact(&raw.presentational),
             background: exact(&raw.background),
             report_back: ReportBack::compile(&raw.report_back),
+            situation: Situation {
+                speakers: forms(&raw.situation.speakers),
+                wants: stems(&raw.situation.wants),
+                obliged: stems(&raw.situation.obliged),
+            },
             lookup_verbs: raw.lookup_verbs.iter().map(|w| synonyms.key(w)).collect(),
             describing: exact(&raw.describing),
             topic_markers: exact(&raw.topic_markers),
@@ -1014,6 +1039,24 @@ impl Lexicon {
         }
         rest.first()
             .is_none_or(|t| self.report_back.about_it.contains(&t.form))
+    }
+
+    /// Whether a clause tells of the speaker's situation ("I'm a nurse moving to
+    /// Seattle", "my landlord is raising the rent"): it opens with one of `speakers`,
+    /// asks nothing (`asks`: a question mark ends it; no request opener) and says no
+    /// want or duty ("I *need* a logo", "I *have to* call Ana" ask for something).
+    pub fn tells_a_situation(&self, tokens: &[Token], asks: bool) -> bool {
+        tokens
+            .first()
+            .is_some_and(|t| self.situation.speakers.contains(&t.form))
+            && !asks
+            && !self.request_openers.iter().any(|p| p.matches_at(tokens, 0))
+            && !tokens
+                .iter()
+                .any(|t| self.situation.wants.contains(&t.stem))
+            && !tokens
+                .windows(2)
+                .any(|w| self.situation.obliged.contains(&w[0].stem) && w[1].form == "to")
     }
 
     /// Whether a token carries routing signal.

@@ -473,6 +473,10 @@ impl<'a> Planner<'a> {
                 out[i] = Some(answered);
                 continue;
             }
+            if let Some(told) = self.situation_for(routed, &out, i) {
+                out[i] = Some(told);
+                continue;
+            }
             let neighbours = [i.checked_sub(1), Some(i + 1)];
             for j in neighbours.into_iter().flatten() {
                 let Some(other) = routed.get(j) else { continue };
@@ -515,6 +519,30 @@ impl<'a> Planner<'a> {
                 .map(|c| c.score)
                 .filter(|s| *s >= self.threshold)
         })
+    }
+
+    /// The score of the nearest planned clause clause `i` tells the situation of: the
+    /// clause tells of the speaker's situation ([`Lexicon::tells_a_situation`]: "I'm a
+    /// nurse moving to Seattle, what positions are open there?") and another clause of
+    /// the request is planned. Only for a clause no entry fits; the caller checks that.
+    fn situation_for(&self, routed: &[Routed<'_>], out: &[Option<f64>], i: usize) -> Option<f64> {
+        let clause = &routed[i].clause;
+        if !self
+            .lex
+            .tells_a_situation(clause.tokens(), clause.segment.asks)
+        {
+            return None;
+        }
+        let planned = |j: usize| {
+            (j != i && out[j].is_none())
+                .then(|| routed[j].ranking.first().map(|c| c.score))
+                .flatten()
+                .filter(|s| *s >= self.threshold)
+        };
+        (0..routed.len())
+            .filter_map(|j| planned(j).map(|s| (i.abs_diff(j), s)))
+            .min_by_key(|(d, _)| *d)
+            .map(|(_, s)| s)
     }
 
     /// "find and play a concerto by X", "check and cancel my booking": a clause that is a

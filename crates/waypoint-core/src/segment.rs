@@ -21,6 +21,8 @@ pub struct Segment {
     /// The clause runs after the clauses before it: a sequencer that orders ("then",
     /// "after that") opened it, or it is a later item of a numbered list.
     pub follows: bool,
+    /// A question mark ends the clause.
+    pub asks: bool,
 }
 
 /// Splits the request's tokens into clauses. `text` is the original request.
@@ -88,9 +90,13 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
                 .filter_map(|i| joint_at(text, &toks, i).map(|next| (i, next)))
                 .filter(|&(at, next)| next < toks.len() && !inside_one_phrase(&toks, at, next, lex))
                 .collect();
+            let asks = (toks.last())
+                .and_then(|t| text.get(t.end..))
+                .is_some_and(|after| after.trim_start().starts_with('?'));
             Segment {
                 joints,
                 follows,
+                asks,
                 clause: Clause {
                     index,
                     text: text.get(start..end).unwrap_or_default().to_string(),

@@ -281,3 +281,33 @@ fn a_synonym_that_holds_only_as_a_verb_is_a_noun_of_its_own_elsewhere() {
         assert_eq!(step.tool, "unknown", "{request}: {}", step.rationale);
     }
 }
+
+#[test]
+fn a_clause_that_tells_the_speakers_situation_is_context_for_the_request_beside_it() {
+    let e = crate::engine();
+    let tools = |request: &str| -> Vec<String> {
+        let plan = e.plan(request, None).unwrap();
+        plan.steps().iter().map(|s| s.tool.clone()).collect()
+    };
+    let asked = "Summarize https://example.com/report.pdf";
+    // Nothing in the catalog fits these, and they ask for nothing: no gap.
+    for situation in ["My brother lives in Porto.", "We are a family of five."] {
+        assert_eq!(
+            tools(&format!("{situation} {asked}")),
+            ["pdf_summarize"],
+            "{situation}"
+        );
+    }
+    // A want, a duty or a question asks for something, which stays a gap.
+    for request in [
+        "I need a plumber.",
+        "We are going to call a plumber.",
+        "Is it sunny in Porto?",
+    ] {
+        assert_eq!(
+            tools(&format!("{request} {asked}")),
+            ["unknown", "pdf_summarize"],
+            "{request}"
+        );
+    }
+}
