@@ -74,6 +74,12 @@ const DESTROYS_SOMETHING_ELSE: f64 = 0.35;
 /// Factor on the word score of an entry that takes no free text when no entry's words
 /// name the clause's object (which also takes away the bonus the verb alone earns).
 const OBJECT_UNKNOWN: f64 = 0.8;
+/// Factor on the word score of an entry that makes a kind of its own when the clause asks
+/// for a new thing no entry names and names nothing the entry makes ("schedule *a
+/// haircut* for Saturday" to a tool that makes workflows): what its verb or keyword
+/// matched is said of something else. "an artistic rendition of my *picture*" to a tool
+/// that makes images keeps its score.
+const NEW_THING_UNKNOWN: f64 = 0.5;
 /// Factor on the score of an entry that takes no arguments at all when the clause names
 /// a file, a page or an address: "read README.md" is not "Read the entire knowledge
 /// graph", however close the two are in meaning.
@@ -1153,6 +1159,7 @@ impl RouteIndex {
         // "create a logo", "schedule a haircut": a new thing for the verb to act on, which
         // an entry making a kind of its own does not take unless it is that kind. A
         // lookup ("find a play") asks for something that exists, whatever it is.
+        let clause_keys: HashSet<&String> = tokens.iter().map(|t| &t.key).collect();
         let asks_to_make = matches!(hints.article, Some(Article::New))
             && (hints.intent == Some(lex.articles.new_intent.as_str())
                 || hints
@@ -1210,6 +1217,10 @@ impl RouteIndex {
             words_part *= d.name_factor(tokens);
             if foreign_object {
                 words_part *= OBJECT_UNKNOWN;
+            }
+            if object_unknown && makes_other && !d.produces.iter().any(|k| clause_keys.contains(k))
+            {
+                words_part *= NEW_THING_UNKNOWN;
             }
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let mut adjusted = words_part + support * bonus;

@@ -276,10 +276,17 @@ fn a_new_thing_is_not_what_an_entry_that_changes_its_own_kind_takes() {
     );
     let threshold = waypoint_core::Options::default().threshold;
     assert!(update < threshold, "update_workflow at {update}");
-    // A workflow it knows still is.
+    // Nor is it what the entry that makes workflows makes: "schedule" is said of a
+    // haircut, and the request is a gap.
+    assert_eq!(tools("schedule a haircut for Saturday"), ["unknown"]);
+    // A workflow it knows still is, made or changed.
     assert_eq!(
         tools("move the nightly workflow to 6am"),
         ["update_workflow"]
+    );
+    assert_eq!(
+        tools("schedule a workflow that runs the agent every morning"),
+        ["create_workflow"]
     );
 }
 
