@@ -589,12 +589,13 @@ pub struct Calendar {
 struct RawArticles {
     existing: Vec<String>,
     new: Vec<String>,
+    describing: Vec<String>,
     existing_intent: String,
     new_intent: String,
 }
 
 /// Whether a clause's object is something that exists or something to make.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Article {
     Existing,
     New,
@@ -604,6 +605,9 @@ pub enum Article {
 pub struct Articles {
     pub existing: HashSet<String>,
     pub new: HashSet<String>,
+    /// Of those, the ones that in an entry's description say whether it acts on new
+    /// things or existing ones ("Add new observations to *existing* entities").
+    pub describing: HashSet<String>,
     pub existing_intent: String,
     pub new_intent: String,
 }
@@ -796,6 +800,7 @@ impl Lexicon {
             articles: Articles {
                 existing: forms(&raw.object_articles.existing),
                 new: forms(&raw.object_articles.new),
+                describing: forms(&raw.object_articles.describing),
                 existing_intent: raw.object_articles.existing_intent,
                 new_intent: raw.object_articles.new_intent,
             },

@@ -80,6 +80,11 @@ const OBJECT_UNKNOWN: f64 = 0.8;
 /// matched is said of something else. "an artistic rendition of my *picture*" to a tool
 /// that makes images keeps its score.
 const NEW_THING_UNKNOWN: f64 = 0.5;
+/// Factor on the score of an entry whose description says it acts on existing things of
+/// the clause object's kind when the clause asks for a new one ("add *an* entity" to
+/// "Add new observations to existing entities"), or the reverse, where another entry's
+/// says it acts on the age asked (that one gains the article's bonus).
+const OTHER_AGE: f64 = 0.35;
 /// Factor on the score of an entry that takes no arguments at all when the clause names
 /// a file, a page or an address: "read README.md" is not "Read the entire knowledge
 /// graph", however close the two are in meaning.
@@ -156,6 +161,9 @@ struct Doc {
     /// The share of its score it keeps for what its description says of it: less when
     /// it calls itself deprecated ([`DEPRECATED`]), else 1.
     standing: f64,
+    /// Keys of the nouns its description says are new or existing, with which
+    /// ("Add new observations to *existing entities*": `entiti`, existing).
+    aged: Vec<(String, Article)>,
 }
 
 impl Doc {
@@ -260,6 +268,8 @@ pub struct RouteIndex {
     phrases: HashMap<String, Vec<(u32, Phrase)>>,
     /// key → idf normalised to (0, 1]
     idf: HashMap<String, f64>,
+    /// The nouns some entry's description says it acts on new or existing ones of.
+    ages: HashSet<(String, Article)>,
     /// Value kind → entries whose arguments take it, in catalog order.
     takers: HashMap<ExtractedKind, Vec<u32>>,
     /// Artifact kind (as written in the catalog) → entries that produce it, in catalog order.
@@ -458,6 +468,8 @@ impl RouteIndex {
                 doc.takes_nothing =
                     tool.input_schema.is_some() && tool.properties().next().is_none();
                 doc.standing = standing(&tool.description, lex);
+                doc.aged = aged_nouns(&tool.description, lex);
+                index.ages.extend(doc.aged.iter().cloned());
             }
         }
         for p in catalog.pipelines() {
@@ -661,6 +673,7 @@ impl RouteIndex {
             takes_text: true,
             takes_nothing: false,
             standing: 1.0,
+            aged: Vec::new(),
         });
         let mut best: HashMap<String, f64> = HashMap::new();
         for (w, text) in fields {
@@ -1099,6 +1112,28 @@ impl RouteIndex {
         })
     }
 
+    /// Where entries' descriptions tell new `key` things from existing ones and some
+    /// entry acts on `key` things of `age`: whether this entry acts on them (only of
+    /// that age) or only on the other age; `None` where it says neither or both, or the
+    /// catalog does not tell the two apart.
+    fn age_of_entry(&self, d: &Doc, key: &str, age: Article) -> Option<bool> {
+        let says = |a: Article| d.aged.iter().any(|(k, x)| k == key && *x == a);
+        let other = match age {
+            Article::New => Article::Existing,
+            Article::Existing => Article::New,
+        };
+        if !self.ages.contains(&(key.to_string(), age))
+            || !self.ages.contains(&(key.to_string(), other))
+        {
+            return None;
+        }
+        match (says(age), says(other)) {
+            (true, false) => Some(true),
+            (false, true) => Some(false),
+            _ => None,
+        }
+    }
+
     /// Whether a word that `entries` entries have is noise: it is in more than half of a
     /// catalog of at least [`COMMON_MIN_DOCS`].
     fn is_noise(&self, entries: usize) -> bool {
@@ -1222,8 +1257,21 @@ impl RouteIndex {
             {
                 words_part *= NEW_THING_UNKNOWN;
             }
+            // The catalog tells new things of the object's kind from existing ones: the
+            // entry for new ones makes one, as asked ("add *an* entity"); the entry for
+            // the other age does not serve the clause. (Many entries act on existing
+            // things without saying so, so "the alarm" speaks for none of them.)
+            let age = object_key.zip(hints.article);
+            let of_age = age.and_then(|(k, a)| self.age_of_entry(d, k, a));
+            if of_age == Some(true) && hints.article == Some(Article::New) && !fit.article {
+                bonus += W_ARTICLE;
+                reasons.push((doc, W_ARTICLE, Reason::Article(Article::New)));
+            }
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let mut adjusted = words_part + support * bonus;
+            if of_age == Some(false) {
+                adjusted *= OTHER_AGE;
+            }
             adjusted *= self.harm_factor(d, hints, &change) * d.reread_factor(hints);
             adjusted *= d.standing;
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
@@ -1791,6 +1839,30 @@ pub(crate) fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<u
         i += 1;
     }
     last
+}
+
+/// The nouns a description says are new or existing ("Add new observations to existing
+/// entities": observations new, entities existing), by key: the content words after one
+/// of the lexicon's describing articles, up to the noun they qualify.
+fn aged_nouns(description: &str, lex: &Lexicon) -> Vec<(String, Article)> {
+    let toks = lex.tokenize(description, &[]);
+    let mut out = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let Some(age) = (lex.articles.describing.contains(&t.form))
+            .then(|| lex.articles.of(&t.form))
+            .flatten()
+        else {
+            continue;
+        };
+        for n in toks[i + 1..]
+            .iter()
+            .take(2)
+            .take_while(|n| lex.is_content(n))
+        {
+            out.push((n.key.clone(), age));
+        }
+    }
+    out
 }
 
 /// [`DEPRECATED`] for a description that says so ("DEPRECATED: Use `read_text_file`

@@ -778,3 +778,30 @@ fn a_thing_the_request_names_is_found_before_a_tool_takes_it_by_id() {
         ["get_company_logo"]
     );
 }
+
+#[test]
+fn a_new_thing_is_for_the_entry_whose_description_makes_new_ones() {
+    // As the MCP memory server describes its tools: one makes new entities, one adds to
+    // existing ones. "an entity" asks for a new one, whatever the verb.
+    let e = crate::engine_over(
+        "memory.yaml",
+        r#"
+tools:
+  - name: create_entities
+    description: Create multiple new entities in the knowledge graph
+    effects: write
+  - name: add_observations
+    description: Add new observations to existing entities in the knowledge graph
+    effects: write
+"#,
+    );
+    assert_eq!(
+        crate::tools_of(&e, "add an entity for Alice who is a person"),
+        ["create_entities"]
+    );
+    // Observations are new to both, and only one adds them.
+    assert_eq!(
+        crate::tools_of(&e, "add an observation that Alice likes tea"),
+        ["add_observations"]
+    );
+}
