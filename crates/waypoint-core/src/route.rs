@@ -1209,11 +1209,26 @@ impl RouteIndex {
             };
             let mut r = raw[doc as usize];
             if !target.is_empty() {
-                if let Some(k) = d.produces.iter().find(|k| target.contains(&k.as_str())) {
+                // Where no entry declares what it makes, the nouns of an entry's name say
+                // it ("… as a relation" to `create_relations`).
+                let named = || {
+                    (self.producers.is_empty())
+                        .then(|| target.iter().find(|t| d.name_keys.contains(&t.key)))
+                        .flatten()
+                };
+                if let Some(k) = d
+                    .produces
+                    .iter()
+                    .find(|k| target.iter().any(|t| t.key == **k))
+                {
                     let gain = W_TARGET * self.idf.get(k).copied().unwrap_or(1.0);
                     r += gain;
                     reasons.push((doc, gain, Reason::Produces(k)));
-                } else if d.accepts.iter().any(|k| target.contains(&k.as_str())) {
+                } else if let Some(t) = named() {
+                    let gain = W_TARGET * self.idf.get(&t.key).copied().unwrap_or(1.0);
+                    r += gain;
+                    reasons.push((doc, gain, Reason::Makes(t.form.clone())));
+                } else if d.accepts.iter().any(|k| target.iter().any(|t| t.key == *k)) {
                     r *= CONSUMES_TARGET;
                 }
             }
@@ -1558,6 +1573,9 @@ enum Reason<'a> {
     Context(String),
     /// The family of a file the clause names.
     FileType(String),
+    /// What the clause asks to be made ("as a relation"), which the entry's name says
+    /// it makes.
+    Makes(String),
 }
 
 impl Reason<'_> {
@@ -1573,6 +1591,7 @@ impl Reason<'_> {
                 .unwrap_or_default(),
             Reason::Phrase(p) => format!("“{}”", p.text),
             Reason::Produces(k) => format!("produces {k}"),
+            Reason::Makes(w) => format!("makes a {w}"),
             Reason::Intent(i) => format!("does `{i}`"),
             Reason::Article(Article::Existing) => "changes an existing one".into(),
             Reason::Article(Article::New) => "makes a new one".into(),
@@ -2072,13 +2091,12 @@ fn with_unsaid<'t>(tokens: &'t [Token], hints: &Hints<'_>, lex: &Lexicon) -> Cow
 
 /// Direction: the result named after "into" favours its producers over its consumers;
 /// these are its words.
-fn target_words<'t>(tokens: &'t [Token], lex: &Lexicon) -> Vec<&'t str> {
+fn target_words<'t>(tokens: &'t [Token], lex: &Lexicon) -> Vec<&'t Token> {
     Lexicon::after_marker(&lex.target_markers, tokens)
         .map(|from| {
             tokens[from..]
                 .iter()
                 .filter(|t| lex.is_content(t))
-                .map(|t| t.key.as_str())
                 .collect()
         })
         .unwrap_or_default()

@@ -805,3 +805,25 @@ tools:
         ["add_observations"]
     );
 }
+
+#[test]
+fn where_no_entry_declares_what_it_makes_its_name_says_it() {
+    // "as a relation" names what the clause asks to be made; no entry declares products,
+    // so `create_relations`' name speaks for it, as `produces: [relation]` would.
+    let e = crate::engine_over(
+        "memory.yaml",
+        r#"
+tools:
+  - name: create_relations
+    description: Create multiple new relations between entities in the knowledge graph
+  - name: read_graph
+    description: Read the entire knowledge graph
+"#,
+    );
+    let asked = crate::score_of(&e, "record Alice at Acme as a relation", "create_relations");
+    let named = crate::score_of(&e, "record Alice at Acme, relation", "create_relations");
+    assert!(
+        asked > named,
+        "as a relation {asked}, a relation named {named}"
+    );
+}
