@@ -455,6 +455,16 @@ pub struct Situation {
     pub obliged: HashSet<String>,
 }
 
+impl Situation {
+    fn compile(raw: &RawSituation) -> Self {
+        Self {
+            speakers: forms(&raw.speakers),
+            wants: stems(&raw.wants),
+            obliged: stems(&raw.obliged),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSituation {
@@ -548,6 +558,26 @@ struct Raw {
 }
 
 impl Raw {
+    /// The synonym groups, the verb-only ones among them, with the words most requests
+    /// and the catalog's kinds are made of stemmed once.
+    fn synonyms(&self, catalog: &Catalog) -> Synonyms {
+        let groups: Vec<(String, Vec<String>)> = self.synonyms.clone().into_iter().collect();
+        let verb_groups: Vec<(String, Vec<String>)> =
+            self.verb_synonyms.clone().into_iter().collect();
+        let w = &self.word_classes;
+        let determiners: HashSet<&String> = (w.articles.iter())
+            .chain(&w.possessives)
+            .chain(&w.demonstratives)
+            .collect();
+        let before_verbs = (self.stopwords.iter())
+            .filter(|s| !determiners.contains(s))
+            .map(|s| s.to_lowercase());
+        let mut synonyms = Synonyms::new(&groups).with_verb_only(&verb_groups, before_verbs);
+        synonyms.remember(self.common_words());
+        synonyms.remember(kind_words(catalog).iter().map(String::as_str));
+        synonyms
+    }
+
     /// The words most requests are made of, to be stemmed once when the vocabulary is
     /// built: function words, verbs, pronouns.
     fn common_words(&self) -> impl Iterator<Item = &str> {
@@ -613,6 +643,16 @@ pub struct Articles {
 }
 
 impl Articles {
+    fn compile(raw: RawArticles) -> Self {
+        Self {
+            existing: forms(&raw.existing),
+            new: forms(&raw.new),
+            describing: forms(&raw.describing),
+            existing_intent: raw.existing_intent,
+            new_intent: raw.new_intent,
+        }
+    }
+
     /// What an article of this form says of its noun, if the form is one.
     pub fn of(&self, form: &str) -> Option<Article> {
         if self.existing.contains(form) {
@@ -728,6 +768,11 @@ pub(crate) fn forms(list: &[String]) -> HashSet<String> {
     list.iter().map(|w| w.to_lowercase()).collect()
 }
 
+/// The stems of a list's words, as a set.
+fn stems(list: &[String]) -> HashSet<String> {
+    list.iter().map(|w| stem(&w.to_lowercase())).collect()
+}
+
 /// The words of a list in lower case, in its order.
 fn lower(list: &[String]) -> Vec<String> {
     list.iter().map(|w| w.to_lowercase()).collect()
@@ -740,20 +785,7 @@ impl Lexicon {
             .map_err(|e| CoreError::Lexicon(format!("line {}: {}", e.pos.line, e.message)))?;
         let raw: Raw = serde_json::from_value(yaml::to_json(&node))
             .map_err(|e| CoreError::Lexicon(e.to_string()))?;
-        let groups: Vec<(String, Vec<String>)> = raw.synonyms.clone().into_iter().collect();
-        let verb_groups: Vec<(String, Vec<String>)> =
-            raw.verb_synonyms.clone().into_iter().collect();
-        let w = &raw.word_classes;
-        let determiners: HashSet<&String> = (w.articles.iter())
-            .chain(&w.possessives)
-            .chain(&w.demonstratives)
-            .collect();
-        let before_verbs = (raw.stopwords.iter())
-            .filter(|s| !determiners.contains(s))
-            .map(|s| s.to_lowercase());
-        let mut synonyms = Synonyms::new(&groups).with_verb_only(&verb_groups, before_verbs);
-        synonyms.remember(raw.common_words());
-        synonyms.remember(kind_words(catalog).iter().map(String::as_str));
+        let synonyms = raw.synonyms(catalog);
         let phrases = |list: &[String]| compile_phrases(list, &synonyms);
         let exact = |list: &[String]| -> Vec<Phrase> {
             list.iter()
@@ -764,9 +796,6 @@ impl Lexicon {
             list.iter()
                 .map(|w| synonyms.key(&w.to_lowercase()))
                 .collect()
-        };
-        let stems = |list: &[String]| -> HashSet<String> {
-            list.iter().map(|w| stem(&w.to_lowercase())).collect()
         };
         let (mut intents, mut entities) = concepts(&raw, &phrases);
         extend(&mut intents, &catalog.lexicon().intents, &synonyms);
@@ -784,11 +813,7 @@ impl Lexicon {
             presentational: exact(&raw.presentational),
             background: exact(&raw.background),
             report_back: ReportBack::compile(&raw.report_back),
-            situation: Situation {
-                speakers: forms(&raw.situation.speakers),
-                wants: stems(&raw.situation.wants),
-                obliged: stems(&raw.situation.obliged),
-            },
+            situation: Situation::compile(&raw.situation),
             lookup_verbs: raw.lookup_verbs.iter().map(|w| synonyms.key(w)).collect(),
             describing: exact(&raw.describing),
             topic_markers: exact(&raw.topic_markers),
@@ -797,13 +822,7 @@ impl Lexicon {
             light_verbs: stems(&raw.light_verbs),
             destructive_verbs: stems(&raw.destructive_verbs),
             changing_intents: raw.changing_intents,
-            articles: Articles {
-                existing: forms(&raw.object_articles.existing),
-                new: forms(&raw.object_articles.new),
-                describing: forms(&raw.object_articles.describing),
-                existing_intent: raw.object_articles.existing_intent,
-                new_intent: raw.object_articles.new_intent,
-            },
+            articles: Articles::compile(raw.object_articles),
             entity_intents: raw.entity_intents.into_iter().collect(),
             vague_objects: forms(&raw.vague_objects),
             back_references: phrases(&raw.back_references),

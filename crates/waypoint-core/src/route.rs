@@ -1112,6 +1112,69 @@ impl RouteIndex {
         })
     }
 
+    /// The word score `r` of entry `d` read with what the clause asks to be made
+    /// (`target`, the words after "into", "as a"…): more for an entry that makes it,
+    /// less for one that only takes it. Where no entry declares what it makes, the nouns
+    /// of an entry's name say it ("… as a relation" to `create_relations`).
+    fn with_target<'s>(
+        &'s self,
+        r: f64,
+        d: &'s Doc,
+        doc: u32,
+        target: &[&Token],
+        reasons: &mut Vec<(u32, f64, Reason<'s>)>,
+    ) -> f64 {
+        if target.is_empty() {
+            return r;
+        }
+        let asked = |k: &str| target.iter().any(|t| t.key == k);
+        let gain = |k: &str| W_TARGET * self.idf.get(k).copied().unwrap_or(1.0);
+        if let Some(k) = d.produces.iter().find(|k| asked(k)) {
+            reasons.push((doc, gain(k), Reason::Produces(k)));
+            return r + gain(k);
+        }
+        let named = (self.producers.is_empty())
+            .then(|| target.iter().find(|t| d.name_keys.contains(&t.key)))
+            .flatten();
+        if let Some(t) = named {
+            reasons.push((doc, gain(&t.key), Reason::Makes(t.form.clone())));
+            return r + gain(&t.key);
+        }
+        if d.accepts.iter().any(|k| asked(k)) {
+            return r * CONSUMES_TARGET;
+        }
+        r
+    }
+
+    /// What entry `d`'s description says of the age of the clause's object (`key`,
+    /// asked `age`) does to its score, where the catalog tells new things of that kind
+    /// from existing ones: the entry for new ones makes one, as asked ("add *an*
+    /// entity"), and gains the new article's bonus where the article earned none; the
+    /// entry for the other age does not serve the clause, and its score is scaled by the
+    /// factor returned ([`OTHER_AGE`]). Many entries act on existing things without
+    /// saying so, so "the alarm" speaks for none of them.
+    #[allow(clippy::too_many_arguments, reason = "the scoring loop's state, lent")]
+    fn age_fit<'s>(
+        &'s self,
+        d: &Doc,
+        doc: u32,
+        key: &str,
+        age: Article,
+        article_fit: bool,
+        bonus: &mut f64,
+        reasons: &mut Vec<(u32, f64, Reason<'s>)>,
+    ) -> f64 {
+        match self.age_of_entry(d, key, age) {
+            Some(true) if age == Article::New && !article_fit => {
+                *bonus += W_ARTICLE;
+                reasons.push((doc, W_ARTICLE, Reason::Article(Article::New)));
+                1.0
+            }
+            Some(false) => OTHER_AGE,
+            _ => 1.0,
+        }
+    }
+
     /// Where entries' descriptions tell new `key` things from existing ones and some
     /// entry acts on `key` things of `age`: whether this entry acts on them (only of
     /// that age) or only on the other age; `None` where it says neither or both, or the
@@ -1207,31 +1270,7 @@ impl RouteIndex {
             let Some(d) = self.docs.get(doc as usize) else {
                 continue;
             };
-            let mut r = raw[doc as usize];
-            if !target.is_empty() {
-                // Where no entry declares what it makes, the nouns of an entry's name say
-                // it ("… as a relation" to `create_relations`).
-                let named = || {
-                    (self.producers.is_empty())
-                        .then(|| target.iter().find(|t| d.name_keys.contains(&t.key)))
-                        .flatten()
-                };
-                if let Some(k) = d
-                    .produces
-                    .iter()
-                    .find(|k| target.iter().any(|t| t.key == **k))
-                {
-                    let gain = W_TARGET * self.idf.get(k).copied().unwrap_or(1.0);
-                    r += gain;
-                    reasons.push((doc, gain, Reason::Produces(k)));
-                } else if let Some(t) = named() {
-                    let gain = W_TARGET * self.idf.get(&t.key).copied().unwrap_or(1.0);
-                    r += gain;
-                    reasons.push((doc, gain, Reason::Makes(t.form.clone())));
-                } else if d.accepts.iter().any(|k| target.iter().any(|t| t.key == *k)) {
-                    r *= CONSUMES_TARGET;
-                }
-            }
+            let r = self.with_target(raw[doc as usize], d, doc, &target, &mut reasons);
             let coverage = if total > 0.0 {
                 (explained[doc as usize] / total).min(1.0)
             } else {
@@ -1272,21 +1311,14 @@ impl RouteIndex {
             {
                 words_part *= NEW_THING_UNKNOWN;
             }
-            // The catalog tells new things of the object's kind from existing ones: the
-            // entry for new ones makes one, as asked ("add *an* entity"); the entry for
-            // the other age does not serve the clause. (Many entries act on existing
-            // things without saying so, so "the alarm" speaks for none of them.)
-            let age = object_key.zip(hints.article);
-            let of_age = age.and_then(|(k, a)| self.age_of_entry(d, k, a));
-            if of_age == Some(true) && hints.article == Some(Article::New) && !fit.article {
-                bonus += W_ARTICLE;
-                reasons.push((doc, W_ARTICLE, Reason::Article(Article::New)));
-            }
+            let age_factor = match object_key.zip(hints.article) {
+                Some((key, age)) => {
+                    self.age_fit(d, doc, key, age, fit.article, &mut bonus, &mut reasons)
+                }
+                None => 1.0,
+            };
             let support = (words_part / MIN_SUPPORT).min(1.0);
-            let mut adjusted = words_part + support * bonus;
-            if of_age == Some(false) {
-                adjusted *= OTHER_AGE;
-            }
+            let mut adjusted = (words_part + support * bonus) * age_factor;
             adjusted *= self.harm_factor(d, hints, &change) * d.reread_factor(hints);
             adjusted *= d.standing;
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));

@@ -80,6 +80,7 @@ impl Synonyms {
 
     /// Adds groups whose words stand for their group's word only where a verb stands:
     /// first in a clause or after one of `before_verbs` (lower-case forms).
+    #[must_use]
     pub fn with_verb_only(
         mut self,
         groups: &[(String, Vec<String>)],
@@ -115,7 +116,8 @@ impl Synonyms {
                 && !clause_opens
                 && !self.before_verbs.contains(&before.form)
             {
-                tokens[i].key = tokens[i].stem.clone();
+                let t = &mut tokens[i];
+                t.key.clone_from(&t.stem);
             }
         }
     }

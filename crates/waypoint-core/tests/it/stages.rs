@@ -785,7 +785,7 @@ fn a_new_thing_is_for_the_entry_whose_description_makes_new_ones() {
     // existing ones. "an entity" asks for a new one, whatever the verb.
     let e = crate::engine_over(
         "memory.yaml",
-        r#"
+        r"
 tools:
   - name: create_entities
     description: Create multiple new entities in the knowledge graph
@@ -793,7 +793,7 @@ tools:
   - name: add_observations
     description: Add new observations to existing entities in the knowledge graph
     effects: write
-"#,
+",
     );
     assert_eq!(
         crate::tools_of(&e, "add an entity for Alice who is a person"),
@@ -812,13 +812,13 @@ fn where_no_entry_declares_what_it_makes_its_name_says_it() {
     // so `create_relations`' name speaks for it, as `produces: [relation]` would.
     let e = crate::engine_over(
         "memory.yaml",
-        r#"
+        r"
 tools:
   - name: create_relations
     description: Create multiple new relations between entities in the knowledge graph
   - name: read_graph
     description: Read the entire knowledge graph
-"#,
+",
     );
     let asked = crate::score_of(&e, "record Alice at Acme as a relation", "create_relations");
     let named = crate::score_of(&e, "record Alice at Acme, relation", "create_relations");
