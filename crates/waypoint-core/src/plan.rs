@@ -521,10 +521,10 @@ impl<'a> Planner<'a> {
         })
     }
 
-    /// The score of the nearest planned clause clause `i` tells the situation of: the
-    /// clause tells of the speaker's situation ([`Lexicon::tells_a_situation`]: "I'm a
-    /// nurse moving to Seattle, what positions are open there?") and another clause of
-    /// the request is planned. Only for a clause no entry fits; the caller checks that.
+    /// The score of the planned clause nearest to clause `i`, where clause `i` tells of
+    /// the speaker's situation ([`Lexicon::tells_a_situation`]: "I'm a nurse moving to
+    /// Seattle, what positions are open there?"): it is context for that request. Only
+    /// for a clause no entry fits; the caller checks that.
     fn situation_for(&self, routed: &[Routed<'_>], out: &[Option<f64>], i: usize) -> Option<f64> {
         let clause = &routed[i].clause;
         if !self
