@@ -451,16 +451,16 @@ pub struct Situation {
     pub speakers: HashSet<String>,
     /// Stems of the verbs that say what someone wants or must do ("I *need* a logo").
     pub wants: HashSet<String>,
-    /// Stems that, before "to", say what someone must do ("I *have* to call Ana").
-    pub obliged: HashSet<String>,
+    /// Phrases that say what someone must do ("I *have to* call Ana").
+    pub obliged: Vec<Phrase>,
 }
 
 impl Situation {
-    fn compile(raw: &RawSituation) -> Self {
+    fn compile(raw: &RawSituation, synonyms: &Synonyms) -> Self {
         Self {
             speakers: forms(&raw.speakers),
             wants: stems(&raw.wants),
-            obliged: stems(&raw.obliged),
+            obliged: compile_phrases(&raw.obliged, synonyms),
         }
     }
 }
@@ -813,7 +813,7 @@ impl Lexicon {
             presentational: exact(&raw.presentational),
             background: exact(&raw.background),
             report_back: ReportBack::compile(&raw.report_back),
-            situation: Situation::compile(&raw.situation),
+            situation: Situation::compile(&raw.situation, &synonyms),
             lookup_verbs: raw.lookup_verbs.iter().map(|w| synonyms.key(w)).collect(),
             describing: exact(&raw.describing),
             topic_markers: exact(&raw.topic_markers),
@@ -1078,9 +1078,7 @@ impl Lexicon {
             && !tokens
                 .iter()
                 .any(|t| self.situation.wants.contains(&t.stem))
-            && !tokens
-                .windows(2)
-                .any(|w| self.situation.obliged.contains(&w[0].stem) && w[1].form == "to")
+            && !(self.situation.obliged.iter()).any(|p| p.find_all(tokens).next().is_some())
     }
 
     /// Whether a token carries routing signal.

@@ -82,8 +82,8 @@ const OBJECT_UNKNOWN: f64 = 0.8;
 const NEW_THING_UNKNOWN: f64 = 0.5;
 /// Factor on the score of an entry whose description says it acts on existing things of
 /// the clause object's kind when the clause asks for a new one ("add *an* entity" to
-/// "Add new observations to existing entities"), or the reverse, where another entry's
-/// says it acts on the age asked (that one gains the article's bonus).
+/// "Add new observations to existing entities"), or on new ones when the clause names
+/// an existing one, where another entry's description says it acts on the age asked.
 const OTHER_AGE: f64 = 0.35;
 /// Factor on the score of an entry that takes no arguments at all when the clause names
 /// a file, a page or an address: "read README.md" is not "Read the entire knowledge
@@ -167,6 +167,22 @@ struct Doc {
 }
 
 impl Doc {
+    /// Whether it acts on `key` things of `age` only (`Some(true)`) or of the other age
+    /// only (`Some(false)`), as its description says; `None` where it says neither or
+    /// both.
+    fn age_of(&self, key: &str, age: Article) -> Option<bool> {
+        let says = |a: Article| self.aged.iter().any(|(k, x)| k == key && *x == a);
+        let other = match age {
+            Article::New => Article::Existing,
+            Article::Existing => Article::New,
+        };
+        match (says(age), says(other)) {
+            (true, false) => Some(true),
+            (false, true) => Some(false),
+            _ => None,
+        }
+    }
+
     fn destructive(&self) -> bool {
         self.effects == Some(waypoint_catalog::Effects::Destructive)
     }
@@ -268,8 +284,9 @@ pub struct RouteIndex {
     phrases: HashMap<String, Vec<(u32, Phrase)>>,
     /// key → idf normalised to (0, 1]
     idf: HashMap<String, f64>,
-    /// The nouns some entry's description says it acts on new or existing ones of.
-    ages: HashSet<(String, Article)>,
+    /// Keys of the nouns the entries' descriptions tell apart by age: some entry says it
+    /// acts on new ones, another on existing ones ([`Doc::aged`]).
+    aged_apart: HashSet<String>,
     /// Value kind → entries whose arguments take it, in catalog order.
     takers: HashMap<ExtractedKind, Vec<u32>>,
     /// Artifact kind (as written in the catalog) → entries that produce it, in catalog order.
@@ -469,7 +486,6 @@ impl RouteIndex {
                     tool.input_schema.is_some() && tool.properties().next().is_none();
                 doc.standing = standing(&tool.description, lex);
                 doc.aged = aged_nouns(&tool.description, lex);
-                index.ages.extend(doc.aged.iter().cloned());
             }
         }
         for p in catalog.pipelines() {
@@ -521,6 +537,7 @@ impl RouteIndex {
                 )
             })
             .collect();
+        index.aged_apart = aged_apart(&index.docs);
         index.finish_examples();
         index
     }
@@ -1130,15 +1147,17 @@ impl RouteIndex {
         let asked = |k: &str| target.iter().any(|t| t.key == k);
         let gain = |k: &str| W_TARGET * self.idf.get(k).copied().unwrap_or(1.0);
         if let Some(k) = d.produces.iter().find(|k| asked(k)) {
-            reasons.push((doc, gain(k), Reason::Produces(k)));
-            return r + gain(k);
+            let g = gain(k);
+            reasons.push((doc, g, Reason::Produces(k)));
+            return r + g;
         }
         let named = (self.producers.is_empty())
             .then(|| target.iter().find(|t| d.name_keys.contains(&t.key)))
             .flatten();
         if let Some(t) = named {
-            reasons.push((doc, gain(&t.key), Reason::Makes(t.form.clone())));
-            return r + gain(&t.key);
+            let g = gain(&t.key);
+            reasons.push((doc, g, Reason::Makes(t.form.clone())));
+            return r + g;
         }
         if d.accepts.iter().any(|k| asked(k)) {
             return r * CONSUMES_TARGET;
@@ -1147,24 +1166,23 @@ impl RouteIndex {
     }
 
     /// What entry `d`'s description says of the age of the clause's object (`key`,
-    /// asked `age`) does to its score, where the catalog tells new things of that kind
-    /// from existing ones: the entry for new ones makes one, as asked ("add *an*
-    /// entity"), and gains the new article's bonus where the article earned none; the
-    /// entry for the other age does not serve the clause, and its score is scaled by the
-    /// factor returned ([`OTHER_AGE`]). Many entries act on existing things without
-    /// saying so, so "the alarm" speaks for none of them.
+    /// asked `age`, a noun the catalog tells apart by age) does to its score: the entry
+    /// for new ones makes one, as asked ("add *an* entity"), and gains the new article's
+    /// bonus where the article earned none; the entry for the other age does not serve
+    /// the clause, and its score is scaled by the factor returned ([`OTHER_AGE`]). Many
+    /// entries act on existing things without saying so, so "the alarm" speaks for none
+    /// of them.
     #[allow(clippy::too_many_arguments, reason = "the scoring loop's state, lent")]
-    fn age_fit<'s>(
-        &'s self,
+    fn age_fit(
         d: &Doc,
         doc: u32,
         key: &str,
         age: Article,
         article_fit: bool,
         bonus: &mut f64,
-        reasons: &mut Vec<(u32, f64, Reason<'s>)>,
+        reasons: &mut Vec<(u32, f64, Reason<'_>)>,
     ) -> f64 {
-        match self.age_of_entry(d, key, age) {
+        match d.age_of(key, age) {
             Some(true) if age == Article::New && !article_fit => {
                 *bonus += W_ARTICLE;
                 reasons.push((doc, W_ARTICLE, Reason::Article(Article::New)));
@@ -1172,28 +1190,6 @@ impl RouteIndex {
             }
             Some(false) => OTHER_AGE,
             _ => 1.0,
-        }
-    }
-
-    /// Where entries' descriptions tell new `key` things from existing ones and some
-    /// entry acts on `key` things of `age`: whether this entry acts on them (only of
-    /// that age) or only on the other age; `None` where it says neither or both, or the
-    /// catalog does not tell the two apart.
-    fn age_of_entry(&self, d: &Doc, key: &str, age: Article) -> Option<bool> {
-        let says = |a: Article| d.aged.iter().any(|(k, x)| k == key && *x == a);
-        let other = match age {
-            Article::New => Article::Existing,
-            Article::Existing => Article::New,
-        };
-        if !self.ages.contains(&(key.to_string(), age))
-            || !self.ages.contains(&(key.to_string(), other))
-        {
-            return None;
-        }
-        match (says(age), says(other)) {
-            (true, false) => Some(true),
-            (false, true) => Some(false),
-            _ => None,
         }
     }
 
@@ -1257,7 +1253,6 @@ impl RouteIndex {
         // "create a logo", "schedule a haircut": a new thing for the verb to act on, which
         // an entry making a kind of its own does not take unless it is that kind. A
         // lookup ("find a play") asks for something that exists, whatever it is.
-        let clause_keys: HashSet<&String> = tokens.iter().map(|t| &t.key).collect();
         let asks_to_make = matches!(hints.article, Some(Article::New))
             && (hints.intent == Some(lex.articles.new_intent.as_str())
                 || hints
@@ -1265,6 +1260,8 @@ impl RouteIndex {
                     .is_some_and(|h| !lex.lookup_verbs.contains(&tokens[h].key)));
         let change = ChangeAsked::of(tokens, hints, lex);
         let asked = self.asked_kind(tokens, hints, &touched, lex);
+        let asked_age =
+            (object_key.zip(hints.article)).filter(|(k, _)| self.aged_apart.contains(*k));
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
         for &doc in &touched {
             let Some(d) = self.docs.get(doc as usize) else {
@@ -1307,16 +1304,15 @@ impl RouteIndex {
             if foreign_object {
                 words_part *= OBJECT_UNKNOWN;
             }
-            if object_unknown && makes_other && !d.produces.iter().any(|k| clause_keys.contains(k))
+            if object_unknown
+                && makes_other
+                && !(d.produces.iter()).any(|k| tokens.iter().any(|t| t.key == *k))
             {
                 words_part *= NEW_THING_UNKNOWN;
             }
-            let age_factor = match object_key.zip(hints.article) {
-                Some((key, age)) => {
-                    self.age_fit(d, doc, key, age, fit.article, &mut bonus, &mut reasons)
-                }
-                None => 1.0,
-            };
+            let age_factor = asked_age.map_or(1.0, |(key, age)| {
+                Self::age_fit(d, doc, key, age, fit.article, &mut bonus, &mut reasons)
+            });
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let mut adjusted = (words_part + support * bonus) * age_factor;
             adjusted *= self.harm_factor(d, hints, &change) * d.reread_factor(hints);
@@ -1914,6 +1910,24 @@ fn aged_nouns(description: &str, lex: &Lexicon) -> Vec<(String, Article)> {
         }
     }
     out
+}
+
+/// Keys of the nouns some entry's description says it acts on new ones of and another
+/// on existing ones of.
+fn aged_apart(docs: &[Doc]) -> HashSet<String> {
+    let of_age = |age: Article| -> HashSet<&String> {
+        (docs.iter())
+            .flat_map(|d| &d.aged)
+            .filter(|(_, a)| *a == age)
+            .map(|(k, _)| k)
+            .collect()
+    };
+    let new = of_age(Article::New);
+    of_age(Article::Existing)
+        .into_iter()
+        .filter(|k| new.contains(k))
+        .cloned()
+        .collect()
 }
 
 /// [`DEPRECATED`] for a description that says so ("DEPRECATED: Use `read_text_file`

@@ -65,17 +65,23 @@ pub struct Synonyms {
 
 impl Synonyms {
     pub fn new(groups: &[(String, Vec<String>)]) -> Self {
-        let mut map = HashMap::new();
-        for (canonical, variants) in groups {
+        let mut synonyms = Self::default();
+        synonyms.insert(groups);
+        synonyms
+    }
+
+    /// Maps every variant's stem to its group's, and gives back the variants' stems.
+    fn insert(&mut self, groups: &[(String, Vec<String>)]) -> Vec<String> {
+        let mut variants = Vec::new();
+        for (canonical, list) in groups {
             let target = stem(canonical);
-            for v in variants {
-                map.insert(stem(&v.to_lowercase()), target.clone());
+            for v in list {
+                let s = stem(&v.to_lowercase());
+                self.map.insert(s.clone(), target.clone());
+                variants.push(s);
             }
         }
-        Self {
-            map,
-            ..Self::default()
-        }
+        variants
     }
 
     /// Adds groups whose words stand for their group's word only where a verb stands:
@@ -86,14 +92,8 @@ impl Synonyms {
         groups: &[(String, Vec<String>)],
         before_verbs: impl IntoIterator<Item = String>,
     ) -> Self {
-        for (canonical, variants) in groups {
-            let target = stem(canonical);
-            for v in variants {
-                let s = stem(&v.to_lowercase());
-                self.map.insert(s.clone(), target.clone());
-                self.verb_only.insert(s);
-            }
-        }
+        let variants = self.insert(groups);
+        self.verb_only.extend(variants);
         self.before_verbs.extend(before_verbs);
         self
     }
@@ -105,17 +105,18 @@ impl Synonyms {
         }
         for i in 1..tokens.len() {
             let (before, this) = (&tokens[i - 1], &tokens[i]);
+            // A participle keeps its verb's meaning where it describes a noun ("my
+            // *stored* keys").
+            if !self.verb_only.contains(&this.stem)
+                || this.form.ends_with("ed")
+                || self.before_verbs.contains(&before.form)
+            {
+                continue;
+            }
             let clause_opens = text
                 .get(before.end..this.start)
                 .is_some_and(|gap| gap.contains([',', ';', ':', '.', '!', '?', '\n']));
-            // A participle keeps its verb's meaning where it describes a noun ("my
-            // *stored* keys").
-            let participle = this.form.ends_with("ed");
-            if self.verb_only.contains(&this.stem)
-                && !participle
-                && !clause_opens
-                && !self.before_verbs.contains(&before.form)
-            {
+            if !clause_opens {
                 let t = &mut tokens[i];
                 t.key.clone_from(&t.stem);
             }
