@@ -230,33 +230,63 @@ impl<'a> Planner<'a> {
         self.complete_restated(analysis, &mut out.drafts);
         drop_restatements(analysis, &mut out.drafts);
         order_phases(analysis, &mut out.drafts);
-        self.merge_repeats(&mut out.drafts);
+        self.merge_repeats(analysis, &mut out.drafts);
         self.add_prerequisites(&mut out.drafts);
         self.add_lookups(analysis, &mut out.drafts);
         out
     }
 
-    /// Where the catalog's taught plans use each tool once per request (fewer than 2%
-    /// repeat one), a later step for a tool an earlier step already uses is the same
-    /// request said again ("change my hotel booking …, and change the check-in date to
-    /// …"): it is dropped, and what followed it follows the first (docs/routing.md,
-    /// "Prerequisites").
-    fn merge_repeats(&self, drafts: &mut Vec<Draft>) {
-        if !self.catalog.precedence().once_per_request() {
-            return;
-        }
+    /// A later step for a tool an earlier step already uses is the same request said
+    /// again, dropped, with what followed it following the first (docs/routing.md,
+    /// "Prerequisites"): anywhere in the request where the catalog's taught plans use each
+    /// tool once per request (fewer than 2% repeat one: "change my hotel booking …, and
+    /// change the check-in date to …"), and right after it where the tool declares no
+    /// arguments and the two clauses say the need in other words ("what concerts are on
+    /// next month? I'd like two tickets to something good", to a ticket tool described
+    /// in prose). The same verb twice ("look up the rates of the euro, then look up the
+    /// rates of the yen") asks for two calls, as do values a schema tells apart.
+    fn merge_repeats(&self, analysis: &Analysis, drafts: &mut Vec<Draft>) {
+        let once = self.catalog.precedence().once_per_request();
+        let takes_nothing = |tool: &str| {
+            self.catalog
+                .tool(tool)
+                .is_some_and(|t| t.properties().next().is_none())
+        };
+        let verb = |clause: usize| {
+            let c = analysis
+                .clauses
+                .iter()
+                .find(|c| c.segment.clause.index == clause)?;
+            Some(c.tokens().get(c.head_verb?)?.stem.as_str())
+        };
         let mut j = 1;
         while j < drafts.len() {
-            let first = (drafts[j].kind == StepKind::Tool)
-                .then(|| (0..j).find(|&i| drafts[i].tool == drafts[j].tool))
-                .flatten();
+            let this = &drafts[j];
+            let first = if this.kind != StepKind::Tool {
+                None
+            } else if once {
+                (0..j).find(|&i| drafts[i].tool == this.tool)
+            } else {
+                let before = &drafts[j - 1];
+                (before.tool == this.tool
+                    && before.inputs == this.inputs
+                    && before.clause != this.clause
+                    && (verb(before.clause)).is_none_or(|v| verb(this.clause) != Some(v))
+                    && takes_nothing(&this.tool))
+                .then_some(j - 1)
+            };
             match first {
                 Some(i) => {
                     let said = drafts[j].clause;
                     remove_draft(drafts, j, i);
                     let kept = &mut drafts[i];
+                    let why = if once {
+                        "taught plans use each tool once per request"
+                    } else {
+                        "the tool declares no arguments to tell the calls apart"
+                    };
                     kept.rationale = format!(
-                        "{}; asked again in clause {}: taught plans use each tool once per request",
+                        "{}; asked again in clause {}: {why}",
                         kept.rationale,
                         said + 1
                     );

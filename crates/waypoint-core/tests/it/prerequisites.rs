@@ -149,3 +149,48 @@ fn where_taught_plans_repeat_tools_each_ask_is_a_step() {
 fn engine_untaught() -> Engine {
     Engine::new(bank(), Options::default()).unwrap()
 }
+
+const TICKETS: &str = r"
+tools:
+  - name: gatepass
+    description: Discover concerts, games and shows near you and buy tickets in seconds.
+  - name: read_file
+    description: Read a text file from disk.
+    input_schema:
+      type: object
+      properties:
+        path: {type: string, description: the file to read}
+      required: [path]
+";
+
+#[test]
+fn a_need_said_twice_to_a_tool_that_takes_no_arguments_is_one_step() {
+    let catalog = load(&[Source {
+        name: "tickets.yaml".into(),
+        text: TICKETS.into(),
+    }])
+    .unwrap()
+    .catalog;
+    let e = Engine::new(catalog, Options::default()).unwrap();
+    let plan = e
+        .plan(
+            "find concerts near Denver next month, and buy two tickets",
+            None,
+        )
+        .unwrap();
+    let tools: Vec<&str> = plan.steps().iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(tools, ["gatepass"]);
+    let why = &plan.steps()[0].rationale;
+    assert!(why.contains("asked again in clause 2"), "{why}");
+    // The same verb twice asks for two calls.
+    let plan = steps(
+        &e,
+        "buy tickets for the Denver show, then buy tickets for the Boston show",
+    );
+    let tools: Vec<&str> = plan.iter().map(|(_, t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["gatepass", "gatepass"]);
+    // A tool that takes arguments keeps a step per value.
+    let plan = steps(&e, "read README.md and read Cargo.toml");
+    let tools: Vec<&str> = plan.iter().map(|(_, t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["read_file", "read_file"]);
+}
