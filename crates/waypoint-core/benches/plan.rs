@@ -7,6 +7,12 @@ use divan::Bencher;
 use waypoint_catalog::{Catalog, Source};
 use waypoint_core::{Engine, Options, synth};
 
+/// The allocator of the `waypoint` binaries (the CLI, the MCP and HTTP servers), so the
+/// figures are what a plan costs there; a plan makes many small, short-lived strings,
+/// which glibc's `malloc` serves more slowly (docs/performance.md, "The allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     divan::main();
 }
