@@ -453,6 +453,11 @@ pub struct Situation {
     pub wants: HashSet<String>,
     /// Phrases that say what someone must do ("I *have to* call Ana").
     pub obliged: Vec<Phrase>,
+    /// Besides `speakers`, the words a clause stating a fact opens with ("*the*
+    /// appointment is at 3 pm").
+    pub fact_openers: HashSet<String>,
+    /// Forms of "be" that make such a clause a statement.
+    pub copulas: HashSet<String>,
 }
 
 impl Situation {
@@ -461,6 +466,8 @@ impl Situation {
             speakers: forms(&raw.speakers),
             wants: stems(&raw.wants),
             obliged: compile_phrases(&raw.obliged, synonyms),
+            fact_openers: forms(&raw.fact_openers),
+            copulas: forms(&raw.copulas),
         }
     }
 }
@@ -471,6 +478,8 @@ struct RawSituation {
     speakers: Vec<String>,
     wants: Vec<String>,
     obliged: Vec<String>,
+    fact_openers: Vec<String>,
+    copulas: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -1073,7 +1082,26 @@ impl Lexicon {
         tokens
             .first()
             .is_some_and(|t| self.situation.speakers.contains(&t.form))
-            && !asks
+            && self.says_no_want(tokens, asks)
+    }
+
+    /// Whether a clause states a fact ("my ID number is 1234567890", "the appointment
+    /// is at 3 pm"): it opens with a speaker's word or a definite one, a form of "be"
+    /// follows within its first few words, and it asks nothing and says no want or duty,
+    /// as [`Lexicon::tells_a_situation`] reads them.
+    pub fn states_a_fact(&self, tokens: &[Token], asks: bool) -> bool {
+        /// Words of the subject before its "be": "my home phone number is".
+        const SUBJECT: usize = 5;
+        let s = &self.situation;
+        tokens
+            .first()
+            .is_some_and(|t| s.speakers.contains(&t.form) || s.fact_openers.contains(&t.form))
+            && (tokens.iter().skip(1).take(SUBJECT)).any(|t| s.copulas.contains(&t.form))
+            && self.says_no_want(tokens, asks)
+    }
+
+    fn says_no_want(&self, tokens: &[Token], asks: bool) -> bool {
+        !asks
             && !self.request_openers.iter().any(|p| p.matches_at(tokens, 0))
             && !tokens
                 .iter()
@@ -1254,6 +1282,32 @@ mod tests {
         let lex = lexicon();
         assert!(lex.intent("status").is_some());
         assert!(lex.verbs.contains(&stem("translate")));
+    }
+
+    #[test]
+    fn a_clause_states_a_fact_when_its_subject_goes_on_with_be_and_it_asks_nothing() {
+        let lex = lexicon();
+        let fact = |text: &str| lex.states_a_fact(&lex.tokenize(text, &[]), false);
+        for yes in [
+            "my ID number is 1234567890",
+            "the appointment is scheduled for April 3",
+            "her number is 123-456-7890 and her email is a@b.com",
+            "the due date is 2022-12-31",
+        ] {
+            assert!(fact(yes), "{yes}");
+        }
+        for no in [
+            // A request, a want, a duty, or no "be" after the subject.
+            "book the appointment for April 3",
+            "my goal is to find a flat, I need one by May",
+            "the report has to be sent today",
+            "the quick brown fox jumps over the lazy dog and is gone",
+            "is the build green",
+        ] {
+            assert!(!fact(no), "{no}");
+        }
+        // A question asks.
+        assert!(!lex.states_a_fact(&lex.tokenize("my balance is what", &[]), true));
     }
 
     #[test]

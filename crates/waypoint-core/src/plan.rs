@@ -53,6 +53,9 @@ pub struct Drafted {
     pub clause_scores: Vec<f64>,
     /// Action clauses past [`Planner::max_clauses`], left unplanned.
     pub unplanned: usize,
+    /// `(fact, host)`: a clause stating a fact and the clause whose request it gives
+    /// values to, by clause index ([`Lexicon::states_a_fact`]).
+    pub told: Vec<(usize, usize)>,
 }
 
 /// An entry with its probability from the trained router.
@@ -144,7 +147,7 @@ impl<'a> Planner<'a> {
             ..Drafted::default()
         };
         let mut routed = self.route_actions(analysis);
-        let absorbed = self.absorbed(&mut routed);
+        let absorbed = self.absorbed(&mut routed, &mut out.told);
         // The entry each clause routes to first: a clause's second intent is not one that
         // another clause of the request already asks for.
         let tops: Vec<String> = routed
@@ -487,7 +490,11 @@ impl<'a> Planner<'a> {
     /// fits nothing on its own ("can you tell me,") but, read together with an adjacent
     /// clause, makes that clause's best entry fit at least as well, is part of that
     /// clause's request rather than a request of its own.
-    fn absorbed(&self, routed: &mut [Routed<'_>]) -> Vec<Option<f64>> {
+    fn absorbed(
+        &self,
+        routed: &mut [Routed<'_>],
+        told: &mut Vec<(usize, usize)>,
+    ) -> Vec<Option<f64>> {
         let top = |r: &Routed<'_>| r.ranking.first().map_or(0.0, |c| c.score);
         let mut out: Vec<Option<f64>> = vec![None; routed.len()];
         if self.read_as_one(routed, &mut out) {
@@ -495,6 +502,7 @@ impl<'a> Planner<'a> {
         }
         self.absorbed_by_the_whole(routed, &mut out);
         self.verbs_sharing_an_object(routed, &mut out);
+        self.facts_stated(routed, &mut out, told);
         for i in 0..routed.len() {
             if out[i].is_some() || top(&routed[i]) >= self.threshold {
                 continue;
@@ -549,6 +557,45 @@ impl<'a> Planner<'a> {
                 .map(|c| c.score)
                 .filter(|s| *s >= self.threshold)
         })
+    }
+
+    /// A clause that states a fact ([`Lexicon::states_a_fact`]: "my ID number is
+    /// 1234567890") beside one that asks for something gives that request its values;
+    /// it is part of the nearest such clause, even where its words fit an entry of their
+    /// own ("ID" in `get_dish_id`).
+    fn facts_stated(
+        &self,
+        routed: &[Routed<'_>],
+        out: &mut [Option<f64>],
+        told: &mut Vec<(usize, usize)>,
+    ) {
+        let facts: Vec<bool> = routed
+            .iter()
+            .map(|r| (self.lex).states_a_fact(r.clause.tokens(), r.clause.segment.asks))
+            .collect();
+        if !facts.contains(&true) {
+            return;
+        }
+        let asks = |j: usize| {
+            (!facts[j] && out[j].is_none())
+                .then(|| routed[j].ranking.first().map(|c| c.score))
+                .flatten()
+                .filter(|s| *s >= self.threshold)
+        };
+        let hosts: Vec<(usize, usize, f64)> = (0..routed.len())
+            .filter(|&i| facts[i] && out[i].is_none())
+            .filter_map(|i| {
+                (0..routed.len())
+                    .filter_map(|j| asks(j).map(|s| (i.abs_diff(j), j, s)))
+                    .min_by_key(|(d, ..)| *d)
+                    .map(|(_, j, s)| (i, j, s))
+            })
+            .collect();
+        let index = |r: usize| routed[r].clause.segment.clause.index;
+        for (i, j, s) in hosts {
+            out[i] = Some(s);
+            told.push((index(i), index(j)));
+        }
     }
 
     /// The score of the planned clause nearest to clause `i`, where clause `i` tells of
@@ -1714,6 +1761,7 @@ impl<'a> Planner<'a> {
             sharing,
         };
         let mut filled = args::fill(tool, self.index.arg_specs(&tool.name), &inputs, self.lex);
+        self.fill_from_facts(tool, &inputs, analysis, &out.told, d.clause, &mut filled);
         let lookups = self.lookups(tool, &inputs, &filled, &out.drafts[j]);
         let j = j + lookups.len();
         if !lookups.is_empty() {
@@ -1760,6 +1808,40 @@ impl<'a> Planner<'a> {
         fan_out(&mut out.drafts, j, &name, &values);
         let copies = values.len().saturating_sub(1);
         j + 1 + copies
+    }
+
+    /// Fills what the step's own clause leaves open from the facts stated beside it
+    /// ("Add Sarah Lee as a contact. Her number is 123-456-7890"), each read as the step's
+    /// clause would be.
+    fn fill_from_facts(
+        &self,
+        tool: &Tool,
+        inputs: &Inputs<'_>,
+        analysis: &Analysis,
+        told: &[(usize, usize)],
+        host: usize,
+        filled: &mut args::Filled,
+    ) {
+        let facts = told
+            .iter()
+            .filter(|(_, h)| *h == host)
+            .filter_map(|(f, _)| analysis.clause(*f));
+        for fact in facts {
+            let stated = Inputs {
+                clause: fact,
+                vague: false,
+                ..*inputs
+            };
+            let from_fact = args::fill(tool, self.index.arg_specs(&tool.name), &stated, self.lex);
+            for (arg, value) in from_fact.args {
+                let open = filled.open.iter().any(|o| o.arg == arg);
+                if open && !args::is_symbolic(&value) {
+                    filled.answer(&arg, value);
+                } else if !filled.args.contains_key(&arg) && !args::is_symbolic(&value) {
+                    filled.args.insert(arg, value);
+                }
+            }
+        }
     }
 
     /// The one tool that does what `tool` does to several values at once, where a clause

@@ -1926,3 +1926,40 @@ fn a_pronoun_for_the_file_an_earlier_verb_acted_on_is_that_file() {
     assert_eq!(found.len(), 2, "{found:?}");
     assert_ne!(found[1].1["path"], "/docs", "{found:?}");
 }
+
+const CONTACTS: &str = r#"
+tools:
+  - name: add_contact
+    description: Add a new contact to the address book
+    input_schema:
+      type: object
+      properties:
+        name: {type: string, description: The name of the contact}
+        phone: {type: string, description: The phone number of the contact}
+        email: {type: string, description: The email address of the contact}
+      required: [name, phone]
+  - name: get_order_id
+    description: Get the id number of an order
+    input_schema:
+      type: object
+      properties:
+        order: {type: string, description: The order}
+      required: [order]
+"#;
+
+steps_over!(contacts, "contacts.yaml", CONTACTS);
+
+#[test]
+fn a_fact_stated_beside_a_request_gives_it_values_not_a_step_of_its_own() {
+    // "Her number is …" would fit `get_order_id` by its words ("number"); it states
+    // what the contact's arguments are.
+    assert_eq!(
+        contacts(
+            "Add Sarah Lee as a new contact. Her number is 123-456-7890 and her email is sarah@example.com."
+        ),
+        [(
+            "add_contact".into(),
+            json!({"name": "Sarah Lee", "phone": "123-456-7890", "email": "sarah@example.com"})
+        )]
+    );
+}
