@@ -1927,7 +1927,7 @@ fn a_pronoun_for_the_file_an_earlier_verb_acted_on_is_that_file() {
     assert_ne!(found[1].1["path"], "/docs", "{found:?}");
 }
 
-const CONTACTS: &str = r#"
+const CONTACTS: &str = r"
 tools:
   - name: add_contact
     description: Add a new contact to the address book
@@ -1945,7 +1945,7 @@ tools:
       properties:
         order: {type: string, description: The order}
       required: [order]
-"#;
+";
 
 steps_over!(contacts, "contacts.yaml", CONTACTS);
 
