@@ -562,13 +562,19 @@ impl<'a> Planner<'a> {
     /// A clause that states a fact ([`Lexicon::states_a_fact`]: "my ID number is
     /// 1234567890") beside one that asks for something gives that request its values;
     /// it is part of the nearest such clause, even where its words fit an entry of their
-    /// own ("ID" in `get_dish_id`).
+    /// own ("ID" in `get_dish_id`). Only where no trained router reads the catalog.
     fn facts_stated(
         &self,
         routed: &[Routed<'_>],
         out: &mut [Option<f64>],
         told: &mut Vec<(usize, usize)>,
     ) {
+        // A trained router has read such statements in the requests it was taught, and
+        // knows the entries they speak for ("my contact number is …" in a support desk's
+        // requests); the rule is for catalogs nobody taught.
+        if self.index.learned().is_some() {
+            return;
+        }
         let facts: Vec<bool> = routed
             .iter()
             .map(|r| (self.lex).states_a_fact(r.clause.tokens(), r.clause.segment.asks))
