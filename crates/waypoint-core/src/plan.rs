@@ -1840,10 +1840,12 @@ impl<'a> Planner<'a> {
             };
             let from_fact = args::fill(tool, self.index.arg_specs(&tool.name), &stated, self.lex);
             for (arg, value) in from_fact.args {
-                let open = filled.open.iter().any(|o| o.arg == arg);
-                if open && !args::is_symbolic(&value) {
+                if args::is_symbolic(&value) {
+                    continue;
+                }
+                if filled.open.iter().any(|o| o.arg == arg) {
                     filled.answer(&arg, value);
-                } else if !filled.args.contains_key(&arg) && !args::is_symbolic(&value) {
+                } else if !filled.args.contains_key(&arg) {
                     filled.args.insert(arg, value);
                 }
             }
