@@ -256,10 +256,7 @@ impl<'a> Planner<'a> {
                 .is_some_and(|t| t.properties().next().is_none())
         };
         let verb = |clause: usize| {
-            let c = analysis
-                .clauses
-                .iter()
-                .find(|c| c.segment.clause.index == clause)?;
+            let c = analysis.clause(clause)?;
             Some(c.tokens().get(c.head_verb?)?.stem.as_str())
         };
         let mut j = 1;
@@ -582,19 +579,11 @@ impl<'a> Planner<'a> {
         if !facts.contains(&true) {
             return;
         }
-        let asks = |j: usize| {
-            (!facts[j] && out[j].is_none())
-                .then(|| routed[j].ranking.first().map(|c| c.score))
-                .flatten()
-                .filter(|s| *s >= self.threshold)
-        };
         let hosts: Vec<(usize, usize, f64)> = (0..routed.len())
             .filter(|&i| facts[i] && out[i].is_none())
             .filter_map(|i| {
-                (0..routed.len())
-                    .filter_map(|j| asks(j).map(|s| (i.abs_diff(j), j, s)))
-                    .min_by_key(|(d, ..)| *d)
-                    .map(|(_, j, s)| (i, j, s))
+                let (j, s) = self.nearest_planned(routed, out, i, |j| !facts[j])?;
+                Some((i, j, s))
             })
             .collect();
         let index = |r: usize| routed[r].clause.segment.clause.index;
@@ -616,16 +605,27 @@ impl<'a> Planner<'a> {
         {
             return None;
         }
-        let planned = |j: usize| {
-            (j != i && out[j].is_none())
-                .then(|| routed[j].ranking.first().map(|c| c.score))
-                .flatten()
-                .filter(|s| *s >= self.threshold)
-        };
-        (0..routed.len())
-            .filter_map(|j| planned(j).map(|s| (i.abs_diff(j), s)))
-            .min_by_key(|(d, _)| *d)
+        self.nearest_planned(routed, out, i, |_| true)
             .map(|(_, s)| s)
+    }
+
+    /// The clause nearest to clause `i` (the earlier of two as near) that is planned:
+    /// absorbed by nothing, its best entry over the threshold, and `may_host`; with that
+    /// entry's score.
+    fn nearest_planned(
+        &self,
+        routed: &[Routed<'_>],
+        out: &[Option<f64>],
+        i: usize,
+        may_host: impl Fn(usize) -> bool,
+    ) -> Option<(usize, f64)> {
+        (0..routed.len())
+            .filter(|&j| j != i && out[j].is_none() && may_host(j))
+            .filter_map(|j| {
+                let s = routed[j].ranking.first()?.score;
+                (s >= self.threshold).then_some((j, s))
+            })
+            .min_by_key(|(j, _)| i.abs_diff(*j))
     }
 
     /// "find and play a concerto by X", "check and cancel my booking": a clause that is a
