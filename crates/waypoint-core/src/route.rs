@@ -46,6 +46,9 @@ const W_EXAMPLE_SIM: f64 = 6.0;
 const EXAMPLE_FLOOR: f64 = 0.3;
 /// Bonus per word of a whole multi-word keyword found in the clause.
 const W_PHRASE: f64 = 1.0;
+/// Two clause words side by side that stand side by side in an entry's own words too
+/// ("what should I *read next*": "… want to read next"), per unit of their weight.
+const W_PAIR: f64 = 0.5;
 /// Raw score at which a candidate reaches 1 − 1/e.
 const SCALE: f64 = 3.0;
 /// Bonus when the entry produces evidence the clause's goal needs.
@@ -282,6 +285,9 @@ pub struct RouteIndex {
     postings: HashMap<String, Vec<(u32, f64)>>,
     /// first key of a multi-word phrase → (doc, phrase)
     phrases: HashMap<String, Vec<(u32, Phrase)>>,
+    /// Two content words next to each other in an entry's own words (function words
+    /// between them aside) → the entries that say them so.
+    pairs: HashMap<(String, String), Vec<u32>>,
     /// key → idf normalised to (0, 1]
     idf: HashMap<String, f64>,
     /// Keys of the nouns the entries' descriptions tell apart by age: some entry says it
@@ -693,6 +699,7 @@ impl RouteIndex {
             aged: Vec::new(),
         });
         let mut best: HashMap<String, f64> = HashMap::new();
+        let mut pairs: HashSet<(String, String)> = HashSet::new();
         for (w, text) in fields {
             let toks = lex.tokenize(text, &[]);
             for (j, tok) in toks.iter().enumerate() {
@@ -701,6 +708,28 @@ impl RouteIndex {
                     *e = e.max(*w);
                 }
             }
+        }
+        // The name and the description (the first field of its weight; kinds come
+        // after it): the words of argument kinds ("optimize route") and keywords are no
+        // phrase an author wrote in that order.
+        let description = fields.iter().find(|(w, _)| *w == W_DESCRIPTION);
+        for (_, text) in fields.first().into_iter().chain(description) {
+            let toks = lex.tokenize(text, &[]);
+            // A participle after a noun describes it ("a diff *showing* the changes"):
+            // what the entry gives back, not what it does.
+            let content: Vec<(usize, &Token)> = (toks.iter().enumerate())
+                .filter(|(_, t)| !t.value && lex.is_content(t))
+                .collect();
+            for pair in content.windows(2) {
+                let ((i, a), (j, b)) = (pair[0], pair[1]);
+                let describing = [i, j].iter().any(|&k| participle_after_noun(&toks, k, lex));
+                if a.key != b.key && !describing {
+                    pairs.insert((a.key.clone(), b.key.clone()));
+                }
+            }
+        }
+        for pair in pairs {
+            self.pairs.entry(pair).or_default().push(doc);
         }
         for (key, w) in best {
             self.postings.entry(key).or_default().push((doc, w));
@@ -878,6 +907,25 @@ impl RouteIndex {
                     raw[d] += gain;
                     reasons.push((*doc, gain, Reason::Phrase(phrase)));
                 }
+            }
+        }
+        for pair in words.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            let key = (a.tok.key.clone(), b.tok.key.clone());
+            let Some(list) = self.pairs.get(&key) else {
+                continue;
+            };
+            if self.is_noise(list.len()) {
+                continue;
+            }
+            let idf = |k: &str| self.idf.get(k).copied().unwrap_or(1.0);
+            let gain = W_PAIR * a.weight.min(b.weight) * idf(&key.0).min(idf(&key.1));
+            for &doc in list {
+                let d = doc as usize;
+                if raw[d] == 0.0 {
+                    touched.push(doc);
+                }
+                raw[d] += gain;
             }
         }
         let mut example = vec![0.0_f64; n];
@@ -1951,6 +1999,16 @@ fn attributive_participle(tokens: &[Token], i: usize, lex: &Lexicon) -> bool {
         && i > 0
         && lex.is_determiner(&tokens[i - 1])
         && tokens.get(i + 1).is_some_and(|t| lex.is_content(t))
+}
+
+/// "a diff *showing* the changes", "the files *created*": an -ing or -ed word right
+/// after a content word.
+fn participle_after_noun(tokens: &[Token], i: usize, lex: &Lexicon) -> bool {
+    let form = tokens[i].form.as_str();
+    form.len() > 4
+        && (form.ends_with("ing") || form.ends_with("ed"))
+        && i > 0
+        && lex.is_content(&tokens[i - 1])
 }
 
 /// The entry named by `word` answers the clause: it takes `score`, joining the

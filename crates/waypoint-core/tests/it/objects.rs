@@ -285,3 +285,24 @@ tools:
         ["generate_qr_code"]
     );
 }
+
+#[test]
+fn words_said_together_speak_for_the_entry_that_says_them_together() {
+    // Both descriptions hold "read" and "next"; only one says "read next".
+    let engine = engine_over(
+        "shelves.yaml",
+        "tools:\n  \
+           - name: careers\n    \
+             description: Land your next role faster. Read honest reviews of employers before you apply.\n  \
+           - name: shelf\n    \
+             description: A home for readers. Keep track of the books you want to read next.\n",
+    );
+    let routes = engine.route("what should I read next", None).unwrap();
+    let route = &routes[0];
+    let ranked: Vec<(&str, f64)> = (route.recommendation.iter())
+        .chain(&route.alternatives)
+        .map(|c| (c.id.as_str(), c.score))
+        .collect();
+    assert_eq!(ranked[0].0, "shelf", "{ranked:?}");
+    assert!(ranked[0].1 > ranked[1].1, "{ranked:?}");
+}
