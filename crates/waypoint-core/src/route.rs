@@ -287,7 +287,8 @@ pub struct RouteIndex {
     phrases: HashMap<String, Vec<(u32, Phrase)>>,
     /// Two content words next to each other in an entry's own words (function words
     /// between them aside) → the entries that say them so.
-    pairs: HashMap<(String, String), Vec<u32>>,
+    /// Keyed first word → second word, so a clause's pairs are looked up unallocated.
+    pairs: HashMap<String, HashMap<String, Vec<u32>>>,
     /// key → idf normalised to (0, 1]
     idf: HashMap<String, f64>,
     /// Keys of the nouns the entries' descriptions tell apart by age: some entry says it
@@ -700,7 +701,11 @@ impl RouteIndex {
         });
         let mut best: HashMap<String, f64> = HashMap::new();
         let mut pairs: HashSet<(String, String)> = HashSet::new();
-        for (w, text) in fields {
+        // Pairs come from the name and the description (the first field of its weight;
+        // kinds come after it): the words of argument kinds ("optimize route") and
+        // keywords are no phrase an author wrote in that order.
+        let description = fields.iter().position(|(w, _)| *w == W_DESCRIPTION);
+        for (f, (w, text)) in fields.iter().enumerate() {
             let toks = lex.tokenize(text, &[]);
             for (j, tok) in toks.iter().enumerate() {
                 if lex.is_content(tok) && !attributive_participle(&toks, j, lex) {
@@ -708,28 +713,13 @@ impl RouteIndex {
                     *e = e.max(*w);
                 }
             }
-        }
-        // The name and the description (the first field of its weight; kinds come
-        // after it): the words of argument kinds ("optimize route") and keywords are no
-        // phrase an author wrote in that order.
-        let description = fields.iter().find(|(w, _)| *w == W_DESCRIPTION);
-        for (_, text) in fields.first().into_iter().chain(description) {
-            let toks = lex.tokenize(text, &[]);
-            // A participle after a noun describes it ("a diff *showing* the changes"):
-            // what the entry gives back, not what it does.
-            let content: Vec<(usize, &Token)> = (toks.iter().enumerate())
-                .filter(|(_, t)| !t.value && lex.is_content(t))
-                .collect();
-            for pair in content.windows(2) {
-                let ((i, a), (j, b)) = (pair[0], pair[1]);
-                let describing = [i, j].iter().any(|&k| participle_after_noun(&toks, k, lex));
-                if a.key != b.key && !describing {
-                    pairs.insert((a.key.clone(), b.key.clone()));
-                }
+            if f == 0 || Some(f) == description {
+                pairs.extend(word_pairs(&toks, lex));
             }
         }
-        for pair in pairs {
-            self.pairs.entry(pair).or_default().push(doc);
+        for (first, second) in pairs {
+            let seconds = self.pairs.entry(first).or_default();
+            seconds.entry(second).or_default().push(doc);
         }
         for (key, w) in best {
             self.postings.entry(key).or_default().push((doc, w));
@@ -911,15 +901,15 @@ impl RouteIndex {
         }
         for pair in words.windows(2) {
             let (a, b) = (&pair[0], &pair[1]);
-            let key = (a.tok.key.clone(), b.tok.key.clone());
-            let Some(list) = self.pairs.get(&key) else {
+            let (first, second) = (a.tok.key.as_str(), b.tok.key.as_str());
+            let Some(list) = self.pairs.get(first).and_then(|s| s.get(second)) else {
                 continue;
             };
             if self.is_noise(list.len()) {
                 continue;
             }
             let idf = |k: &str| self.idf.get(k).copied().unwrap_or(1.0);
-            let gain = W_PAIR * a.weight.min(b.weight) * idf(&key.0).min(idf(&key.1));
+            let gain = W_PAIR * a.weight.min(b.weight) * idf(first).min(idf(second));
             for &doc in list {
                 let d = doc as usize;
                 if raw[d] == 0.0 {
@@ -1999,6 +1989,26 @@ fn attributive_participle(tokens: &[Token], i: usize, lex: &Lexicon) -> bool {
         && i > 0
         && lex.is_determiner(&tokens[i - 1])
         && tokens.get(i + 1).is_some_and(|t| lex.is_content(t))
+}
+
+/// Each two content words next to each other, function words between them aside, by
+/// key. A participle after a noun describes it ("a diff *showing* the changes"): what
+/// the entry gives back, not what it does, so it pairs with neither neighbour.
+fn word_pairs(tokens: &[Token], lex: &Lexicon) -> Vec<(String, String)> {
+    let content: Vec<(usize, &Token)> = (tokens.iter().enumerate())
+        .filter(|(_, t)| !t.value && lex.is_content(t))
+        .collect();
+    let mut out = Vec::new();
+    for pair in content.windows(2) {
+        let ((i, a), (j, b)) = (pair[0], pair[1]);
+        let describing = [i, j]
+            .iter()
+            .any(|&k| participle_after_noun(tokens, k, lex));
+        if a.key != b.key && !describing {
+            out.push((a.key.clone(), b.key.clone()));
+        }
+    }
+    out
 }
 
 /// "a diff *showing* the changes", "the files *created*": an -ing or -ed word right
