@@ -853,7 +853,9 @@ impl RouteIndex {
     }
 
     /// Word and phrase overlap of the clause with every entry it touches.
-    fn lexical<'s>(&'s self, tokens: &[Token], words: &[Word<'_>]) -> Lexical<'s> {
+    /// `own`: how many of `tokens` the clause says; the words after them are what it
+    /// means without saying, which stand next to none of its words.
+    fn lexical<'s>(&'s self, tokens: &[Token], words: &[Word<'_>], own: usize) -> Lexical<'s> {
         let n = self.docs.len();
         let mut raw = vec![0.0_f64; n];
         let mut explained = vec![0.0_f64; n];
@@ -899,7 +901,8 @@ impl RouteIndex {
                 }
             }
         }
-        for pair in words.windows(2) {
+        let said = words.len().saturating_sub(tokens.len().saturating_sub(own));
+        for pair in words[..said].windows(2) {
             let (a, b) = (&pair[0], &pair[1]);
             let (first, second) = (a.tok.key.as_str(), b.tok.key.as_str());
             let Some(list) = self.pairs.get(first).and_then(|s| s.get(second)) else {
@@ -1266,7 +1269,7 @@ impl RouteIndex {
             mut touched,
             mut reasons,
             total,
-        } = self.lexical(tokens, &words);
+        } = self.lexical(tokens, &words, own);
         self.file_type_words(tokens, hints, lex, &mut raw, &mut touched, &mut reasons);
         let target = target_words(tokens, lex);
         let needed: Vec<u32> = hints
