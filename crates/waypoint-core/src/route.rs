@@ -285,9 +285,9 @@ pub struct RouteIndex {
     postings: HashMap<String, Vec<(u32, f64)>>,
     /// first key of a multi-word phrase → (doc, phrase)
     phrases: HashMap<String, Vec<(u32, Phrase)>>,
-    /// Two content words next to each other in an entry's own words (function words
-    /// between them aside) → the entries that say them so.
-    /// Keyed first word → second word, so a clause's pairs are looked up unallocated.
+    /// Two content words next to each other in an entry's name or description
+    /// (function words between them aside), first key → second key → the entries that
+    /// say them so; nested, so a clause's pairs are looked up without allocating.
     pairs: HashMap<String, HashMap<String, Vec<u32>>>,
     /// key → idf normalised to (0, 1]
     idf: HashMap<String, f64>,
@@ -457,6 +457,7 @@ impl RouteIndex {
             if !compound_verbs.is_empty() {
                 fields.push((W_NAME, compound_verbs.join(" ")));
             }
+            let description = fields.len();
             fields.push((W_DESCRIPTION, tool.description.clone()));
             fields.extend(tool.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
             fields.extend(kind_fields(W_PRODUCES, &tool.produces));
@@ -469,7 +470,8 @@ impl RouteIndex {
                     .map(|v| (suggested_weight(v), v.text.clone())),
             );
             let phrases: Vec<&String> = tool.keywords.iter().chain(&compound_phrases).collect();
-            index.add(&tool.name, CandidateKind::Tool, &fields, &phrases, lex);
+            let kind = CandidateKind::Tool;
+            index.add(&tool.name, kind, &fields, description, &phrases, lex);
             index.add_finder(&tool.name, lex);
             index.add_examples(&tool.examples, lex);
             index.set_kinds(&tool.produces, &tool.accepts, lex);
@@ -507,7 +509,7 @@ impl RouteIndex {
             fields.extend(p.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
             fields.extend(p.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
             let phrases: Vec<&String> = p.intent_keywords.iter().collect();
-            index.add(&p.id, CandidateKind::Pipeline, &fields, &phrases, lex);
+            index.add(&p.id, CandidateKind::Pipeline, &fields, 1, &phrases, lex);
             index.add_examples(&p.examples, lex);
             index.set_kinds(&p.produces, &p.accepts, lex);
             let own = format!(
@@ -527,7 +529,7 @@ impl RouteIndex {
             fields.extend(d.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
             fields.extend(d.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
             let phrases: Vec<&String> = d.keywords.iter().collect();
-            index.add(&d.uri, CandidateKind::Plan, &fields, &phrases, lex);
+            index.add(&d.uri, CandidateKind::Plan, &fields, 1, &phrases, lex);
             index.set_kinds(&d.produces, &[], lex);
             let own = format!("{} . {}", d.keywords.join(" . "), lead_verb(&d.intent));
             index.set_profile(&own, Vec::new(), lex);
@@ -634,12 +636,14 @@ impl RouteIndex {
             .collect()
     }
 
-    /// Indexes one entry; `fields` are (weight, text) with the entry's name first.
+    /// Indexes one entry; `fields` are (weight, text) with the entry's name first and
+    /// its description at `description`.
     fn add(
         &mut self,
         id: &str,
         kind: CandidateKind,
         fields: &[(f64, String)],
+        description: usize,
         phrases: &[&String],
         lex: &Lexicon,
     ) {
@@ -701,10 +705,8 @@ impl RouteIndex {
         });
         let mut best: HashMap<String, f64> = HashMap::new();
         let mut pairs: HashSet<(String, String)> = HashSet::new();
-        // Pairs come from the name and the description (the first field of its weight;
-        // kinds come after it): the words of argument kinds ("optimize route") and
-        // keywords are no phrase an author wrote in that order.
-        let description = fields.iter().position(|(w, _)| *w == W_DESCRIPTION);
+        // Pairs come from the name and the description: the words of argument kinds
+        // ("optimize route") and keywords are no phrase an author wrote in that order.
         for (f, (w, text)) in fields.iter().enumerate() {
             let toks = lex.tokenize(text, &[]);
             for (j, tok) in toks.iter().enumerate() {
@@ -713,7 +715,7 @@ impl RouteIndex {
                     *e = e.max(*w);
                 }
             }
-            if f == 0 || Some(f) == description {
+            if f == 0 || f == description {
                 pairs.extend(word_pairs(&toks, lex));
             }
         }
