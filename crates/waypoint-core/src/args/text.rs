@@ -502,7 +502,7 @@ fn without_own_words<'r>(run: &'r [Token], own: &[String], lex: &Lexicon) -> &'r
 
 /// Words that only point at something said or made before: "it", "them", "the
 /// summary", "that result" — not "a summary" (something new).
-pub(super) fn points_back(run: &[Token], inputs: &Inputs<'_>, lex: &Lexicon) -> bool {
+fn points_back(run: &[Token], inputs: &Inputs<'_>, lex: &Lexicon) -> bool {
     // "a summary", "another draft": something new, not something before.
     let indefinite = |t: &Token| lex.articles.new.contains(&t.form);
     !run.is_empty()
