@@ -10,7 +10,8 @@
 //! requests per entry almost wholly by the model.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+
+use crate::hash::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -381,7 +382,7 @@ pub(crate) fn entries(catalog: &Catalog) -> Vec<EntryWords<'_>> {
 pub fn training_set(catalog: &Catalog) -> (TrainingSet, usize) {
     let mut set = TrainingSet::default();
     let mut requests: Vec<(&str, Vec<&str>)> = Vec::new();
-    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut at: HashMap<&str, usize> = HashMap::default();
     for e in entries(catalog) {
         set.class(e.id);
         for text in [e.name.as_str(), e.about, &e.keywords.join(", ")] {

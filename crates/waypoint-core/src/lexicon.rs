@@ -1,7 +1,9 @@
 //! The understanding vocabulary, compiled once from `data/lexicon.yaml` and a catalog's
 //! `lexicon:` section into phrase matchers over normalised tokens.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use crate::hash::{HashMap, HashSet};
 
 use serde::Deserialize;
 use waypoint_catalog::{Catalog, yaml};
@@ -121,8 +123,8 @@ pub struct Concepts {
 
 impl Concepts {
     pub fn new(list: Vec<Concept>) -> Self {
-        let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut by_form: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_key: HashMap<String, Vec<usize>> = HashMap::default();
+        let mut by_form: HashMap<String, Vec<usize>> = HashMap::default();
         for (i, c) in list.iter().enumerate() {
             for p in &c.phrases {
                 let (map, word) = match p.terms.first() {

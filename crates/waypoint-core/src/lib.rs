@@ -10,6 +10,7 @@ mod args;
 mod engine;
 mod error;
 pub mod extract;
+mod hash;
 pub mod learned;
 pub mod lexicon;
 pub mod meaning;

@@ -11,7 +11,7 @@
 //! Where a trained router leads, the few requests closest to the clause vote as well
 //! ([`Meaning::neighbours`]).
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -217,7 +217,7 @@ impl Meaning {
             voters: OnceLock::new(),
             vectors,
             rows_of,
-            memo: Mutex::new(HashMap::new()),
+            memo: Mutex::new(HashMap::default()),
             fresh_probes: Mutex::new(fresh_probes),
             source,
         })

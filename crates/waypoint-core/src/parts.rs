@@ -11,7 +11,7 @@
 //! the cut is the one the taught model finds most likely. The cuts are cached beside the
 //! trained router, keyed by what the first model learned from.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::path::Path;
 
 use waypoint_classify::{Model, Settings, TrainingSet, cache};
@@ -241,7 +241,7 @@ fn best_cut(
     let cuts = choose(pieces.len() - 1, k - 1, MOST_CUTS)?;
     let label_orders = orders(k);
     // Probabilities of each run of pieces, `(first, last)`, computed once.
-    let mut scored: HashMap<(usize, usize), Vec<f32>> = HashMap::new();
+    let mut scored: HashMap<(usize, usize), Vec<f32>> = HashMap::default();
     // The best fit so far: its log-likelihood, runs, and order of the labels.
     let mut best: Option<Fit<'_>> = None;
     for c in cuts {

@@ -4,7 +4,7 @@
 //! A token keeps its span in the original text, its lower-case form, and a `key` — the
 //! stem of its canonical synonym — so that "pictures", "illustration" and "image" meet.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};

@@ -7,7 +7,9 @@
 //! The vocabulary is data (`unsaid:` in `data/lexicon.yaml`); this module only finds
 //! where a clause asks so and makes the tokens the router reads beside the clause's own.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use crate::hash::{HashMap, HashSet};
 
 use serde::Deserialize;
 
@@ -60,7 +62,7 @@ pub struct Unsaid {
 impl Unsaid {
     pub(crate) fn compile(raw: RawUnsaid, synonyms: &Synonyms) -> Self {
         let tokens = |word: &str| tokenize(&word.to_lowercase(), &[], synonyms);
-        let mut measures: HashMap<String, Vec<Token>> = HashMap::new();
+        let mut measures: HashMap<String, Vec<Token>> = HashMap::default();
         for (noun, adjectives) in raw.measures {
             for adjective in adjectives {
                 measures

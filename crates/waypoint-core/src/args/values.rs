@@ -1,7 +1,7 @@
 //! Typed values to the arguments that take them: by the words that name an argument,
 //! by kind and order, by the values a description lists, ranges, folders and measures.
 
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 use serde_json::Value;
 use waypoint_protocol::ExtractedKind;

@@ -2,7 +2,7 @@
 //! goal needs, stored plans and pipelines that fit, margins for harmful tools, and the
 //! several entries one clause may ask for.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use waypoint_catalog::Entry;
 use waypoint_protocol::{Candidate, ExtractedKind};
@@ -248,7 +248,7 @@ impl Planner<'_> {
         if joints.is_empty() || joints.len() > MAX_JOINTS {
             return None;
         }
-        let mut memo = HashMap::new();
+        let mut memo = HashMap::default();
         let asked = self
             .split_requests(clause, 0, clause.tokens().len(), &mut memo)
             .filter(|parts| parts.len() > 1)?;

@@ -1,7 +1,7 @@
 //! How steps feed each other: values no step consumed, pipelines that cover a run of
 //! steps, and clauses that point back at an earlier step's output.
 
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 use waypoint_catalog::Entry;
 use waypoint_protocol::{Candidate, ExtractedKind, StepKind};
@@ -135,7 +135,7 @@ impl<'a> Planner<'a> {
     /// output of the latest earlier step that produces something it accepts.
     pub(super) fn link_references(&self, analysis: &Analysis, out: &mut Drafted) {
         // The keys of what the steps before `j` make, grown as `j` moves on.
-        let mut made_before: HashSet<String> = HashSet::new();
+        let mut made_before: HashSet<String> = HashSet::default();
         for j in 0..out.drafts.len() {
             self.link_one(analysis, out, j, &made_before);
             made_before.extend(

@@ -22,7 +22,7 @@
 //!   lookups, restatements, phases);
 //! - `fill`: arguments from the request, facts and lookups.
 
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 use waypoint_catalog::{Catalog, Entry, Tool};
 use waypoint_protocol::{Candidate, ExtractedKind, StepKind};
@@ -272,7 +272,7 @@ fn deterministic(t: &Tool) -> bool {
 
 /// Artifact kinds the clause itself supplies (a URL, a PDF path, quoted text…).
 fn supplied_kinds(clause: &ClauseAnalysis) -> HashSet<&'static str> {
-    let mut kinds = HashSet::new();
+    let mut kinds = HashSet::default();
     for v in &clause.values {
         match v.kind {
             ExtractedKind::Urls => {

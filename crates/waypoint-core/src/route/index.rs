@@ -1,7 +1,7 @@
 //! Building the index: every entry's words by field and weight, its examples, what it
 //! makes and takes, and what its description says of the things it acts on.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 
 use waypoint_catalog::Catalog;
 use waypoint_protocol::{CandidateKind, ExtractedKind};
@@ -230,8 +230,8 @@ impl RouteIndex {
             standing: 1.0,
             aged: Vec::new(),
         });
-        let mut best: HashMap<String, f64> = HashMap::new();
-        let mut pairs: HashSet<(String, String)> = HashSet::new();
+        let mut best: HashMap<String, f64> = HashMap::default();
+        let mut pairs: HashSet<(String, String)> = HashSet::default();
         // Pairs come from the name and the description: the words of argument kinds
         // ("optimize route") and keywords are no phrase an author wrote in that order.
         for (f, (w, text)) in fields.iter().enumerate() {
@@ -417,13 +417,13 @@ pub(super) fn standing(description: &str, lex: &Lexicon) -> f64 {
 /// counts when one word is left and no other name holds it (`new_card` is not named by
 /// "card" while `card_declined` is a card too).
 pub(super) fn named_by(docs: &[Doc]) -> HashMap<String, u32> {
-    let mut in_names: HashMap<&str, usize> = HashMap::new();
+    let mut in_names: HashMap<&str, usize> = HashMap::default();
     for d in docs {
         for k in &d.name_keys {
             *in_names.entry(k).or_default() += 1;
         }
     }
-    let mut named = HashMap::new();
+    let mut named = HashMap::default();
     for (i, d) in docs.iter().enumerate() {
         let mut own = d.name_keys.iter().filter(|k| {
             in_names

@@ -18,7 +18,7 @@
 //! - `grammar`: what the clause's words are doing (a verb's object, complements,
 //!   participles, word pairs).
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 
 use waypoint_catalog::Catalog;
 use waypoint_protocol::ExtractedKind;

@@ -1,7 +1,7 @@
 //! Ranking a clause: the words' evidence per entry, the examples' similarity, the
 //! blend with meaning and the trained router, and the order of the candidates.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 
 use waypoint_protocol::{Candidate, ExtractedKind};
 
@@ -48,7 +48,7 @@ impl RouteIndex {
             }
         }
         let qnorm = qnorm.sqrt();
-        let mut best: HashMap<u32, (f64, u32)> = HashMap::new();
+        let mut best: HashMap<u32, (f64, u32)> = HashMap::default();
         for e in touched {
             let ex = &self.examples[e as usize];
             let sim = dot[e as usize] / (qnorm * ex.norm).max(f64::EPSILON);
