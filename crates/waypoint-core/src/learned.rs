@@ -10,8 +10,6 @@
 //! requests per entry almost wholly by the model.
 
 use std::cell::RefCell;
-
-use crate::hash::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,6 +18,7 @@ use waypoint_catalog::Catalog;
 use waypoint_classify::cache::{self, Source};
 use waypoint_classify::{Model, Settings, TrainingSet};
 
+use crate::hash::{HashMap, HashSet};
 use crate::meaning::Meaning;
 
 /// Requests per entry at which the model and the lexical score count equally.

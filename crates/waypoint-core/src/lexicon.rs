@@ -3,12 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::hash::{HashMap, HashSet};
-
 use serde::Deserialize;
 use waypoint_catalog::{Catalog, yaml};
 
 use crate::error::CoreError;
+use crate::hash::{HashMap, HashSet};
 use crate::text::{Synonyms, Token, stem, tokenize};
 
 const BUILTIN: &str = include_str!("../data/lexicon.yaml");

@@ -11,7 +11,6 @@
 //! Where a trained router leads, the few requests closest to the clause vote as well
 //! ([`Meaning::neighbours`]).
 
-use crate::hash::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -19,6 +18,7 @@ use waypoint_catalog::Catalog;
 use waypoint_embed::cache::{self, Source};
 use waypoint_embed::{EmbedError, Encoder, QuantRows, dot};
 
+use crate::hash::HashMap;
 use crate::learned::entries;
 
 /// Requests per entry a clause is compared with. Beyond a few dozen, the trained router

@@ -11,11 +11,11 @@
 //! the cut is the one the taught model finds most likely. The cuts are cached beside the
 //! trained router, keyed by what the first model learned from.
 
-use crate::hash::HashMap;
 use std::path::Path;
 
 use waypoint_classify::{Model, Settings, TrainingSet, cache};
 
+use crate::hash::HashMap;
 use crate::lexicon::Lexicon;
 use crate::segment::segment;
 

@@ -4,10 +4,11 @@
 //! A token keeps its span in the original text, its lower-case form, and a `key` — the
 //! stem of its canonical synonym — so that "pictures", "illustration" and "image" meet.
 
-use crate::hash::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
+
+use crate::hash::{HashMap, HashSet};
 
 /// One word of a text (or one extracted value standing in for several).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,10 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::hash::{HashMap, HashSet};
-
 use serde::Deserialize;
 
+use crate::hash::{HashMap, HashSet};
 use crate::lexicon::Lexicon;
 use crate::text::{Synonyms, Token, tokenize};
 

@@ -1,11 +1,10 @@
 //! Typed values to the arguments that take them: by the words that name an argument,
 //! by kind and order, by the values a description lists, ranges, folders and measures.
 
-use crate::hash::HashSet;
-
 use serde_json::Value;
 use waypoint_protocol::ExtractedKind;
 
+use crate::hash::HashSet;
 use crate::lexicon::Lexicon;
 use crate::text::Token;
 

@@ -2,12 +2,11 @@
 //! goal needs, stored plans and pipelines that fit, margins for harmful tools, and the
 //! several entries one clause may ask for.
 
-use crate::hash::HashMap;
-
 use waypoint_catalog::Entry;
 use waypoint_protocol::{Candidate, ExtractedKind};
 
 use crate::args;
+use crate::hash::HashMap;
 use crate::lexicon::Lexicon;
 use crate::route::Hints;
 use crate::text::Token;

@@ -1,11 +1,10 @@
 //! How steps feed each other: values no step consumed, pipelines that cover a run of
 //! steps, and clauses that point back at an earlier step's output.
 
-use crate::hash::HashSet;
-
 use waypoint_catalog::Entry;
 use waypoint_protocol::{Candidate, ExtractedKind, StepKind};
 
+use crate::hash::HashSet;
 use crate::understand::{Analysis, ClauseAnalysis};
 
 use super::{Draft, Drafted, Planner, echoes};

@@ -22,11 +22,10 @@
 //!   lookups, restatements, phases);
 //! - `fill`: arguments from the request, facts and lookups.
 
-use crate::hash::HashSet;
-
 use waypoint_catalog::{Catalog, Entry, Tool};
 use waypoint_protocol::{Candidate, ExtractedKind, StepKind};
 
+use crate::hash::HashSet;
 use crate::lexicon::Lexicon;
 use crate::route::RouteIndex;
 use crate::understand::{Analysis, ClauseAnalysis};

@@ -1,11 +1,10 @@
 //! Building the index: every entry's words by field and weight, its examples, what it
 //! makes and takes, and what its description says of the things it acts on.
 
-use crate::hash::{HashMap, HashSet};
-
 use waypoint_catalog::Catalog;
 use waypoint_protocol::{CandidateKind, ExtractedKind};
 
+use crate::hash::{HashMap, HashSet};
 use crate::lexicon::{Article, Lexicon};
 
 use super::doc::Doc;

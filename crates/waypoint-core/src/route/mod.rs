@@ -18,11 +18,10 @@
 //! - `grammar`: what the clause's words are doing (a verb's object, complements,
 //!   participles, word pairs).
 
-use crate::hash::{HashMap, HashSet};
-
 use waypoint_catalog::Catalog;
 use waypoint_protocol::ExtractedKind;
 
+use crate::hash::{HashMap, HashSet};
 use crate::learned::{Learned, RouterModel};
 use crate::lexicon::{Article, Lexicon, Phrase};
 use crate::meaning::{Meaning, MeaningSettings, MeaningState};

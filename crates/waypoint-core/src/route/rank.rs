@@ -1,10 +1,9 @@
 //! Ranking a clause: the words' evidence per entry, the examples' similarity, the
 //! blend with meaning and the trained router, and the order of the candidates.
 
-use crate::hash::{HashMap, HashSet};
-
 use waypoint_protocol::{Candidate, ExtractedKind};
 
+use crate::hash::{HashMap, HashSet};
 use crate::learned::Learned;
 use crate::lexicon::{Article, Lexicon, Phrase};
 use crate::text::Token;
