@@ -14,6 +14,15 @@
 //!
 //! A typed argument never receives free clause text, and the words of one argument are
 //! never repeated in another.
+//!
+//! This module holds the contract ([`Filled`], [`Inputs`]) and the order of the passes
+//! (`fill_slots`); the passes live in modules by what they read:
+//! - `spec`: what a tool's schema asks for, and whether a value fits it;
+//! - `names`: how the words of a request name an argument;
+//! - `values`: typed values by the words that name an argument, by kind and order;
+//! - `cues`: the words after a cue;
+//! - `flow`: earlier steps' outputs and values said before;
+//! - `text`: the free-text argument, from what the clause is about.
 
 use serde_json::{Map, Value, json};
 use waypoint_catalog::Tool;
