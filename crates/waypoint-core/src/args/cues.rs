@@ -10,7 +10,7 @@ use crate::text::Token;
 use super::flow::takes_content;
 use super::names::labels_another;
 use super::spec::fits;
-use super::text::trim_words;
+use super::text::span_text;
 use super::{Context, Kind, Slot, State};
 
 /// Words after a cue to the argument the cue introduces.
@@ -62,13 +62,7 @@ pub(super) fn fill_cued(cx: &Context<'_, '_>, st: &mut State) {
         });
         let text = match quoted {
             Some(i) => pieces[i].value.clone(),
-            None => trim_words(
-                inputs
-                    .request
-                    .get(first.start..last.end)
-                    .unwrap_or_default(),
-                lex,
-            ),
+            None => span_text(inputs.request, first, last, lex),
         };
         if text.is_empty() {
             continue;

@@ -389,13 +389,7 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used, own: &[String])
     let (Some(first), Some(last)) = (run.first(), run.last()) else {
         return Object::Nothing;
     };
-    let text = trim_words(
-        inputs
-            .request
-            .get(first.start..last.end)
-            .unwrap_or_default(),
-        lex,
-    );
+    let text = span_text(inputs.request, first, last, lex);
     if text.is_empty() {
         Object::Nothing
     } else {
@@ -515,6 +509,12 @@ fn points_back(run: &[Token], inputs: &Inputs<'_>, lex: &Lexicon) -> bool {
         && run
             .iter()
             .any(|t| !lex.is_determiner(t) || lex.anaphora.contains(&t.form))
+}
+
+/// The request's words from token `first` to token `last`, trimmed as [`trim_words`]
+/// trims them.
+pub(super) fn span_text(request: &str, first: &Token, last: &Token, lex: &Lexicon) -> String {
+    trim_words(request.get(first.start..last.end).unwrap_or_default(), lex)
 }
 
 /// Trims the punctuation and joining words a span can end with ("hello, and" → "hello").

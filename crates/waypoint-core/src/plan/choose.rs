@@ -12,7 +12,7 @@ use crate::route::Hints;
 use crate::text::Token;
 use crate::understand::{Analysis, ClauseAnalysis};
 
-use super::{Draft, Harm, Planner, Routed, deterministic, first_reasons, supplied_kinds};
+use super::{Draft, Harm, Planner, Routed, deterministic, supplied_kinds};
 
 /// How far below the best candidate one that takes an earlier step's output may score
 /// and still be chosen for a clause that points back ("fix it").
@@ -227,13 +227,8 @@ impl Planner<'_> {
         else {
             return;
         };
-        let why = format!(
-            "makes the {kind} `{}` runs ({:.2}: {})",
-            drafts[at].tool,
-            maker.score,
-            first_reasons(&maker.why)
-        );
-        let draft = self.new_draft(&maker.id, clause.segment.clause.index, maker.score, why);
+        let why = format!("makes the {kind} `{}` runs", drafts[at].tool);
+        let draft = self.candidate_draft(maker, clause.segment.clause.index, &why);
         drafts.insert(at, draft);
         drafts[at + 1].inputs.push(at);
     }

@@ -134,16 +134,10 @@ impl Planner<'_> {
                 .push(ranking.first().map_or(0.0, |c| c.score));
             let first = out.drafts.len();
             if let Some(stored) = self.stored_plan(&ranking) {
-                let why = format!(
-                    "a stored plan fits ({:.2}: {})",
-                    stored.score,
-                    first_reasons(&stored.why)
-                );
-                out.drafts.push(self.new_draft(
-                    &stored.id,
+                out.drafts.push(self.candidate_draft(
+                    stored,
                     clause.segment.clause.index,
-                    stored.score,
-                    why,
+                    "a stored plan fits",
                 ));
             } else if let Some(chosen) =
                 goal.and_then(|g| self.by_evidence(g, clause, &ranking, &out.drafts))
@@ -173,16 +167,10 @@ impl Planner<'_> {
                     self.consume_leftovers(clause, first, &mut out);
                     continue;
                 }
-                let why = format!(
-                    "best match ({:.2}: {})",
-                    pick.score,
-                    first_reasons(&pick.why)
-                );
-                out.drafts.push(self.new_draft(
-                    &pick.id,
+                out.drafts.push(self.candidate_draft(
+                    &pick,
                     clause.segment.clause.index,
-                    pick.score,
-                    why,
+                    "best match",
                 ));
                 self.other_requests(clause, &pick.id, &tops, &mut out.drafts);
                 self.make_what_it_takes(clause, &ranking, &mut out.drafts);
@@ -237,6 +225,13 @@ impl Planner<'_> {
         self.link_references(analysis, &mut out);
         order_phases(analysis, &mut out.drafts);
         out
+    }
+
+    /// A draft for the candidate `c`: its rationale `why`, then the score and the first
+    /// reasons it was ranked for ("best match (0.82: summarize, text)").
+    fn candidate_draft(&self, c: &Candidate, clause: usize, why: &str) -> Draft {
+        let rationale = format!("{why} ({:.2}: {})", c.score, first_reasons(&c.why));
+        self.new_draft(&c.id, clause, c.score, rationale)
     }
 
     fn new_draft(&self, id: &str, clause: usize, score: f64, rationale: String) -> Draft {
