@@ -356,50 +356,28 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> (Go
     add_identifier_entity(&mut entities, toks, !intents.is_empty(), lex);
 
     // Every (intent, entity) reading with its weight; the catalog's rules are a prior.
-    // (intent, entity, weight, explanation, entity assumed rather than named)
-    let mut readings: Vec<(String, Option<String>, f64, String, bool)> = Vec::new();
-    for (intent, is, iwords) in &intents {
-        let mut options: Vec<(Option<String>, f64, Vec<String>)> = entities
-            .iter()
-            .map(|(e, s, w)| (Some(e.name.clone()), *s, w.clone()))
-            .collect();
-        // A thing the clause names that no entity phrase covers ("the scheduler").
-        if let Some(named) = &intent.named_entity
-            && !options.iter().any(|(e, ..)| e.as_deref() == Some(named))
-            && let Some(word) = uncovered_noun(toks, c.head_verb, &intents, &entities, lex)
-        {
-            options.push((Some(named.clone()), 0.9, vec![word]));
-        }
-        // The intent's usual entity, assumed: weaker than any named one.
-        if let Some(d) = &intent.default_entity
-            && !options.iter().any(|(e, ..)| e.as_deref() == Some(d))
-        {
-            options.push((Some(d.clone()), 0.5, vec![]));
-        }
-        options.push((None, 0.0, vec![]));
-        for (entity, es, ewords) in options {
-            let prior = evidence
-                .iter()
-                .map(|r| match (&r.entity, &entity) {
-                    (Some(re), Some(e)) if r.intent == intent.name && re == e => 1.0,
-                    (None, _) if r.intent == intent.name => 0.3,
-                    _ => 0.0,
-                })
-                .fold(0.0, f64::max);
-            let why = explain(&intent.name, iwords, entity.as_deref(), &ewords);
-            let assumed = entity.is_some() && ewords.is_empty();
-            readings.push((intent.name.clone(), entity, is + es + prior, why, assumed));
-        }
-    }
+    // A thing the clause names that no entity phrase covers ("the scheduler"), found
+    // first so the readings below can borrow its word.
+    let unnamed: Vec<Option<[String; 1]>> = intents
+        .iter()
+        .map(|(intent, ..)| {
+            let named = intent.named_entity.as_ref()?;
+            if entities.iter().any(|(e, ..)| &e.name == named) {
+                return None;
+            }
+            uncovered_noun(toks, c.head_verb, &intents, &entities, lex).map(|w| [w])
+        })
+        .collect();
+    let mut readings = word_readings(&intents, &entities, &unnamed, evidence);
     readings.extend(entity_implied_readings(&entities, lex, evidence));
-    readings.sort_by(|a, b| b.2.total_cmp(&a.2));
+    readings.sort_by(|a, b| b.weight.total_cmp(&a.weight));
     let scope = lex
         .scopes
         .iter()
         .find(|(_, ps)| ps.iter().any(|p| p.find_all(toks).next().is_some()))
         .map(|(name, _)| name.clone());
 
-    let Some((intent, entity, best, why, assumed)) = readings.first().cloned() else {
+    let Some(first) = readings.first() else {
         let goal = Goal {
             clause: c.segment.clause.index,
             intent: "unknown".into(),
@@ -410,10 +388,12 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> (Go
         };
         return (goal, false);
     };
+    let (best, why, assumed) = (first.weight, first.explain(), first.assumed());
+    let (intent, entity) = (first.intent, first.entity);
     let second = readings
         .iter()
-        .find(|r| r.0 != intent || r.1 != entity)
-        .map_or(0.0, |r| r.2);
+        .find(|r| r.intent != intent || r.entity != entity)
+        .map_or(0.0, |r| r.weight);
     let strength = (best / 2.0).min(1.0);
     let margin = if best > 0.0 {
         (best - second) / best
@@ -421,18 +401,19 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> (Go
         0.0
     };
     let confidence = round2(strength * (0.6 + 0.4 * margin));
-    let total: f64 = readings.iter().take(4).map(|r| r.2).sum();
+    let total: f64 = readings.iter().take(4).map(|r| r.weight).sum();
     let ambiguities = readings
         .iter()
         .skip(1)
-        .filter(|r| r.0 != intent || r.1 != entity)
+        .filter(|r| r.intent != intent || r.entity != entity)
         .take(3)
         .map(|r| Ambiguity {
-            intent: r.0.clone(),
-            entity: r.1.clone(),
-            confidence: round2(if total > 0.0 { r.2 / total } else { 0.0 }),
+            intent: r.intent.to_owned(),
+            entity: r.entity.map(str::to_owned),
+            confidence: round2(if total > 0.0 { r.weight / total } else { 0.0 }),
         })
         .collect();
+    let (intent, entity) = (intent.to_owned(), entity.map(str::to_owned));
     let artifact = lex.intent(&intent).and_then(|c| c.artifact.clone());
     let goal = Goal {
         clause: c.segment.clause.index,
@@ -445,6 +426,51 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> (Go
         explanation: why,
     };
     (goal, assumed)
+}
+
+/// The readings the clause's words give: each intent with each entity named, the one
+/// the intent names by an uncovered noun (`unnamed`, one per intent), its usual entity
+/// assumed, and none; the catalog's rules are a prior.
+fn word_readings<'a>(
+    intents: &'a Scored<'_>,
+    entities: &'a Scored<'_>,
+    unnamed: &'a [Option<[String; 1]>],
+    evidence: &[EvidenceRule],
+) -> Vec<Reading<'a>> {
+    let mut readings = Vec::new();
+    for ((intent, is, iwords), unnamed) in intents.iter().zip(unnamed) {
+        let mut options: Vec<(Option<&str>, f64, &[String])> = entities
+            .iter()
+            .map(|(e, s, w)| (Some(e.name.as_str()), *s, w.as_slice()))
+            .collect();
+        if let (Some(named), Some(word)) = (&intent.named_entity, unnamed) {
+            options.push((Some(named), 0.9, word));
+        }
+        // The intent's usual entity, assumed: weaker than any named one.
+        if let Some(d) = &intent.default_entity
+            && !options.iter().any(|(e, ..)| *e == Some(d.as_str()))
+        {
+            options.push((Some(d), 0.5, &[]));
+        }
+        options.push((None, 0.0, &[]));
+        for (entity, es, ewords) in options {
+            let prior = evidence
+                .iter()
+                .map(|r| match (&r.entity, entity) {
+                    (Some(re), Some(e)) if r.intent == intent.name && re == e => 1.0,
+                    (None, _) if r.intent == intent.name => 0.3,
+                    _ => 0.0,
+                })
+                .fold(0.0, f64::max);
+            readings.push(Reading {
+                intent: &intent.name,
+                entity,
+                weight: is + es + prior,
+                because: Because::Words { iwords, ewords },
+            });
+        }
+    }
+    readings
 }
 
 /// A content word of the clause that no matched intent or entity phrase explains: the
@@ -491,41 +517,67 @@ fn uncovered_noun(
 
 /// An entity that implies an intent ("which model…" → chat) gives a reading of its own,
 /// which wins when no intent phrase speaks louder.
-fn entity_implied_readings(
-    entities: &Scored<'_>,
-    lex: &Lexicon,
+fn entity_implied_readings<'a>(
+    entities: &'a Scored<'_>,
+    lex: &'a Lexicon,
     evidence: &[EvidenceRule],
-) -> Vec<(String, Option<String>, f64, String, bool)> {
-    entities
-        .iter()
-        .filter_map(|(e, score, words)| {
-            let intent = lex.entity_intents.get(&e.name)?;
-            let prior = if evidence
-                .iter()
-                .any(|r| &r.intent == intent && r.entity.as_ref() == Some(&e.name))
-            {
-                1.0
-            } else {
-                0.0
-            };
-            let why = format!(
-                "intent `{intent}` implied by entity `{}` from {}",
-                e.name,
-                words
-                    .iter()
-                    .map(|w| format!("“{w}”"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            Some((
-                intent.clone(),
-                Some(e.name.clone()),
-                *score * 0.75 + prior,
-                why,
-                false,
-            ))
+) -> impl Iterator<Item = Reading<'a>> {
+    entities.iter().filter_map(move |(e, score, words)| {
+        let intent = lex.entity_intents.get(&e.name)?;
+        let prior = if evidence
+            .iter()
+            .any(|r| &r.intent == intent && r.entity.as_ref() == Some(&e.name))
+        {
+            1.0
+        } else {
+            0.0
+        };
+        Some(Reading {
+            intent,
+            entity: Some(&e.name),
+            weight: *score * 0.75 + prior,
+            because: Because::Implied(words),
         })
-        .collect()
+    })
+}
+
+/// One way to read a clause: an intent, perhaps an entity, and how strongly its words
+/// say so. Only the winning reading's explanation is ever shown, so the words it came
+/// from are kept and the sentence is written for that one alone.
+struct Reading<'a> {
+    intent: &'a str,
+    entity: Option<&'a str>,
+    weight: f64,
+    because: Because<'a>,
+}
+
+enum Because<'a> {
+    /// Intent words, and entity words (none when the entity is assumed for the intent).
+    Words {
+        iwords: &'a [String],
+        ewords: &'a [String],
+    },
+    /// The entity's words imply the intent.
+    Implied(&'a [String]),
+}
+
+impl Reading<'_> {
+    /// An entity the clause does not name but the intent usually acts on.
+    fn assumed(&self) -> bool {
+        matches!(self.because, Because::Words { ewords: [], .. }) && self.entity.is_some()
+    }
+
+    fn explain(&self) -> String {
+        let (intent, entity) = (self.intent, self.entity);
+        match self.because {
+            Because::Words { iwords, ewords } => explain(intent, iwords, entity, ewords),
+            Because::Implied(words) => format!(
+                "intent `{intent}` implied by entity `{}` from {}",
+                entity.unwrap_or_default(),
+                quote(words)
+            ),
+        }
+    }
 }
 
 type Scored<'l> = Vec<(&'l Concept, f64, Vec<String>)>;
@@ -593,12 +645,6 @@ fn add_identifier_entity<'l>(
 }
 
 fn explain(intent: &str, iwords: &[String], entity: Option<&str>, ewords: &[String]) -> String {
-    let quote = |w: &[String]| {
-        w.iter()
-            .map(|x| format!("“{x}”"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let mut s = format!("intent `{intent}` from {}", quote(iwords));
     match (entity, ewords.is_empty()) {
         (Some(e), false) => s.push_str(&format!("; entity `{e}` from {}", quote(ewords))),
@@ -606,6 +652,15 @@ fn explain(intent: &str, iwords: &[String], entity: Option<&str>, ewords: &[Stri
         (None, _) => {}
     }
     s
+}
+
+/// “a”, “b”: the words a reading came from, as an explanation shows them.
+fn quote(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|x| format!("“{x}”"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub(crate) fn round2(x: f64) -> f64 {
