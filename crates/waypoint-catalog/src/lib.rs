@@ -23,6 +23,10 @@ pub mod yaml;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
+/// Lookups by name and id happen many times per plan (every candidate, link and
+/// check), so they hash with foldhash, seeded at random per map, instead of `SipHash`.
+type ByName<V> = HashMap<String, V, foldhash::fast::RandomState>;
+
 pub use builtin::{BUILTIN_SOURCES, builtin, builtin_sources};
 pub use diagnostic::{CatalogError, Diagnostic, Severity};
 pub use load::{Loaded, Source, closest, load, read_paths};
@@ -56,10 +60,10 @@ pub(crate) struct Contents {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     contents: Contents,
-    by_name: HashMap<String, Slot>,
+    by_name: ByName<Slot>,
     /// Each tool's compiled input schema, built on first use and shared by every clone,
     /// so planning and running compile a schema once per catalog, not once per call.
-    validators: Arc<HashMap<String, OnceLock<Option<jsonschema::Validator>>>>,
+    validators: Arc<ByName<OnceLock<Option<jsonschema::Validator>>>>,
     taught: Taught,
     precedence: Arc<Precedence>,
 }
@@ -83,7 +87,10 @@ enum Slot {
 
 impl Catalog {
     pub(crate) fn new(contents: Contents) -> Self {
-        let mut by_name = HashMap::with_capacity(contents.tools.len() + contents.pipelines.len());
+        let mut by_name = ByName::with_capacity_and_hasher(
+            contents.tools.len() + contents.pipelines.len(),
+            foldhash::fast::RandomState::default(),
+        );
         for (i, t) in contents.tools.iter().enumerate() {
             by_name.insert(t.name.clone(), Slot::Tool(i));
         }

@@ -3,14 +3,13 @@
 //! planner, args must be declared by and satisfy the tool's `input_schema`, only allowlisted tools may
 //! appear, references point backwards only, and the step count is bounded.
 
-use std::collections::{HashMap, HashSet};
-
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 use waypoint_catalog::{Catalog, Entry};
 use waypoint_protocol::{Step, StepKind, UNKNOWN_TOOL};
 
 use crate::args;
+use crate::hash::{HashMap, HashSet};
 
 /// Names under which the planner itself may appear in a catalog; a plan step may never
 /// call the planner (a plan that plans again has no bottom).
@@ -19,7 +18,7 @@ pub const PLANNER_NAMES: [&str; 4] = ["waypoint.plan", "waypoint__plan", "waypoi
 /// Limits and lists the guards enforce.
 pub struct Guards<'a> {
     pub catalog: &'a Catalog,
-    pub allowlist: Option<&'a HashSet<String>>,
+    pub allowlist: Option<&'a std::collections::HashSet<String>>,
     pub max_steps: usize,
 }
 
@@ -41,7 +40,7 @@ pub fn validate(steps: &mut Vec<Step>, guards: &Guards<'_>) -> Verdict {
         ));
         steps.truncate(guards.max_steps);
     }
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen: HashSet<String> = HashSet::default();
     for step in steps.iter_mut() {
         if step.kind != StepKind::Unknown {
             demote_if_invalid(step, guards, &mut verdict);
@@ -91,7 +90,7 @@ fn drop_implied_orders(steps: &mut [Step]) {
             .filter_map(|r| index.get(r.as_str()).copied())
             .filter(|&d| d < i)
             .collect();
-        let mut mine = HashSet::new();
+        let mut mine = HashSet::default();
         for &d in &deps {
             mine.insert(d);
             mine.extend(ancestors[d].iter().copied());
@@ -241,7 +240,7 @@ fn check_args(step: &mut Step, guards: &Guards<'_>, verdict: &mut Verdict) {
 /// Steps with no dependency between them share a group: a step's group is one more
 /// than the latest group it depends on, through its inputs or the order it follows.
 pub fn assign_groups(steps: &mut [Step]) {
-    let mut group_of: HashMap<String, u32> = HashMap::new();
+    let mut group_of: HashMap<String, u32> = HashMap::default();
     for step in steps.iter_mut() {
         let g = step
             .input_refs
