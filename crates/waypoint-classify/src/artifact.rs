@@ -152,6 +152,7 @@ impl Model {
         Ok(Self {
             key,
             vocab: Vocabulary { ids, idf },
+            rows: crate::model::dense_rows(&offsets, &entries, classes.len()),
             classes,
             offsets,
             entries,

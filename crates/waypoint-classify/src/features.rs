@@ -73,22 +73,34 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
-fn fnv(tag: u8, parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |b: u8| {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    };
-    eat(tag);
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            eat(b' ');
-        }
-        for &b in *p {
-            eat(b);
+/// 64-bit FNV-1a, fed a tag byte and then the bytes of an n-gram.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new(tag: u8) -> Self {
+        let mut h = Self(0xcbf2_9ce4_8422_2325);
+        h.eat(&[tag]);
+        h
+    }
+
+    fn eat(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
         }
     }
-    h
+}
+
+/// The hash of an n-gram made of `parts`, joined by single spaces.
+fn fnv(tag: u8, parts: &[&[u8]]) -> u64 {
+    let mut h = Fnv::new(tag);
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            h.eat(b" ");
+        }
+        h.eat(p);
+    }
+    h.0
 }
 
 /// Hashed n-grams of a text, split into the word family and the character family.
@@ -112,10 +124,18 @@ pub(crate) fn grams(text: &str) -> (Vec<u64>, Vec<u64>) {
         bounds.extend(padded.char_indices().map(|(o, _)| o));
         bounds.push(padded.len());
         let n_chars = bounds.len() - 1;
-        for n in CHAR_MIN..=CHAR_MAX.min(n_chars) {
-            for start in 0..=n_chars - n {
-                let slice = &padded.as_bytes()[bounds[start]..bounds[start + n]];
-                chars.push(fnv(TAG_CHAR, &[slice]));
+        // The 3-, 4- and 5-grams starting at one character share their first bytes, and
+        // FNV reads bytes in order, so one pass from each start gives all three.
+        let bytes = padded.as_bytes();
+        for start in 0..n_chars.saturating_sub(CHAR_MIN - 1) {
+            let mut h = Fnv::new(TAG_CHAR);
+            let mut at = bounds[start];
+            for n in 1..=CHAR_MAX.min(n_chars - start) {
+                h.eat(&bytes[at..bounds[start + n]]);
+                at = bounds[start + n];
+                if n >= CHAR_MIN {
+                    chars.push(h.0);
+                }
             }
         }
         // A word shorter than the smallest n-gram is still one gram of its own.
@@ -204,14 +224,23 @@ impl Vocabulary {
     pub fn vector(&self, text: &str) -> Sparse {
         let (word, chars) = grams(text);
         let mut pairs: Vec<(u32, f32)> = Vec::with_capacity(word.len() + chars.len());
-        for mut family in [word, chars] {
-            family.sort_unstable();
+        // Ids follow hash order, so sorting the known n-grams' ids walks them in the order
+        // their hashes would: the same sums in the same order, for fewer n-grams.
+        let mut ids: Vec<u32> = Vec::with_capacity(chars.len());
+        for family in [word, chars] {
+            ids.clear();
+            ids.extend(family.iter().filter_map(|h| self.ids.get(h).copied()));
+            ids.sort_unstable();
             let from = pairs.len();
-            for run in family.chunk_by(|a, b| a == b) {
-                if let Some(&id) = self.ids.get(&run[0]) {
-                    let tf = 1.0 + (run.len() as f32).ln();
-                    pairs.push((id, tf * self.idf[id as usize]));
-                }
+            for run in ids.chunk_by(|a, b| a == b) {
+                let id = run[0];
+                // ln 1 = 0: most n-grams occur once in a clause.
+                let tf = if run.len() == 1 {
+                    1.0
+                } else {
+                    1.0 + (run.len() as f32).ln()
+                };
+                pairs.push((id, tf * self.idf[id as usize]));
             }
             let norm = pairs[from..].iter().map(|(_, v)| v * v).sum::<f32>().sqrt();
             if norm > 0.0 {
@@ -259,6 +288,37 @@ mod tests {
         assert!((norm - 1.0).abs() < 1e-5, "{norm}");
         assert!(v.vector("zzzz qqqq").is_empty());
         assert!(x.idx.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn character_grams_are_every_slice_of_three_to_five_characters() {
+        for word in [
+            "a",
+            "ab",
+            "abc",
+            "getTinyImage",
+            "café",
+            "naïve crème brûlée",
+        ] {
+            let mut expected = Vec::new();
+            for w in words(word) {
+                let padded: Vec<char> = format!(" {w} ").chars().collect();
+                for n in CHAR_MIN..=CHAR_MAX.min(padded.len()) {
+                    for slice in padded.windows(n) {
+                        let text: String = slice.iter().collect();
+                        expected.push(fnv(TAG_CHAR, &[text.as_bytes()]));
+                    }
+                }
+                if padded.len() < CHAR_MIN {
+                    let text: String = padded.iter().collect();
+                    expected.push(fnv(TAG_CHAR, &[text.as_bytes()]));
+                }
+            }
+            let (_, mut got) = grams(word);
+            got.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(got, expected, "{word}");
+        }
     }
 
     #[test]
