@@ -356,19 +356,20 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> (Go
     add_identifier_entity(&mut entities, toks, !intents.is_empty(), lex);
 
     // Every (intent, entity) reading with its weight; the catalog's rules are a prior.
-    // A thing the clause names that no entity phrase covers ("the scheduler"), found
-    // first so the readings below can borrow its word.
-    let unnamed: Vec<Option<[String; 1]>> = intents
-        .iter()
-        .map(|(intent, ..)| {
-            let named = intent.named_entity.as_ref()?;
-            if entities.iter().any(|(e, ..)| &e.name == named) {
-                return None;
-            }
-            uncovered_noun(toks, c.head_verb, &intents, &entities, lex).map(|w| [w])
-        })
-        .collect();
-    let mut readings = word_readings(&intents, &entities, &unnamed, evidence);
+    // A thing the clause names that no entity phrase covers ("the scheduler"): the same
+    // word for every intent that names such a thing, so looked for once, and only when
+    // one does.
+    let names_unmatched = intents.iter().any(|(intent, ..)| {
+        intent
+            .named_entity
+            .as_ref()
+            .is_some_and(|n| !entities.iter().any(|(e, ..)| &e.name == n))
+    });
+    let unnamed = names_unmatched
+        .then(|| uncovered_noun(toks, c.head_verb, &intents, &entities, lex))
+        .flatten()
+        .map(|w| [w]);
+    let mut readings = word_readings(&intents, &entities, unnamed.as_ref(), evidence);
     readings.extend(entity_implied_readings(&entities, lex, evidence));
     readings.sort_by(|a, b| b.weight.total_cmp(&a.weight));
     let scope = lex
@@ -428,22 +429,24 @@ fn goal_for(c: &ClauseAnalysis, lex: &Lexicon, evidence: &[EvidenceRule]) -> (Go
     (goal, assumed)
 }
 
-/// The readings the clause's words give: each intent with each entity named, the one
-/// the intent names by an uncovered noun (`unnamed`, one per intent), its usual entity
-/// assumed, and none; the catalog's rules are a prior.
+/// The readings the clause's words give: each intent with each entity named, the
+/// thing it names by the clause's uncovered noun (`unnamed`) when no entity phrase
+/// matched it, its usual entity assumed, and none; the catalog's rules are a prior.
 fn word_readings<'a>(
     intents: &'a Scored<'_>,
     entities: &'a Scored<'_>,
-    unnamed: &'a [Option<[String; 1]>],
+    unnamed: Option<&'a [String; 1]>,
     evidence: &[EvidenceRule],
 ) -> Vec<Reading<'a>> {
     let mut readings = Vec::new();
-    for ((intent, is, iwords), unnamed) in intents.iter().zip(unnamed) {
+    for (intent, is, iwords) in intents {
         let mut options: Vec<(Option<&str>, f64, &[String])> = entities
             .iter()
             .map(|(e, s, w)| (Some(e.name.as_str()), *s, w.as_slice()))
             .collect();
-        if let (Some(named), Some(word)) = (&intent.named_entity, unnamed) {
+        if let (Some(named), Some(word)) = (&intent.named_entity, unnamed)
+            && !options.iter().any(|(e, ..)| *e == Some(named.as_str()))
+        {
             options.push((Some(named), 0.9, word));
         }
         // The intent's usual entity, assumed: weaker than any named one.
@@ -570,7 +573,19 @@ impl Reading<'_> {
     fn explain(&self) -> String {
         let (intent, entity) = (self.intent, self.entity);
         match self.because {
-            Because::Words { iwords, ewords } => explain(intent, iwords, entity, ewords),
+            Because::Words { iwords, ewords } => {
+                let mut s = format!("intent `{intent}` from {}", quote(iwords));
+                match (entity, ewords.is_empty()) {
+                    (Some(e), false) => {
+                        s.push_str(&format!("; entity `{e}` from {}", quote(ewords)));
+                    }
+                    (Some(e), true) => {
+                        s.push_str(&format!("; entity `{e}` assumed for this intent"));
+                    }
+                    (None, _) => {}
+                }
+                s
+            }
             Because::Implied(words) => format!(
                 "intent `{intent}` implied by entity `{}` from {}",
                 entity.unwrap_or_default(),
@@ -642,16 +657,6 @@ fn add_identifier_entity<'l>(
     } else if let Some(concept) = lex.entities.iter().find(|c| &c.name == name) {
         entities.push((concept, weight, vec![raw]));
     }
-}
-
-fn explain(intent: &str, iwords: &[String], entity: Option<&str>, ewords: &[String]) -> String {
-    let mut s = format!("intent `{intent}` from {}", quote(iwords));
-    match (entity, ewords.is_empty()) {
-        (Some(e), false) => s.push_str(&format!("; entity `{e}` from {}", quote(ewords))),
-        (Some(e), true) => s.push_str(&format!("; entity `{e}` assumed for this intent")),
-        (None, _) => {}
-    }
-    s
 }
 
 /// “a”, “b”: the words a reading came from, as an explanation shows them.
