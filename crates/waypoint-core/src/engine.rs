@@ -239,8 +239,7 @@ impl Engine {
         let mut reports = Vec::new();
         let mut goals = analysis.understanding.goals.iter();
         for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
-            let mut hints = planner.hints(clause, goals.next());
-            hints.context = planner.context_of(&analysis, clause);
+            let hints = planner.hints_in(&analysis, clause, goals.next());
             let ranking = self.index.rank(clause.tokens(), &hints, &self.lexicon);
             let recommendation = ranking
                 .first()
@@ -397,8 +396,7 @@ impl Engine {
         let mut out = Vec::new();
         for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
             let goal = goals.next();
-            let mut hints = planner.hints(clause, goal);
-            hints.context = planner.context_of(&analysis, clause);
+            let hints = planner.hints_in(&analysis, clause, goal);
             let mut scores: Vec<(String, f64)> = self
                 .index
                 .rank(clause.tokens(), &hints, &self.lexicon)

@@ -69,6 +69,29 @@ pub struct MeaningSettings {
     /// Share of the score the nearest requests take after the trained router's, where
     /// the router leads and its requests ask for one entry at a time.
     pub neighbours_weight: f64,
+    /// How entries stand out from the rest of the catalog, where no entry has keywords
+    /// or requests ([`Relative`]).
+    pub relative: Relative,
+}
+
+/// Where a catalog knows its entries by a name and a description alone, how far an entry's cosine
+/// stands above the catalog's usual cosine for the clause (in standard deviations) says
+/// more about which entry the clause means than the cosine itself: a prose description
+/// and a short request are far apart in absolute terms even when they mean the same
+/// thing ("what's in store for Scorpios today?" meets a horoscope app at 0.36, a
+/// middling cosine, and no other app above 0.27, while a to-do app's words "store" and
+/// "list" tie it). That standing, from `low` to `high`
+/// deviations mapped to [0, 1], takes `share` of the meaning score. It decides the
+/// order, not how sure the router is: the scores are scaled back so the best keeps the
+/// score it had without it (`route::rank::blend_ordering`), and the abstain threshold
+/// means what it meant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Relative {
+    pub low: f32,
+    pub high: f32,
+    pub share: f32,
+    /// Fewer entries than this give no usual cosine to stand out from.
+    pub min_entries: usize,
 }
 
 impl MeaningSettings {
@@ -91,7 +114,35 @@ impl MeaningSettings {
                 high: 0.8,
             },
             neighbours_weight: 0.5,
+            relative: Relative {
+                low: 1.0,
+                high: 4.0,
+                share: 0.5,
+                min_entries: 8,
+            },
         }
+    }
+}
+
+impl Relative {
+    /// Each entry's meaning score with its standing mixed in, from each entry's
+    /// own-words cosine in `owns`; `None` where there are too few entries, or cosines
+    /// too alike, to stand out from.
+    fn mix(self, owns: &[f32], own: Scale) -> Option<Vec<f32>> {
+        if owns.len() < self.min_entries || self.share <= 0.0 {
+            return None;
+        }
+        let n = owns.len() as f32;
+        let mean = owns.iter().sum::<f32>() / n;
+        let sd = (owns.iter().map(|c| (c - mean).powi(2)).sum::<f32>() / n).sqrt();
+        if sd <= f32::EPSILON {
+            return None;
+        }
+        let mixed = owns.iter().map(|&cos| {
+            let stands = (((cos - mean) / sd - self.low) / (self.high - self.low)).clamp(0.0, 1.0);
+            (1.0 - self.share) * own.map(cos) + self.share * stands
+        });
+        Some(mixed.collect())
     }
 }
 
@@ -118,11 +169,13 @@ impl Compared {
 }
 
 /// An entry's own words as the texts its meaning is read from: its name with its
-/// description, and, where the description runs on past its first sentence, the name
-/// with that sentence alone. A tool imported from an MCP server says what it does first
-/// and then how to call it ("… Handles various text encodings … Only works within
-/// allowed directories"); a short request is far in meaning from the whole of that and
-/// close to its opening.
+/// description, and, where the description runs on for two sentences or more past its
+/// first, the name with that sentence alone. A tool imported from an MCP server says
+/// what it does first and then how to call it ("… Handles various text encodings …
+/// Only works within allowed directories"); a short request is far in meaning from the
+/// whole of that and close to its opening. A description of two sentences is no such
+/// manual: its first is as often a slogan ("Your home away from home. Browse hotels …"),
+/// and read alone it would meet requests the whole does not mean.
 fn own_texts(name: &str, about: &str) -> Vec<String> {
     let about = about.trim();
     if about.is_empty() {
@@ -133,10 +186,45 @@ fn own_texts(name: &str, about: &str) -> Vec<String> {
         .match_indices(". ")
         .map(|(at, _)| &about[..at])
         .find(|s| s.split_whitespace().count() >= 3);
-    if let Some(first) = first {
+    if let Some(first) = first
+        && about[first.len() + 2..]
+            .trim_end_matches('.')
+            .contains(". ")
+    {
         texts.push(format!("{name}: {first}"));
     }
     texts
+}
+
+/// What meaning says of a clause: each entry's score on the absolute scales, and, where
+/// the catalog's entries are known by their own words only, the scores with each
+/// entry's standing among the others mixed in ([`Relative`]). Sorted by entry.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Said {
+    pub absolute: Vec<(u32, f32)>,
+    pub relative: Option<Vec<(u32, f32)>>,
+}
+
+impl Said {
+    /// Each entry's higher score of the two.
+    pub(crate) fn or_higher(self, other: Said) -> Said {
+        let relative = match (self.relative, other.relative) {
+            (Some(a), Some(b)) => Some(merge_max(a, b)),
+            (a, b) => a.or(b),
+        };
+        Said {
+            absolute: merge_max(self.absolute, other.absolute),
+            relative,
+        }
+    }
+}
+
+/// Two opinions sorted by entry, merged keeping each entry's higher one.
+fn merge_max(a: Vec<(u32, f32)>, b: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
+    let mut out: Vec<(u32, f32)> = a.into_iter().chain(b).collect();
+    out.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.total_cmp(&x.1)));
+    out.dedup_by_key(|x| x.0);
+    out
 }
 
 /// Every entry's rows as vectors, ready to score clauses.
@@ -146,6 +234,9 @@ pub struct Meaning {
     /// Per entry, its rows: its own words, then its requests (rows `own + 1 ..= own +
     /// requests`).
     compared: Vec<Compared>,
+    /// No entry was given requests or keywords: the catalog is known by its entries'
+    /// names and descriptions alone.
+    untaught: bool,
     vectors: Vec<f32>,
     /// The request rows the nearest-request vote reads, in 8-bit integers, made when the
     /// vote first runs: it reads every one of them for each clause, so a quarter of the
@@ -189,8 +280,10 @@ impl Meaning {
     ) -> Result<Self, EmbedError> {
         let mut texts: Vec<String> = Vec::new();
         let mut compared = Vec::new();
+        let mut untaught = true;
         for e in entries(catalog) {
             let Some(doc) = doc_of(e.id) else { continue };
+            untaught &= e.examples.is_empty() && e.keywords.is_empty();
             let own = own_texts(&e.name, e.about);
             compared.push(Compared {
                 doc,
@@ -213,6 +306,7 @@ impl Meaning {
         Ok(Self {
             dims: settings.encoder.dims(),
             settings,
+            untaught,
             compared,
             voters: OnceLock::new(),
             vectors,
@@ -356,32 +450,54 @@ impl Meaning {
 
     /// `(entry, score)` for every entry with a score above zero: the better of its
     /// closest own-words row and its closest request row, each on its own scale.
-    pub(crate) fn scores(&self, text: &str) -> Vec<(u32, f32)> {
+    pub(crate) fn scores(&self, text: &str) -> Said {
+        let mut said = Said::default();
         if text.trim().is_empty() || self.dims == 0 {
-            return Vec::new();
+            return said;
         }
         let Some(q) = self.vector(text) else {
-            return Vec::new();
+            return said;
         };
         let row = |r: usize| &self.vectors[r * self.dims..(r + 1) * self.dims];
-        let mut out = Vec::new();
+        let mut owns = Vec::with_capacity(self.compared.len());
         for c in &self.compared {
             let own = c
                 .own_rows()
                 .map(|r| dot(&q, row(r)))
                 .fold(f32::NEG_INFINITY, f32::max);
-            let own = self.settings.own.map(own);
+            owns.push(own);
             let closest = c
                 .request_rows(COMPARED_REQUESTS)
                 .map(|r| dot(&q, row(r)))
                 .fold(f32::NEG_INFINITY, f32::max);
-            let s = own.max(self.settings.requests.map(closest));
+            let s = self
+                .settings
+                .own
+                .map(own)
+                .max(self.settings.requests.map(closest));
             if s > 0.0 {
-                out.push((c.doc, s));
+                said.absolute.push((c.doc, s));
             }
         }
+        said.absolute.sort_by_key(|(d, _)| *d);
+        said.relative = self.standing(&owns);
+        said
+    }
+
+    /// The meaning scores with each entry's standing among the catalog's entries mixed
+    /// in ([`Relative`]), where no entry was taught requests and there are entries
+    /// enough to have a usual cosine. `owns`: each compared entry's own-words cosine.
+    fn standing(&self, owns: &[f32]) -> Option<Vec<(u32, f32)>> {
+        if !self.untaught {
+            return None;
+        }
+        let mixed = self.settings.relative.mix(owns, self.settings.own)?;
+        let mut out: Vec<(u32, f32)> = (self.compared.iter().zip(mixed))
+            .filter(|(_, s)| *s > 0.0)
+            .map(|(c, s)| (c.doc, s))
+            .collect();
         out.sort_by_key(|(d, _)| *d);
-        out
+        Some(out)
     }
 
     /// `(entry, score)` for every entry with a score above zero: the mean cosine of the
@@ -535,16 +651,50 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_that_stands_out_from_the_catalog_gains_though_its_cosine_is_low() {
+        let rel = Relative {
+            low: 1.0,
+            high: 4.0,
+            share: 0.5,
+            min_entries: 8,
+        };
+        let own = Scale {
+            low: 0.15,
+            high: 0.6,
+        };
+        // One entry at 0.2, nine at 0.1: mean 0.11, deviation 0.03, the first three
+        // deviations above the mean, two thirds of the way from `low` to `high`.
+        let mut owns = vec![0.1_f32; 10];
+        owns[0] = 0.2;
+        let mixed = rel.mix(&owns, own).unwrap();
+        let expected = 0.5 * own.map(0.2) + 0.5 * (2.0 / 3.0);
+        assert!((mixed[0] - expected).abs() < 1e-4, "{}", mixed[0]);
+        // The rest sit below the mean and below the absolute scale's floor.
+        assert!(mixed[1..].iter().all(|s| *s == 0.0));
+        // Too few entries, or all alike, give no standing.
+        assert_eq!(rel.mix(&owns[..7], own), None);
+        assert_eq!(rel.mix(&[0.3; 10], own), None);
+    }
+
+    #[test]
     fn a_description_past_its_first_sentence_gives_that_sentence_a_row_of_its_own() {
         assert_eq!(
             own_texts(
                 "edit file",
-                "Make line-based edits to a text file. Each edit replaces lines."
+                "Make line-based edits to a text file. Each edit replaces lines. Only works within allowed directories."
             ),
             [
-                "edit file: Make line-based edits to a text file. Each edit replaces lines.",
+                "edit file: Make line-based edits to a text file. Each edit replaces lines. Only works within allowed directories.",
                 "edit file: Make line-based edits to a text file",
             ]
+        );
+        // Two sentences are a blurb, not a manual: the first may be a slogan.
+        assert_eq!(
+            own_texts(
+                "staybird",
+                "Your home away from home. Browse hotels and lock in a room."
+            ),
+            ["staybird: Your home away from home. Browse hotels and lock in a room."]
         );
         // One sentence, a closing period, or an opening too short to say what it does
         // ("Deprecated. …") add nothing.

@@ -25,6 +25,25 @@ type Choice<'a> = (&'a str, f64);
 /// a model call, and a clause with this many "and"s and commas is a list, not requests.
 const MAX_JOINTS: usize = 6;
 
+/// The clauses that ask for nothing right before `clause` (back to the action before
+/// it), with the clause after them, as one text; `None` where there are none.
+fn setting_of(analysis: &Analysis, clause: &ClauseAnalysis) -> Option<String> {
+    let own = clause.segment.clause.index;
+    let at = (analysis.clauses.iter()).position(|c| c.segment.clause.index >= own)?;
+    let earlier = &analysis.clauses[..at];
+    let from = earlier
+        .iter()
+        .rposition(ClauseAnalysis::is_action)
+        .map_or(0, |i| i + 1);
+    if from == at {
+        return None;
+    }
+    let texts: Vec<&str> = (earlier[from..].iter().chain([clause]))
+        .map(|c| c.segment.clause.text.as_str())
+        .collect();
+    Some(texts.join(". "))
+}
+
 impl Planner<'_> {
     /// Each action clause with its goal and ranking, in order.
     pub(super) fn route_actions<'g>(&self, analysis: &'g Analysis) -> Vec<Routed<'g>> {
@@ -38,9 +57,8 @@ impl Planner<'_> {
             .take(self.max_clauses)
             .map(|clause| {
                 let goal = goal_iter.next();
-                let mut hints = self.hints(clause, goal);
+                let mut hints = self.hints_in(analysis, clause, goal);
                 hints.earlier_products.clone_from(&products);
-                hints.context = self.context_of(analysis, clause);
                 let ranking = self.index.rank(clause.tokens(), &hints, self.lex);
                 if let Some(top) = ranking.first() {
                     for kind in self.produces(&top.id) {
@@ -59,15 +77,25 @@ impl Planner<'_> {
             .collect()
     }
 
+    /// What routing should know about a clause of `analysis`: its own hints, what the
+    /// clauses before it talk about and what the request sets out before it.
+    pub(crate) fn hints_in<'g>(
+        &'g self,
+        analysis: &'g Analysis,
+        clause: &'g ClauseAnalysis,
+        goal: Option<&'g waypoint_protocol::Goal>,
+    ) -> Hints<'g> {
+        let mut hints = self.hints(clause, goal);
+        hints.context = self.context_of(analysis, clause);
+        hints.setting = setting_of(analysis, clause);
+        hints
+    }
+
     /// What the clauses before `clause` talk about: their content words but their head
     /// verbs, each once. A later clause's words are not yet said, and a verb says what
     /// another step does, not what this one acts on ("find a house …, reserve the house"
     /// books it).
-    pub(crate) fn context_of<'g>(
-        &self,
-        analysis: &'g Analysis,
-        clause: &ClauseAnalysis,
-    ) -> Vec<&'g Token> {
+    fn context_of<'g>(&self, analysis: &'g Analysis, clause: &ClauseAnalysis) -> Vec<&'g Token> {
         let own = clause.segment.clause.index;
         let mut words: Vec<&Token> = Vec::new();
         for other in analysis
@@ -352,6 +380,7 @@ impl Planner<'_> {
             text: &clause.segment.clause.text,
             earlier_products: Vec::new(),
             context: Vec::new(),
+            setting: None,
         }
     }
 

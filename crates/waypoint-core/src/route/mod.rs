@@ -232,6 +232,10 @@ pub struct Hints<'a> {
     /// words tie on ("create a text file, then *change* it": the file tool, not the
     /// password one).
     pub context: Vec<&'a Token>,
+    /// What the request sets out before the clause in clauses that ask for nothing
+    /// ("I've had a headache for three days, should I be worried?"), read with the
+    /// clause for its meaning: the clause alone may not say what it is about.
+    pub setting: Option<String>,
 }
 
 /// The routing index of one catalog.

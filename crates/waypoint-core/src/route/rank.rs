@@ -333,7 +333,7 @@ impl RouteIndex {
             adjusted *= d.standing;
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
-        self.second_opinions(hints.text, &mut scored, &mut reasons);
+        self.second_opinions(hints, &mut scored, &mut reasons);
         self.given_what_it_cannot_take(hints, &mut scored);
         self.makes_what_is_asked(asked, &mut scored);
         self.reads_where_change_is_asked(tokens, hints, lex, &mut scored);
@@ -600,6 +600,36 @@ pub(super) fn blend(
     }
 }
 
+/// An opinion given twice: `order` says which entries lead, `level` how sure the best
+/// of them may be (meaning with and without each entry's standing among the catalog's
+/// entries, `meaning::Relative`).
+pub(super) struct Ordering {
+    pub(super) level: Vec<(u32, f32)>,
+    pub(super) order: Vec<(u32, f32)>,
+}
+
+/// Blends `opinion.order` as [`blend`] does, then scales every score so the best is the
+/// best that blending `opinion.level` would give: the order is the ordering opinion's,
+/// and the abstain threshold compares the same level as without it.
+pub(super) fn blend_ordering(
+    share: Share,
+    opinion: Ordering,
+    scored: &mut Vec<(f64, u32)>,
+    reasons: &mut Vec<(u32, f64, Reason<'_>)>,
+    reason: fn(f64) -> Reason<'static>,
+) {
+    let mut level = scored.clone();
+    blend(share, opinion.level, &mut level, &mut Vec::new(), reason);
+    blend(share, opinion.order, scored, reasons, reason);
+    let best = |s: &[(f64, u32)]| s.iter().map(|x| x.0).fold(0.0, f64::max);
+    let (want, got) = (best(&level), best(scored));
+    if got > 0.0 {
+        for s in scored.iter_mut() {
+            s.0 *= want / got;
+        }
+    }
+}
+
 /// Which of the understanding's bonuses an entry may take.
 #[derive(Clone, Copy)]
 struct HintFit<'l> {
@@ -724,6 +754,37 @@ fn weigh<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ordering_opinion_orders_and_the_level_opinion_says_how_sure() {
+        let share = Share {
+            weight: 0.4,
+            lead: 0.7,
+        };
+        // The words like entry 0 a little; by level meaning likes neither much, by order
+        // it puts entry 1 well ahead.
+        let mut scored = vec![(0.2, 0), (0.0, 1)];
+        let opinion = Ordering {
+            level: vec![(0, 0.0), (1, 0.1)],
+            order: vec![(0, 0.0), (1, 0.6)],
+        };
+        blend_ordering(
+            share,
+            opinion,
+            &mut scored,
+            &mut Vec::new(),
+            Reason::Meaning,
+        );
+        let score = |d: u32| scored.iter().find(|s| s.1 == d).unwrap().0;
+        assert!(score(1) > score(0), "{scored:?}");
+        // The best is as sure as the level opinion alone makes the best: 0.6 × 0.2 for
+        // entry 0 (meaning says 0, under the words), against 0.7 × 0.1 for entry 1.
+        assert!((score(1) - 0.6 * 0.2).abs() < 1e-6, "{scored:?}");
+        assert!(
+            (score(0) - 0.6 * 0.2 * (0.6 * 0.2) / (0.7 * 0.6)).abs() < 1e-6,
+            "{scored:?}"
+        );
+    }
 
     #[test]
     fn the_stronger_opinion_leads_a_blend() {

@@ -9,7 +9,7 @@ use crate::text::Token;
 
 use super::doc::Doc;
 use super::grammar::{answers, names};
-use super::rank::{Reason, Share, blend};
+use super::rank::{Ordering, Reason, Share, blend, blend_ordering};
 use super::{
     ASKED_ELSEWHERE, CONSUMES_TARGET, DESTROYS_SOMETHING_ELSE, Hints, MAKES_ANOTHER,
     NAMED_BY_OBJECT, NOT_FOR_THE_FILE, OTHER_AGE, READS_FOR_A_CHANGE, RouteIndex,
@@ -63,13 +63,15 @@ impl RouteIndex {
         }
     }
 
-    /// Meaning and the trained router, each blended into the scores in turn.
+    /// Meaning and the trained router, each blended into the scores in turn; meaning
+    /// also reads the clause after what the request sets out before it.
     pub(super) fn second_opinions(
         &self,
-        text: &str,
+        hints: &Hints<'_>,
         scored: &mut Vec<(f64, u32)>,
         reasons: &mut Vec<(u32, f64, Reason<'_>)>,
     ) {
+        let text = hints.text;
         if text.trim().is_empty() {
             return;
         }
@@ -78,7 +80,20 @@ impl RouteIndex {
                 weight: m.weight(),
                 lead: m.lead_weight(),
             };
-            blend(share, m.scores(text), scored, reasons, Reason::Meaning);
+            let mut said = m.scores(text);
+            if let Some(setting) = &hints.setting {
+                said = said.or_higher(m.scores(setting));
+            }
+            match said.relative {
+                None => blend(share, said.absolute, scored, reasons, Reason::Meaning),
+                Some(relative) => {
+                    let opinion = Ordering {
+                        level: said.absolute,
+                        order: relative,
+                    };
+                    blend_ordering(share, opinion, scored, reasons, Reason::Meaning);
+                }
+            }
         }
         if let Some(learned) = &self.learned {
             let opinion = learned.candidates(text);

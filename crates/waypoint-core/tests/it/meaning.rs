@@ -197,3 +197,55 @@ fn a_long_description_is_read_by_its_opening_too_and_a_tool_that_takes_nothing_i
         Some("edit_file")
     );
 }
+
+/// The best-ranked entry of the request's last clause, recommended or not.
+fn first_ranked(engine: &Engine, request: &str) -> Option<String> {
+    engine
+        .route(request, None)
+        .unwrap()
+        .last()
+        .and_then(|r| r.recommendation.as_ref().or(r.alternatives.first()))
+        .map(|c| c.id.clone())
+}
+
+#[test]
+fn in_a_catalog_of_prose_the_entry_that_stands_out_in_meaning_ranks_first() {
+    let Some(encoder) = encoder() else { return };
+    // Fifty apps described in a sentence or two of marketing prose (eval/catalogs/prose).
+    let prose = load(&[Source {
+        name: "tools.yaml".into(),
+        text: include_str!("../../../../eval/catalogs/prose/tools.yaml").into(),
+    }])
+    .unwrap()
+    .catalog;
+    let options = Options {
+        meaning: Some(MeaningSettings::new(encoder)),
+        ..Options::default()
+    };
+    let e = Engine::new(prose, options).unwrap();
+    // The to-do app's words say "store" and "list"; the horoscope app is what the
+    // question means, at a cosine the absolute scale calls middling and no other app
+    // comes near.
+    assert_eq!(
+        first_ranked(&e, "what's in store for Scorpios today?").as_deref(),
+        Some("zodiaq")
+    );
+    // "script" is a word of the video editor's; the question is a programmer's.
+    assert_eq!(
+        first_ranked(
+            &e,
+            "Why does my Python script throw 'TypeError: NoneType object is not subscriptable'?"
+        )
+        .as_deref(),
+        Some("stackmate")
+    );
+    // The question alone says nothing of a PDF; the sentence that presents it does.
+    assert_eq!(
+        first_ranked(
+            &e,
+            "I've got a 90-page annual report as a PDF. What does it say about revenue growth?"
+        )
+        .as_deref(),
+        Some("paperlens")
+    );
+}
