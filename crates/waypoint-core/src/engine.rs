@@ -188,15 +188,18 @@ impl Engine {
                 self.catalog.evidence(),
             )
         };
-        // With a sentence encoder, every action clause is encoded in one batch up front:
-        // cheaper than one pass per clause as routing reaches each.
-        self.index.prefetch(
-            analysis
-                .clauses
-                .iter()
-                .filter(|c| c.is_action())
-                .map(|c| c.segment.clause.text.as_str()),
-        );
+        // With a sentence encoder, every action clause is encoded in one batch up front,
+        // with what the request sets out before it where it does: cheaper than one pass
+        // per text as routing reaches each.
+        if self.index.meaning().is_on() {
+            let actions = || analysis.clauses.iter().filter(|c| c.is_action());
+            let settings: Vec<String> = actions().filter_map(|c| analysis.setting_of(c)).collect();
+            self.index.prefetch(
+                actions()
+                    .map(|c| c.segment.clause.text.as_str())
+                    .chain(settings.iter().map(String::as_str)),
+            );
+        }
         Ok(analysis)
     }
 

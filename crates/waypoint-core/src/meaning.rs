@@ -569,6 +569,12 @@ pub enum MeaningState {
     Failed(String),
 }
 
+impl MeaningState {
+    pub fn is_on(&self) -> bool {
+        matches!(self, Self::On(_))
+    }
+}
+
 /// The rows the nearest-request vote reads: each entry's first [`NEIGHBOUR_REQUESTS`]
 /// requests, entry after entry, in 8-bit integers.
 struct Voters {

@@ -78,6 +78,26 @@ impl Analysis {
             .iter()
             .find(|c| c.segment.clause.index == index)
     }
+
+    /// The clauses that ask for nothing right before `clause` (back to the action before
+    /// it), with the clause after them, as one text; `None` where there are none. Read
+    /// for its meaning beside the clause alone (docs/routing.md, item 2).
+    pub fn setting_of(&self, clause: &ClauseAnalysis) -> Option<String> {
+        let own = clause.segment.clause.index;
+        let at = (self.clauses.iter()).position(|c| c.segment.clause.index >= own)?;
+        let earlier = &self.clauses[..at];
+        let from = earlier
+            .iter()
+            .rposition(ClauseAnalysis::is_action)
+            .map_or(0, |i| i + 1);
+        if from == at {
+            return None;
+        }
+        let texts: Vec<&str> = (earlier[from..].iter().chain([clause]))
+            .map(|c| c.segment.clause.text.as_str())
+            .collect();
+        Some(texts.join(". "))
+    }
 }
 
 /// Understands `request`; `context` is the caller's optional payload.

@@ -25,25 +25,6 @@ type Choice<'a> = (&'a str, f64);
 /// a model call, and a clause with this many "and"s and commas is a list, not requests.
 const MAX_JOINTS: usize = 6;
 
-/// The clauses that ask for nothing right before `clause` (back to the action before
-/// it), with the clause after them, as one text; `None` where there are none.
-fn setting_of(analysis: &Analysis, clause: &ClauseAnalysis) -> Option<String> {
-    let own = clause.segment.clause.index;
-    let at = (analysis.clauses.iter()).position(|c| c.segment.clause.index >= own)?;
-    let earlier = &analysis.clauses[..at];
-    let from = earlier
-        .iter()
-        .rposition(ClauseAnalysis::is_action)
-        .map_or(0, |i| i + 1);
-    if from == at {
-        return None;
-    }
-    let texts: Vec<&str> = (earlier[from..].iter().chain([clause]))
-        .map(|c| c.segment.clause.text.as_str())
-        .collect();
-    Some(texts.join(". "))
-}
-
 impl Planner<'_> {
     /// Each action clause with its goal and ranking, in order.
     pub(super) fn route_actions<'g>(&self, analysis: &'g Analysis) -> Vec<Routed<'g>> {
@@ -87,7 +68,9 @@ impl Planner<'_> {
     ) -> Hints<'g> {
         let mut hints = self.hints(clause, goal);
         hints.context = self.context_of(analysis, clause);
-        hints.setting = setting_of(analysis, clause);
+        if self.index.meaning().is_on() {
+            hints.setting = analysis.setting_of(clause);
+        }
         hints
     }
 
