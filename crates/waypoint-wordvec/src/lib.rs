@@ -1,0 +1,15 @@
+//! Static word vectors: a sentence's meaning as the mean of its word pieces' vectors,
+//! with no model to load or run.
+//!
+//! The built-in table ([`builtin`]) holds one 128-value vector per token of
+//! all-MiniLM-L6-v2's `WordPiece` vocabulary, each the model's output for that token alone,
+//! reduced and weighted as `scripts/wordvec/distill.py` says (docs/routing.md, "Static
+//! word vectors"). It is far weaker than the model on a whole sentence, but it knows
+//! that "fare" and "flight" are near, which n-grams cannot: the trained router reads it
+//! beside them, and zero-shot routing with it. [`wordpiece`] splits text the way the
+//! model's tokenizer does; [`table`] reads the file format.
+
+pub mod table;
+pub mod wordpiece;
+
+pub use table::{TableError, WordVectors, builtin};
