@@ -176,7 +176,7 @@ impl Compared {
 /// whole of that and close to its opening. A description of two sentences is no such
 /// manual: its first is as often a slogan ("Your home away from home. Browse hotels …"),
 /// and read alone it would meet requests the whole does not mean.
-fn own_texts(name: &str, about: &str) -> Vec<String> {
+pub(crate) fn own_texts(name: &str, about: &str) -> Vec<String> {
     let about = about.trim();
     if about.is_empty() {
         return vec![name.to_string()];
@@ -220,7 +220,7 @@ impl Said {
 }
 
 /// Two opinions sorted by entry, merged keeping each entry's higher one.
-fn merge_max(a: Vec<(u32, f32)>, b: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
+pub(crate) fn merge_max(a: Vec<(u32, f32)>, b: Vec<(u32, f32)>) -> Vec<(u32, f32)> {
     let mut out: Vec<(u32, f32)> = a.into_iter().chain(b).collect();
     out.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.total_cmp(&x.1)));
     out.dedup_by_key(|x| x.0);

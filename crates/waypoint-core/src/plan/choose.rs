@@ -68,7 +68,7 @@ impl Planner<'_> {
     ) -> Hints<'g> {
         let mut hints = self.hints(clause, goal);
         hints.context = self.context_of(analysis, clause);
-        if self.index.meaning().is_on() {
+        if self.index.reads_meaning() {
             hints.setting = analysis.setting_of(clause);
         }
         hints

@@ -28,6 +28,7 @@ use crate::meaning::{Meaning, MeaningSettings, MeaningState};
 use crate::text::Token;
 
 mod doc;
+mod gist;
 mod grammar;
 mod index;
 mod rank;
@@ -286,6 +287,9 @@ pub struct RouteIndex {
     named_by: HashMap<String, u32>,
     /// Sentence vectors of every entry, when an encoder is configured.
     meaning: MeaningState,
+    /// Static word vectors of every entry, where no encoder is on and the catalog knows
+    /// its entries by names and descriptions alone.
+    gist: Option<gist::Gist>,
     /// Keys of the content words of every entry's whole name, server prefix included
     /// (`spotify_scraper_get_artist_overview`, `github.create_issue`): a capitalised word
     /// of the request among them names a service the catalog has ("from *Spotify*"),
@@ -342,6 +346,9 @@ impl RouteIndex {
             MeaningState::On(m) => Some(m),
             _ => None,
         };
+        if meaning.is_none() {
+            index.gist = gist::Gist::build(catalog, |id| ids.get(id).copied());
+        }
         index.learned = Learned::build(catalog, router, |id| ids.get(id).copied(), meaning, lex);
         if let Some(m) = meaning {
             m.release_probes();
@@ -358,6 +365,12 @@ impl RouteIndex {
         if let MeaningState::On(m) = &self.meaning {
             m.prefetch(&texts.into_iter().collect::<Vec<_>>());
         }
+    }
+
+    /// Whether routing reads what clauses mean (an encoder, or the static word vectors),
+    /// and so what a request sets out before a clause.
+    pub fn reads_meaning(&self) -> bool {
+        self.meaning.is_on() || self.gist.is_some()
     }
 
     /// Meaning-level matching as built for this catalog.

@@ -630,6 +630,26 @@ pub(super) fn blend_ordering(
     }
 }
 
+/// Blends an opinion that may reorder the entries but not say how sure the best is
+/// (static word vectors' standing, `gist`): every score is then scaled so the best is
+/// the best before it.
+pub(super) fn reorder(
+    share: Share,
+    opinion: Vec<(u32, f32)>,
+    scored: &mut Vec<(f64, u32)>,
+    reasons: &mut Vec<(u32, f64, Reason<'_>)>,
+) {
+    let best = |s: &[(f64, u32)]| s.iter().map(|x| x.0).fold(0.0, f64::max);
+    let want = best(scored);
+    blend(share, opinion, scored, reasons, Reason::Meaning);
+    let got = best(scored);
+    if got > 0.0 {
+        for s in scored.iter_mut() {
+            s.0 *= want / got;
+        }
+    }
+}
+
 /// Which of the understanding's bonuses an entry may take.
 #[derive(Clone, Copy)]
 struct HintFit<'l> {

@@ -4,17 +4,25 @@
 use waypoint_protocol::ExtractedKind;
 
 use crate::lexicon::{Article, Lexicon};
-use crate::meaning::MeaningState;
+use crate::meaning::{MeaningState, merge_max};
 use crate::text::Token;
 
 use super::doc::Doc;
 use super::grammar::{answers, names};
-use super::rank::{Ordering, Reason, Share, blend, blend_ordering};
+use super::rank::{Ordering, Reason, Share, blend, blend_ordering, reorder};
 use super::{
     ASKED_ELSEWHERE, CONSUMES_TARGET, DESTROYS_SOMETHING_ELSE, Hints, MAKES_ANOTHER,
     NAMED_BY_OBJECT, NOT_FOR_THE_FILE, OTHER_AGE, READS_FOR_A_CHANGE, RouteIndex,
     TAKES_NOTHING_GIVEN, W_ARTICLE, W_TARGET,
 };
+
+/// Without an encoder, the static word vectors' standing (`gist`) reorders a clause's
+/// candidates only where the words' best score is under `GIST_UNSURE`: they tell a
+/// horoscope from a to-do list where the words found nothing sure, but not "set an
+/// alarm" from "change an alarm", which the words tell apart. It then takes
+/// `GIST_SHARE` of each score.
+const GIST_UNSURE: f64 = 0.45;
+const GIST_SHARE: f64 = 0.4;
 
 impl RouteIndex {
     /// An entry that takes no arguments loses part of its score, second opinions
@@ -94,6 +102,14 @@ impl RouteIndex {
                     blend_ordering(share, opinion, scored, reasons, Reason::Meaning);
                 }
             }
+        } else if let Some(gist) = &self.gist
+            && scored.iter().map(|s| s.0).fold(0.0, f64::max) < GIST_UNSURE
+        {
+            let mut standing = gist.standing(text);
+            if let Some(setting) = &hints.setting {
+                standing = merge_max(standing, gist.standing(setting));
+            }
+            reorder(Share::even(GIST_SHARE), standing, scored, reasons);
         }
         if let Some(learned) = &self.learned {
             let opinion = learned.candidates(text);

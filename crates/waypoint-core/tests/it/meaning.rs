@@ -249,3 +249,42 @@ fn in_a_catalog_of_prose_the_entry_that_stands_out_in_meaning_ranks_first() {
         Some("paperlens")
     );
 }
+
+#[test]
+fn without_an_encoder_the_built_in_word_vectors_rank_a_prose_catalog_where_words_say_nothing() {
+    let prose = load(&[Source {
+        name: "tools.yaml".into(),
+        text: include_str!("../../../../eval/catalogs/prose/tools.yaml").into(),
+    }])
+    .unwrap()
+    .catalog;
+    let e = Engine::new(prose, Options::default()).unwrap();
+    assert!(matches!(e.meaning(), MeaningState::Off));
+    // The words find little or nothing here: the recipe app speaks of dinner, kitchens and
+    // recipes, the garden app of plants, not of tomatoes.
+    for (request, tool) in [
+        (
+            "how do I make a proper sourdough loaf from scratch",
+            "forkful",
+        ),
+        (
+            "I'm craving something spicy tonight, what can I cook with chicken and rice?",
+            "forkful",
+        ),
+        ("when should I plant tomatoes in zone 6?", "sproutly"),
+    ] {
+        let ranked = e.route(request, None).unwrap();
+        let top = ranked
+            .last()
+            .and_then(|r| r.recommendation.as_ref().or(r.alternatives.first()))
+            .unwrap();
+        assert_eq!(top.id, tool, "{request}");
+        assert!(
+            top.why.iter().any(|w| w.starts_with("close in meaning")),
+            "{request}: {:?}",
+            top.why
+        );
+        // Below the threshold it stays a gap: the vectors order, they do not vouch.
+        assert!(ranked.last().unwrap().recommendation.is_none(), "{request}");
+    }
+}
