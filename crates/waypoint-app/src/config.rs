@@ -87,6 +87,9 @@ pub struct EmbedSection {
     pub own_scale: Option<[f32; 2]>,
     /// The same against the requests an entry was taught.
     pub request_scale: Option<[f32; 2]>,
+    /// Without a model, whether the built-in static word vectors order a catalog known by
+    /// names and descriptions alone (default true).
+    pub word_vectors: Option<bool>,
 }
 
 /// The file's shape: every section it may have, so serde reports an unknown section or
@@ -245,6 +248,9 @@ mod tests {
         assert!(c.serve.allow_run);
         assert_eq!(c.llm.settings.model.as_deref(), Some("llamacpp/x"));
         assert_eq!(c.embed.model, Some(PathBuf::from("/etc/w/minilm")));
+        assert_eq!(c.embed.word_vectors, None);
+        let off = parse("[embed]\nword_vectors = false\n").unwrap();
+        assert_eq!(off.embed.word_vectors, Some(false));
     }
 
     #[test]

@@ -130,6 +130,7 @@ impl Setup {
         }
         let (meaning, why) = crate::meaning::settings(&config.embed, self.embed_model.as_deref());
         o.meaning = meaning;
+        o.word_vectors = config.embed.word_vectors.unwrap_or(true);
         (o, why.map(Notice::MeaningOff))
     }
 

@@ -88,6 +88,9 @@ pub struct Options {
     /// Meaning-level matching with a sentence encoder; `None` routes by words (and the
     /// trained router) alone.
     pub meaning: Option<crate::meaning::MeaningSettings>,
+    /// Without an encoder, order a catalog known by names and descriptions alone by the
+    /// built-in static word vectors too (docs/routing.md, "Static word vectors").
+    pub word_vectors: bool,
 }
 
 impl Default for Options {
@@ -103,6 +106,7 @@ impl Default for Options {
             destructive_margin: 0.15,
             router: crate::learned::RouterModel::default(),
             meaning: None,
+            word_vectors: true,
         }
     }
 }
@@ -127,6 +131,7 @@ impl Engine {
             &lexicon,
             &options.router,
             options.meaning.as_ref(),
+            options.word_vectors,
         );
         let mut h = Fnv::default();
         for t in catalog.tools() {

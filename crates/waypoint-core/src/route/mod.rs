@@ -320,6 +320,7 @@ impl RouteIndex {
         lex: &Lexicon,
         router: &RouterModel,
         meaning: Option<&MeaningSettings>,
+        word_vectors: bool,
     ) -> Self {
         let mut index = Self::lexical_only(catalog, lex);
         let ids: HashMap<&str, u32> = index
@@ -346,7 +347,7 @@ impl RouteIndex {
             MeaningState::On(m) => Some(m),
             _ => None,
         };
-        if meaning.is_none() {
+        if meaning.is_none() && word_vectors {
             index.gist = gist::Gist::build(catalog, |id| ids.get(id).copied());
         }
         index.learned = Learned::build(catalog, router, |id| ids.get(id).copied(), meaning, lex);

@@ -632,15 +632,16 @@ pub(super) fn blend_ordering(
 
 /// Blends an opinion that may reorder the entries but not say how sure the best is
 /// (static word vectors' standing, `gist`): every score is then scaled so the best is
-/// the best before it.
+/// the best before it, or `floor` where that is higher.
 pub(super) fn reorder(
     share: Share,
+    floor: f64,
     opinion: Vec<(u32, f32)>,
     scored: &mut Vec<(f64, u32)>,
     reasons: &mut Vec<(u32, f64, Reason<'_>)>,
 ) {
     let best = |s: &[(f64, u32)]| s.iter().map(|x| x.0).fold(0.0, f64::max);
-    let want = best(scored);
+    let want = best(scored).max(floor);
     blend(share, opinion, scored, reasons, Reason::Meaning);
     let got = best(scored);
     if got > 0.0 {
@@ -804,6 +805,21 @@ mod tests {
             (score(0) - 0.6 * 0.2 * (0.6 * 0.2) / (0.7 * 0.6)).abs() < 1e-6,
             "{scored:?}"
         );
+    }
+
+    #[test]
+    fn a_reordering_opinion_keeps_the_best_score_or_its_floor() {
+        let share = Share::even(0.4);
+        let mut scored = vec![(0.3, 0), (0.2, 1)];
+        reorder(share, 0.0, vec![(1, 1.0)], &mut scored, &mut Vec::new());
+        let score = |s: &[(f64, u32)], d: u32| s.iter().find(|x| x.1 == d).unwrap().0;
+        // Entry 1 now leads (0.6 × 0.2 + 0.4 against 0.6 × 0.3), at the words' best.
+        assert!((score(&scored, 1) - 0.3).abs() < 1e-9, "{scored:?}");
+        assert!(score(&scored, 0) < score(&scored, 1));
+        // Where the words found nothing, the floor is the best.
+        let mut nothing = vec![(0.0, 0)];
+        reorder(share, 0.1, vec![(1, 0.5)], &mut nothing, &mut Vec::new());
+        assert!((score(&nothing, 1) - 0.1).abs() < 1e-9, "{nothing:?}");
     }
 
     #[test]

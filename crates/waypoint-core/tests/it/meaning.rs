@@ -287,4 +287,22 @@ fn without_an_encoder_the_built_in_word_vectors_rank_a_prose_catalog_where_words
         // Below the threshold it stays a gap: the vectors order, they do not vouch.
         assert!(ranked.last().unwrap().recommendation.is_none(), "{request}");
     }
+    // Turned off (`[embed] word_vectors = false`), the words alone rank.
+    let off = Engine::new(
+        e.catalog().clone(),
+        Options {
+            word_vectors: false,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let ranked = off
+        .route("how do I make a proper sourdough loaf from scratch", None)
+        .unwrap();
+    assert!(ranked.iter().all(|r| {
+        r.alternatives
+            .iter()
+            .chain(&r.recommendation)
+            .all(|c| !c.why.iter().any(|w| w.starts_with("close in meaning")))
+    }));
 }
