@@ -128,7 +128,7 @@ impl Relative {
     /// Each entry's meaning score with its standing mixed in, from each entry's
     /// own-words cosine in `owns`; `None` where there are too few entries, or cosines
     /// too alike, to stand out from.
-    fn mix(self, owns: &[f32], own: Scale) -> Option<Vec<f32>> {
+    pub(crate) fn mix(self, owns: &[f32], own: Scale) -> Option<Vec<f32>> {
         if owns.len() < self.min_entries || self.share <= 0.0 {
             return None;
         }

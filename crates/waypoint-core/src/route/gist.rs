@@ -2,21 +2,25 @@
 //! built-in static word vectors (waypoint-wordvec) give each entry a vector, and a clause
 //! is compared with them all. The vectors are too coarse to say how sure a match is, so
 //! they only reorder: an entry whose cosine stands far above the catalog's usual cosine
-//! for the clause moves up, and the best score stays the words' best, so the abstain
-//! threshold means what it meant (docs/routing.md, "Static word vectors").
+//! for the clause moves up ([`Relative`], as meaning's standing is read), and the best
+//! score stays the words' best, so the abstain threshold means what it meant
+//! (docs/routing.md, "Static word vectors").
 
 use waypoint_catalog::Catalog;
 use waypoint_embed::dot;
 
 use crate::learned::entries;
-use crate::meaning::own_texts;
+use crate::meaning::{Relative, Scale, own_texts};
 
-/// Fewer entries than this give no usual cosine to stand out from.
-const MIN_ENTRIES: usize = 8;
-/// Standing, in standard deviations above the catalog's mean cosine, that means nothing
-/// (`LOW`) and a clear lead (`HIGH`); linear in between.
-const LOW: f32 = 1.0;
-const HIGH: f32 = 4.0;
+/// One to four standard deviations above the catalog's mean cosine map to 0 and 1, as
+/// for meaning; the standing is the whole of the opinion, the cosine itself none of it.
+/// Fewer than eight entries give no usual cosine to stand out from.
+const STANDING: Relative = Relative {
+    low: 1.0,
+    high: 4.0,
+    share: 1.0,
+    min_entries: 8,
+};
 
 /// Every entry's own-words vectors.
 #[derive(Debug, Clone)]
@@ -64,7 +68,7 @@ impl Gist {
         for r in &mut rows {
             centre(r, &mean);
         }
-        (compared.len() >= MIN_ENTRIES).then_some(Self {
+        (compared.len() >= STANDING.min_entries).then_some(Self {
             mean,
             entries: compared,
             rows,
@@ -88,22 +92,19 @@ impl Gist {
                     .fold(f32::NEG_INFINITY, f32::max)
             })
             .collect();
-        let n = cosines.len() as f32;
-        let mean = cosines.iter().sum::<f32>() / n;
-        let sd = (cosines.iter().map(|c| (c - mean).powi(2)).sum::<f32>() / n).sqrt();
-        if sd <= f32::EPSILON {
+        // The cosine's own scale takes no share; any will do.
+        let unused = Scale {
+            low: 0.0,
+            high: 1.0,
+        };
+        let Some(standing) = STANDING.mix(&cosines, unused) else {
             return Vec::new();
-        }
+        };
         let mut out: Vec<(u32, f32)> = self
             .entries
             .iter()
-            .zip(cosines)
-            .map(|((doc, _), cos)| {
-                (
-                    *doc,
-                    (((cos - mean) / sd - LOW) / (HIGH - LOW)).clamp(0.0, 1.0),
-                )
-            })
+            .zip(standing)
+            .map(|((doc, _), s)| (*doc, s))
             .filter(|(_, s)| *s > 0.0)
             .collect();
         out.sort_by_key(|(d, _)| *d);
