@@ -114,34 +114,51 @@ impl MeaningSettings {
                 high: 0.8,
             },
             neighbours_weight: 0.5,
-            relative: Relative {
-                low: 1.0,
-                high: 4.0,
-                share: 0.5,
-                min_entries: 8,
-            },
+            relative: Relative::DEFAULT,
         }
     }
 }
 
 impl Relative {
-    /// Each entry's meaning score with its standing mixed in, from each entry's
-    /// own-words cosine in `owns`; `None` where there are too few entries, or cosines
-    /// too alike, to stand out from.
-    pub(crate) fn mix(self, owns: &[f32], own: Scale) -> Option<Vec<f32>> {
-        if owns.len() < self.min_entries || self.share <= 0.0 {
+    /// One to four deviations, half the meaning score, eight entries or more; the static
+    /// word vectors read standing on the same band (`route::gist`).
+    pub const DEFAULT: Self = Self {
+        low: 1.0,
+        high: 4.0,
+        share: 0.5,
+        min_entries: 8,
+    };
+
+    /// Each entry's standing in [0, 1] from each entry's cosine in `cosines`: how far it
+    /// stands above their mean, in standard deviations, from `low` to `high`. `None`
+    /// where there are too few entries, or cosines too alike, to stand out from.
+    pub(crate) fn standing(self, cosines: &[f32]) -> Option<Vec<f32>> {
+        if cosines.len() < self.min_entries {
             return None;
         }
-        let n = owns.len() as f32;
-        let mean = owns.iter().sum::<f32>() / n;
-        let sd = (owns.iter().map(|c| (c - mean).powi(2)).sum::<f32>() / n).sqrt();
+        let n = cosines.len() as f32;
+        let mean = cosines.iter().sum::<f32>() / n;
+        let sd = (cosines.iter().map(|c| (c - mean).powi(2)).sum::<f32>() / n).sqrt();
         if sd <= f32::EPSILON {
             return None;
         }
-        let mixed = owns.iter().map(|&cos| {
-            let stands = (((cos - mean) / sd - self.low) / (self.high - self.low)).clamp(0.0, 1.0);
-            (1.0 - self.share) * own.map(cos) + self.share * stands
-        });
+        let stands =
+            |cos: f32| (((cos - mean) / sd - self.low) / (self.high - self.low)).clamp(0.0, 1.0);
+        Some(cosines.iter().map(|&c| stands(c)).collect())
+    }
+
+    /// Each entry's meaning score with its standing mixed in, from each entry's
+    /// own-words cosine in `owns`; `None` as [`Relative::standing`] is, or where the
+    /// standing takes no share.
+    fn mix(self, owns: &[f32], own: Scale) -> Option<Vec<f32>> {
+        if self.share <= 0.0 {
+            return None;
+        }
+        let standing = self.standing(owns)?;
+        let mixed = owns
+            .iter()
+            .zip(standing)
+            .map(|(&cos, stands)| (1.0 - self.share) * own.map(cos) + self.share * stands);
         Some(mixed.collect())
     }
 }

@@ -10,17 +10,11 @@ use waypoint_catalog::Catalog;
 use waypoint_embed::dot;
 
 use crate::learned::entries;
-use crate::meaning::{Relative, Scale, own_texts};
+use crate::meaning::{Relative, own_texts};
 
-/// One to four standard deviations above the catalog's mean cosine map to 0 and 1, as
-/// for meaning; the standing is the whole of the opinion, the cosine itself none of it.
-/// Fewer than eight entries give no usual cosine to stand out from.
-const STANDING: Relative = Relative {
-    low: 1.0,
-    high: 4.0,
-    share: 1.0,
-    min_entries: 8,
-};
+/// How standing is read: the band meaning reads it on. The standing is the whole of the
+/// opinion, the cosine itself none of it.
+const STANDING: Relative = Relative::DEFAULT;
 
 /// Every entry's own-words vectors.
 #[derive(Debug, Clone)]
@@ -92,12 +86,7 @@ impl Gist {
                     .fold(f32::NEG_INFINITY, f32::max)
             })
             .collect();
-        // The cosine's own scale takes no share; any will do.
-        let unused = Scale {
-            low: 0.0,
-            high: 1.0,
-        };
-        let Some(standing) = STANDING.mix(&cosines, unused) else {
+        let Some(standing) = STANDING.standing(&cosines) else {
             return Vec::new();
         };
         let mut out: Vec<(u32, f32)> = self

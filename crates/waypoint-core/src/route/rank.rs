@@ -621,13 +621,7 @@ pub(super) fn blend_ordering(
     let mut level = scored.clone();
     blend(share, opinion.level, &mut level, &mut Vec::new(), reason);
     blend(share, opinion.order, scored, reasons, reason);
-    let best = |s: &[(f64, u32)]| s.iter().map(|x| x.0).fold(0.0, f64::max);
-    let (want, got) = (best(&level), best(scored));
-    if got > 0.0 {
-        for s in scored.iter_mut() {
-            s.0 *= want / got;
-        }
-    }
+    scale_best_to(scored, best_score(&level));
 }
 
 /// Blends an opinion that may reorder the entries but not say how sure the best is
@@ -640,10 +634,19 @@ pub(super) fn reorder(
     scored: &mut Vec<(f64, u32)>,
     reasons: &mut Vec<(u32, f64, Reason<'_>)>,
 ) {
-    let best = |s: &[(f64, u32)]| s.iter().map(|x| x.0).fold(0.0, f64::max);
-    let want = best(scored).max(floor);
+    let want = best_score(scored).max(floor);
     blend(share, opinion, scored, reasons, Reason::Meaning);
-    let got = best(scored);
+    scale_best_to(scored, want);
+}
+
+/// The best of the scores (0 where there are none).
+pub(super) fn best_score(scored: &[(f64, u32)]) -> f64 {
+    scored.iter().map(|s| s.0).fold(0.0, f64::max)
+}
+
+/// Scales every score so the best is `want`; the order stays.
+fn scale_best_to(scored: &mut [(f64, u32)], want: f64) {
+    let got = best_score(scored);
     if got > 0.0 {
         for s in scored.iter_mut() {
             s.0 *= want / got;
@@ -776,12 +779,15 @@ fn weigh<'a>(
 mod tests {
     use super::*;
 
+    /// Meaning's default share: 0.4, and 0.7 where it thinks better of an entry.
+    const MEANING: Share = Share {
+        weight: 0.4,
+        lead: 0.7,
+    };
+
     #[test]
     fn an_ordering_opinion_orders_and_the_level_opinion_says_how_sure() {
-        let share = Share {
-            weight: 0.4,
-            lead: 0.7,
-        };
+        let share = MEANING;
         // The words like entry 0 a little; by level meaning likes neither much, by order
         // it puts entry 1 well ahead.
         let mut scored = vec![(0.2, 0), (0.0, 1)];
@@ -824,10 +830,7 @@ mod tests {
 
     #[test]
     fn the_stronger_opinion_leads_a_blend() {
-        let share = Share {
-            weight: 0.4,
-            lead: 0.7,
-        };
+        let share = MEANING;
         // Entry 0: the words like it (0.8), meaning less (0.2); entry 1: the words barely
         // (0.1), meaning much (0.9); entry 2: only meaning finds it.
         let mut scored = vec![(0.8, 0), (0.1, 1)];

@@ -9,7 +9,7 @@ use crate::text::Token;
 
 use super::doc::Doc;
 use super::grammar::{answers, names};
-use super::rank::{Ordering, Reason, Share, blend, blend_ordering, reorder};
+use super::rank::{Ordering, Reason, Share, best_score, blend, blend_ordering, reorder};
 use super::{
     ASKED_ELSEWHERE, CONSUMES_TARGET, DESTROYS_SOMETHING_ELSE, Hints, MAKES_ANOTHER,
     NAMED_BY_OBJECT, NOT_FOR_THE_FILE, OTHER_AGE, READS_FOR_A_CHANGE, RouteIndex,
@@ -107,7 +107,7 @@ impl RouteIndex {
                 }
             }
         } else if let Some(gist) = &self.gist
-            && scored.iter().map(|s| s.0).fold(0.0, f64::max) < GIST_UNSURE
+            && best_score(scored) < GIST_UNSURE
         {
             let mut standing = gist.standing(text);
             if let Some(setting) = &hints.setting {
@@ -167,7 +167,7 @@ impl RouteIndex {
         let (Some(&doc), None) = (named.next(), named.next()) else {
             return;
         };
-        let best = scored.iter().map(|s| s.0).fold(0.0, f64::max);
+        let best = best_score(scored);
         for s in scored.iter_mut() {
             s.0 *= ASKED_ELSEWHERE;
         }

@@ -9,6 +9,7 @@ use waypoint_catalog::{Catalog, Source, load};
 use waypoint_core::meaning::{MeaningSettings, MeaningState};
 use waypoint_core::{Engine, Options};
 use waypoint_embed::Encoder;
+use waypoint_protocol::Candidate;
 
 const TOOLS: &str = r"
 tools:
@@ -47,13 +48,34 @@ fn encoder() -> Option<Arc<Encoder>> {
         .clone()
 }
 
-fn catalog() -> Catalog {
+fn parse(name: &str, text: &str) -> Catalog {
     load(&[Source {
-        name: "mcp.yaml".into(),
-        text: TOOLS.into(),
+        name: name.into(),
+        text: text.into(),
     }])
     .unwrap()
     .catalog
+}
+
+fn catalog() -> Catalog {
+    parse("mcp.yaml", TOOLS)
+}
+
+/// Fifty apps described in a sentence or two of marketing prose (eval/catalogs/prose).
+fn prose_apps() -> Catalog {
+    parse(
+        "tools.yaml",
+        include_str!("../../../../eval/catalogs/prose/tools.yaml"),
+    )
+}
+
+/// An engine over `catalog` that routes by meaning with `encoder`'s default settings.
+fn with_meaning(catalog: Catalog, encoder: Arc<Encoder>) -> Engine {
+    let options = Options {
+        meaning: Some(MeaningSettings::new(encoder)),
+        ..Options::default()
+    };
+    Engine::new(catalog, options).unwrap()
 }
 
 fn best(engine: &Engine, request: &str) -> Option<String> {
@@ -81,11 +103,7 @@ fn without_an_encoder_meaning_is_off_and_words_route() {
 fn a_request_that_shares_no_word_with_its_tool_finds_it_by_meaning() {
     let Some(encoder) = encoder() else { return };
     let words = Engine::new(catalog(), Options::default()).unwrap();
-    let options = Options {
-        meaning: Some(MeaningSettings::new(encoder)),
-        ..Options::default()
-    };
-    let meaning = Engine::new(catalog(), options).unwrap();
+    let meaning = with_meaning(catalog(), encoder);
     assert!(matches!(meaning.meaning(), MeaningState::On(_)));
     let request = "show me what's in the folder";
     assert_ne!(best(&words, request).as_deref(), Some("list_directory"));
@@ -118,14 +136,7 @@ tools:
 #[test]
 fn on_a_catalog_described_in_prose_meaning_leads_where_it_thinks_better_of_an_entry() {
     let Some(encoder) = encoder() else { return };
-    let prose = || {
-        load(&[Source {
-            name: "prose.yaml".into(),
-            text: PROSE.into(),
-        }])
-        .unwrap()
-        .catalog
-    };
+    let prose = || parse("prose.yaml", PROSE);
     let mut even = MeaningSettings::new(Arc::clone(&encoder));
     even.lead_weight = even.weight;
     let with = |settings: MeaningSettings| {
@@ -173,17 +184,7 @@ tools:
 fn a_long_description_is_read_by_its_opening_too_and_a_tool_that_takes_nothing_is_no_reader_of_a_file()
  {
     let Some(encoder) = encoder() else { return };
-    let servers = load(&[Source {
-        name: "servers.yaml".into(),
-        text: SERVERS.into(),
-    }])
-    .unwrap()
-    .catalog;
-    let options = Options {
-        meaning: Some(MeaningSettings::new(encoder)),
-        ..Options::default()
-    };
-    let e = Engine::new(servers, options).unwrap();
+    let e = with_meaning(parse("servers.yaml", SERVERS), encoder);
     // "Read the entire knowledge graph" is closer in meaning to "read README.md" than
     // the whole of read_text_file's description, but it can take no file.
     assert_eq!(
@@ -198,31 +199,24 @@ fn a_long_description_is_read_by_its_opening_too_and_a_tool_that_takes_nothing_i
     );
 }
 
-/// The best-ranked entry of the request's last clause, recommended or not.
+/// The best-ranked candidate of the request's last clause, recommended or not.
+fn top_ranked(engine: &Engine, request: &str) -> Option<Candidate> {
+    let mut ranked = engine.route(request, None).unwrap().pop()?;
+    ranked
+        .recommendation
+        .take()
+        .or_else(|| ranked.alternatives.into_iter().next())
+}
+
+/// The id of [`top_ranked`].
 fn first_ranked(engine: &Engine, request: &str) -> Option<String> {
-    engine
-        .route(request, None)
-        .unwrap()
-        .last()
-        .and_then(|r| r.recommendation.as_ref().or(r.alternatives.first()))
-        .map(|c| c.id.clone())
+    top_ranked(engine, request).map(|c| c.id)
 }
 
 #[test]
 fn in_a_catalog_of_prose_the_entry_that_stands_out_in_meaning_ranks_first() {
     let Some(encoder) = encoder() else { return };
-    // Fifty apps described in a sentence or two of marketing prose (eval/catalogs/prose).
-    let prose = load(&[Source {
-        name: "tools.yaml".into(),
-        text: include_str!("../../../../eval/catalogs/prose/tools.yaml").into(),
-    }])
-    .unwrap()
-    .catalog;
-    let options = Options {
-        meaning: Some(MeaningSettings::new(encoder)),
-        ..Options::default()
-    };
-    let e = Engine::new(prose, options).unwrap();
+    let e = with_meaning(prose_apps(), encoder);
     // The to-do app's words say "store" and "list"; the horoscope app is what the
     // question means, at a cosine the absolute scale calls middling and no other app
     // comes near.
@@ -252,13 +246,7 @@ fn in_a_catalog_of_prose_the_entry_that_stands_out_in_meaning_ranks_first() {
 
 #[test]
 fn without_an_encoder_the_built_in_word_vectors_rank_a_prose_catalog_where_words_say_nothing() {
-    let prose = load(&[Source {
-        name: "tools.yaml".into(),
-        text: include_str!("../../../../eval/catalogs/prose/tools.yaml").into(),
-    }])
-    .unwrap()
-    .catalog;
-    let e = Engine::new(prose, Options::default()).unwrap();
+    let e = Engine::new(prose_apps(), Options::default()).unwrap();
     assert!(matches!(e.meaning(), MeaningState::Off));
     // The words find little or nothing here: the recipe app speaks of dinner, kitchens and
     // recipes, the garden app of plants, not of tomatoes.
@@ -273,11 +261,7 @@ fn without_an_encoder_the_built_in_word_vectors_rank_a_prose_catalog_where_words
         ),
         ("when should I plant tomatoes in zone 6?", "sproutly"),
     ] {
-        let ranked = e.route(request, None).unwrap();
-        let top = ranked
-            .last()
-            .and_then(|r| r.recommendation.as_ref().or(r.alternatives.first()))
-            .unwrap();
+        let top = top_ranked(&e, request).unwrap();
         assert_eq!(top.id, tool, "{request}");
         assert!(
             top.why.iter().any(|w| w.starts_with("close in meaning")),
@@ -285,7 +269,8 @@ fn without_an_encoder_the_built_in_word_vectors_rank_a_prose_catalog_where_words
             top.why
         );
         // Below the threshold it stays a gap: the vectors order, they do not vouch.
-        assert!(ranked.last().unwrap().recommendation.is_none(), "{request}");
+        let last = e.route(request, None).unwrap().pop().unwrap();
+        assert!(last.recommendation.is_none(), "{request}");
     }
     // Turned off (`[embed] word_vectors = false`), the words alone rank.
     let off = Engine::new(
