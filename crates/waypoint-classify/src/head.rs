@@ -131,11 +131,14 @@ impl Head {
             Moments::new(classes),
         ];
         // Each batch is summed in two fixed halves, the second on a thread of its own,
-        // then added first half first: the same sums on one core or many.
+        // then added first half first: the same sums on one core or many. The output
+        // weights are also kept transposed, for the hidden units' errors.
         let mut grads = Grads::new(dims, hidden, classes);
         let mut second = Grads::new(dims, hidden, classes);
         let mut order: Vec<usize> = (0..samples.len()).collect();
         let mut t = 0_i32;
+        let mut w2t = vec![0.0; head.w2.len()];
+        transpose(&head.w2, classes, &mut w2t);
         for _ in 0..EPOCHS {
             for i in (1..order.len()).rev() {
                 order.swap(i, rng.below(i + 1));
@@ -145,7 +148,13 @@ impl Head {
                 let sum = |part: &[usize], g: &mut Grads| {
                     g.clear();
                     for &i in part {
-                        head.accumulate(&xs[i], samples[i].class as usize, samples[i].weight, g);
+                        head.accumulate(
+                            &xs[i],
+                            samples[i].class as usize,
+                            samples[i].weight,
+                            &w2t,
+                            g,
+                        );
                     }
                 };
                 std::thread::scope(|scope| {
@@ -159,13 +168,20 @@ impl Head {
                 moments[0].step(&mut head.w1, &grads.w1, t);
                 moments[1].step(&mut head.b1, &grads.b1, t);
                 moments[2].step(&mut head.w2, &grads.w2, t);
+                transpose(&head.w2, classes, &mut w2t);
                 moments[3].step(&mut head.b2, &grads.b2, t);
             }
         }
         Some(head)
     }
 
-    /// The hidden layer's activations for a unit-length input.
+    /// The hidden layer's activations for a unit-length input (inlined into the AVX2
+    /// copy of [`Self::accumulate`]).
+    #[expect(
+        clippy::inline_always,
+        reason = "compiled into the AVX2 copy of `accumulate` only when inlined there"
+    )]
+    #[inline(always)]
     fn hidden_of(&self, x: &[f32]) -> Vec<f32> {
         let mut h = self.b1.clone();
         for (k, &xk) in x.iter().enumerate() {
@@ -181,6 +197,11 @@ impl Head {
     }
 
     /// Softmax over the output layer, its logits divided by `temperature`.
+    #[expect(
+        clippy::inline_always,
+        reason = "compiled into the AVX2 copy of `accumulate` only when inlined there"
+    )]
+    #[inline(always)]
     fn output_of(&self, h: &[f32], temperature: f32) -> Vec<f32> {
         let mut o = self.b2.clone();
         for (j, &hj) in h.iter().enumerate() {
@@ -204,8 +225,46 @@ impl Head {
         o
     }
 
-    /// Adds one sample's gradient of the weighted cross-entropy to `g`.
-    fn accumulate(&self, x: &[f32], class: usize, weight: f32, g: &mut Grads) {
+    /// Adds one sample's gradient of the weighted cross-entropy to `g`; `w2t` is `w2`
+    /// transposed (`w2t[c * hidden + j]`).
+    fn accumulate(&self, x: &[f32], class: usize, weight: f32, w2t: &[f32], g: &mut Grads) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            #[expect(
+                unsafe_code,
+                reason = "calling a function compiled for AVX2 needs the CPU to have it"
+            )]
+            // SAFETY: the CPU has AVX2, checked just above.
+            unsafe {
+                self.accumulate_avx2(x, class, weight, w2t, g);
+            }
+            return;
+        }
+        self.accumulate_in_order(x, class, weight, w2t, g);
+    }
+
+    /// [`Self::accumulate_in_order`] compiled for AVX2: its loops go element by element
+    /// or sum in a fixed order, so wider vectors give the same numbers to the bit (no
+    /// fused multiply-add is enabled), a third sooner.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn accumulate_avx2(&self, x: &[f32], class: usize, weight: f32, w2t: &[f32], g: &mut Grads) {
+        self.accumulate_in_order(x, class, weight, w2t, g);
+    }
+
+    #[expect(
+        clippy::inline_always,
+        reason = "compiled into the AVX2 copy of `accumulate` only when inlined there"
+    )]
+    #[inline(always)]
+    fn accumulate_in_order(
+        &self,
+        x: &[f32],
+        class: usize,
+        weight: f32,
+        w2t: &[f32],
+        g: &mut Grads,
+    ) {
         let h = self.hidden_of(x);
         let mut d_out = self.output_of(&h, 1.0);
         d_out[class] -= 1.0;
@@ -216,18 +275,30 @@ impl Head {
             g.b2[c] += d;
         }
         let mut d_hidden = vec![0.0_f32; self.hidden];
+        let classes = self.classes;
         for (j, &hj) in h.iter().enumerate() {
+            if hj > 0.0 {
+                let grow = &mut g.w2[j * classes..(j + 1) * classes];
+                for (gw, d) in grow.iter_mut().zip(&d_out) {
+                    *gw += hj * d;
+                }
+            }
+        }
+        // Each unit's error is its row of `w2` against `d_out`, summed in class order;
+        // read from the transposed weights, every unit's sum advances one class at a
+        // time, side by side (the same sums to the bit as one unit at a time, without
+        // each addition waiting on the one before).
+        let hidden = self.hidden;
+        for (c, &d) in d_out.iter().enumerate() {
+            let col = &w2t[c * hidden..(c + 1) * hidden];
+            for (b, w) in d_hidden.iter_mut().zip(col) {
+                *b += w * d;
+            }
+        }
+        for (b, &hj) in d_hidden.iter_mut().zip(&h) {
             if hj <= 0.0 {
-                continue;
+                *b = 0.0;
             }
-            let row = &self.w2[j * self.classes..(j + 1) * self.classes];
-            let grow = &mut g.w2[j * self.classes..(j + 1) * self.classes];
-            let mut back = 0.0;
-            for ((gw, w), d) in grow.iter_mut().zip(row).zip(&d_out) {
-                *gw += hj * d;
-                back += w * d;
-            }
-            d_hidden[j] = back;
         }
         for (gb, d) in g.b1.iter_mut().zip(&d_hidden) {
             *gb += d;
@@ -250,6 +321,16 @@ impl Head {
             return None;
         }
         Some(self.output_of(&self.hidden_of(&unit(x)), TEMPERATURE))
+    }
+}
+
+/// `w` (rows of `classes` values) into `out`, column by column.
+fn transpose(w: &[f32], classes: usize, out: &mut [f32]) {
+    let rows = w.len() / classes.max(1);
+    for (j, row) in w.chunks_exact(classes).enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            out[c * rows + j] = v;
+        }
     }
 }
 
@@ -372,5 +453,51 @@ mod tests {
         let p = head.probabilities(&[0.5, 0.5]).expect("same length");
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         assert_eq!(head.probabilities(&[0.5, 0.5, 1.0]), None);
+    }
+
+    /// The hidden units' errors read from the transposed weights, in whichever copy the
+    /// CPU runs, are the sums one unit at a time gives, to the bit.
+    #[test]
+    fn every_copy_of_a_gradient_step_gives_the_same_numbers() {
+        let dims = 5;
+        let (hidden, classes) = (HIDDEN, 7);
+        let wave =
+            |n: usize, k: f32| -> Vec<f32> { (0..n).map(|i| (i as f32 * k).sin() * 0.3).collect() };
+        let head = Head {
+            dims,
+            hidden,
+            classes,
+            w1: wave(dims * hidden, 0.37),
+            b1: wave(hidden, 0.11),
+            w2: wave(hidden * classes, 0.23),
+            b2: wave(classes, 0.5),
+        };
+        let x = unit(&wave(dims, 1.3));
+        let mut w2t = vec![0.0; head.w2.len()];
+        transpose(&head.w2, classes, &mut w2t);
+        let mut dispatched = Grads::new(dims, hidden, classes);
+        head.accumulate(&x, 3, 0.5, &w2t, &mut dispatched);
+        let mut in_order = Grads::new(dims, hidden, classes);
+        head.accumulate_in_order(&x, 3, 0.5, &w2t, &mut in_order);
+        assert_eq!(dispatched.w1, in_order.w1);
+        assert_eq!(dispatched.b1, in_order.b1);
+        assert_eq!(dispatched.w2, in_order.w2);
+        // Unit by unit, as the errors were summed before the weights were transposed.
+        let h = head.hidden_of(&x);
+        let mut d_out = head.output_of(&h, 1.0);
+        d_out[3] -= 1.0;
+        for d in &mut d_out {
+            *d *= 0.5;
+        }
+        for (j, &hj) in h.iter().enumerate() {
+            let row = &head.w2[j * classes..(j + 1) * classes];
+            let mut back = 0.0_f32;
+            for (w, d) in row.iter().zip(&d_out) {
+                back += w * d;
+            }
+            let expected = if hj > 0.0 { back } else { 0.0 };
+            assert_eq!(in_order.b1[j].to_bits(), expected.to_bits(), "unit {j}");
+        }
+        assert!(h.iter().any(|&v| v > 0.0) && h.iter().any(|&v| v <= 0.0));
     }
 }
