@@ -12,6 +12,16 @@ use crate::error::AppError;
 use crate::setup::{Notice, Setup};
 
 /// What training taught the router, per entry.
+/// What the router's network reads of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkReads {
+    /// The sentence encoder's readings (docs/routing.md, item 2).
+    Encoder,
+    /// The built-in static word vectors (docs/routing.md, "Static word vectors").
+    WordVectors,
+}
+
 #[derive(Debug, Serialize)]
 pub struct TrainSummary {
     /// Labelled requests added from the files.
@@ -24,8 +34,12 @@ pub struct TrainSummary {
     /// request (docs/architecture.md, "Route").
     pub one_entry_per_request: bool,
     /// The share of the router's probability that a network over the encoder's readings
-    /// of a request gives (docs/routing.md, item 2); `None` where there is none.
+    /// of a request, or its static word vectors without an encoder, gives
+    /// (docs/routing.md, item 2); `None` where there is none.
     pub network_share: Option<f32>,
+    /// What the network reads, where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_reads: Option<NetworkReads>,
     /// How many values the network reads per request: the sentence vector's length, or
     /// more where it reads the encoder's earlier layers too (docs/routing.md, item 2).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -149,6 +163,13 @@ pub fn train(setup: &Setup, extra: &[PathBuf]) -> Result<(TrainSummary, Vec<Noti
         requests_asking_two: engine.catalog().taught().asking_two,
         one_entry_per_request: learned.one_at_a_time(),
         network_share: learned.network_share(),
+        network_reads: learned.network_share().map(|_| {
+            if learned.reads_word_vectors() {
+                NetworkReads::WordVectors
+            } else {
+                NetworkReads::Encoder
+            }
+        }),
         network_inputs: model.head_dims(),
         classes: classes.len(),
         features: model.features(),

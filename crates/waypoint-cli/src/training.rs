@@ -5,7 +5,7 @@ use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use waypoint_app::train::{CalibrateSummary, TrainSummary};
+use waypoint_app::train::{CalibrateSummary, NetworkReads, TrainSummary};
 
 use crate::cli::{CalibrateArgs, Global, TrainArgs};
 use crate::setup::{say, setup};
@@ -75,9 +75,13 @@ fn render_model(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Res
             .network_inputs
             .map(|n| format!(" ({n} values a request)"))
             .unwrap_or_default();
+        let reads = match s.network_reads {
+            Some(NetworkReads::WordVectors) => "the static word vectors",
+            _ => "the encoder's readings",
+        };
         writeln!(
             out,
-            "  network      a network over the encoder's readings{inputs} gives {:.0}% of the router's probability (docs/routing.md, item 2)",
+            "  network      a network over {reads}{inputs} gives {:.0}% of the router's probability (docs/routing.md, item 2)",
             share * 100.0
         )?;
     }

@@ -174,9 +174,16 @@ fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time(
     assert_eq!(v["requests_added"], 60);
     assert_eq!(v["requests_asking_two"], 0);
     assert_eq!(v["one_entry_per_request"], true);
+    // Without an encoder, the network reads the built-in static word vectors.
+    assert_eq!(v["network_reads"], "word_vectors");
+    assert_eq!(v["network_inputs"], 128);
     let text = String::from_utf8_lossy(&waypoint(&base).stdout).into_owned();
     assert!(
         text.contains("0 asking for two or more entries") && text.contains("one entry per request"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a network over the static word vectors (128 values a request)"),
         "{text}"
     );
 
@@ -186,6 +193,10 @@ fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time(
     assert_eq!(v["requests_added"], 66);
     assert_eq!(v["requests_asking_two"], 6);
     assert_eq!(v["one_entry_per_request"], false);
+    assert!(
+        v["network_reads"].is_null(),
+        "no network where requests ask for two"
+    );
 }
 
 #[test]

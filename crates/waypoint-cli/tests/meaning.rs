@@ -240,7 +240,7 @@ fn taught_catalog() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 #[test]
-fn where_requests_ask_for_one_entry_each_training_with_meaning_adds_a_network() {
+fn where_requests_ask_for_one_entry_each_training_adds_a_network_over_what_it_can_read() {
     let Some(model) = test_model() else {
         return;
     };
@@ -268,15 +268,21 @@ fn where_requests_ask_for_one_entry_each_training_with_meaning_adds_a_network() 
     assert_eq!(v["network_share"], 0.4);
     // MiniLM's probe: the sentence vector and two earlier layers, 384 values each.
     assert_eq!(v["network_inputs"], 1152);
+    assert_eq!(v["network_reads"], "encoder");
     assert!(
         text.contains(
             "network      a network over the encoder's readings (1152 values a request) gives 40%"
         ),
         "{text}"
     );
+    // Without the model the network reads the built-in static word vectors.
     let (text, v) = report(false);
-    assert!(v["network_share"].is_null());
-    assert!(!text.contains("network "), "{text}");
+    assert_eq!(v["network_reads"], "word_vectors");
+    assert_eq!(v["network_inputs"], 128);
+    assert!(
+        text.contains("a network over the static word vectors (128 values a request)"),
+        "{text}"
+    );
 }
 
 #[test]

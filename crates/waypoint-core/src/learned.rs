@@ -20,6 +20,7 @@ use waypoint_classify::{Model, Settings, TrainingSet};
 
 use crate::hash::{HashMap, HashSet};
 use crate::meaning::Meaning;
+use crate::word_neighbours::WordNeighbours;
 
 /// Requests per entry at which the model and the lexical score count equally.
 const HALF_WEIGHT_REQUESTS: f64 = 4.0;
@@ -79,6 +80,9 @@ pub struct Learned {
     pub(crate) source: Option<Source>,
     /// The sentence encoder whose vectors the model also learned from, when on.
     pub(crate) meaning: Option<Arc<Meaning>>,
+    /// Without an encoder, the static word vectors of the taught requests: the network
+    /// reads a clause's (where it was trained) and the nearest requests vote.
+    pub(crate) words_near: Option<WordNeighbours>,
     /// The labelled requests almost never ask for two entries at once.
     pub(crate) one_at_a_time: bool,
     /// Entries (route-index ids) no labelled request taught, when the model leads the
@@ -117,6 +121,7 @@ impl Learned {
         how: &RouterModel,
         doc_of: impl Fn(&str) -> Option<u32>,
         meaning: Option<&Arc<Meaning>>,
+        word_vectors: bool,
         lex: &crate::lexicon::Lexicon,
     ) -> Option<Self> {
         let (mut set, requests) = training_set(catalog);
@@ -157,6 +162,29 @@ impl Learned {
             }
             true
         });
+        // Without an encoder the network reads each text's static word vectors
+        // (docs/routing.md, "Static word vectors"); the linear model keeps its n-grams,
+        // which the vectors cost accuracy beside where requests ask for several entries.
+        let word_vectors = meaning.is_none() && word_vectors && settings.network;
+        let words_near = word_vectors
+            .then(|| {
+                let docs: Vec<u32> = set
+                    .classes()
+                    .iter()
+                    .map(|c| doc_of(c).unwrap_or(u32::MAX))
+                    .collect();
+                WordNeighbours::new(&set, &docs)
+            })
+            .flatten();
+        if let Some(near) = &words_near {
+            let dims = waypoint_wordvec::builtin().dims();
+            set.set_probes(
+                set.examples()
+                    .iter()
+                    .map(|e| near.reading(&e.text).unwrap_or_else(|| vec![0.0; dims]))
+                    .collect(),
+            );
+        }
         let (model, source) = match how {
             // Turned away above.
             RouterModel::Off => return None,
@@ -195,6 +223,7 @@ impl Learned {
             weight,
             source,
             meaning: meaning.cloned(),
+            words_near,
             one_at_a_time,
             untaught,
             memo_id: NEXT_MEMO_ID.fetch_add(1, Ordering::Relaxed),
@@ -229,6 +258,12 @@ impl Learned {
         self.model.has_head().then_some(HEAD_SHARE)
     }
 
+    /// Whether the router reads the static word vectors (no encoder; requests for one
+    /// entry each): its network reads them, and the nearest requests by them vote.
+    pub fn reads_word_vectors(&self) -> bool {
+        self.words_near.is_some()
+    }
+
     /// The model's calibrated probabilities for a text (with its sentence vector when the
     /// model learned from them).
     fn probabilities(&self, text: &str) -> Arc<[f32]> {
@@ -245,6 +280,11 @@ impl Learned {
         let mut p = self.model.probabilities_with(text, vector.as_deref());
         // The network makes the entries compete for the clause's meaning.
         let head_input = match (self.model.head_dims(), &vector) {
+            _ if self.words_near.is_some() => self
+                .words_near
+                .as_ref()
+                .and_then(|n| n.reading(text))
+                .map(Arc::from),
             (Some(dims), Some(v)) if dims != v.len() => {
                 self.meaning.as_ref().and_then(|m| m.probe(text))
             }
@@ -289,6 +329,12 @@ impl Learned {
     /// entry that the entries' own words are a small part of what it knows).
     pub(crate) fn leads(&self) -> bool {
         self.weight >= MODEL_LEADS
+    }
+
+    /// `(entry, score)` from the taught requests nearest the text by static word
+    /// vectors, where the router reads them (no encoder, requests for one entry each).
+    pub(crate) fn words_near(&self, text: &str) -> Option<Vec<(u32, f32)>> {
+        self.words_near.as_ref().map(|n| n.scores(text))
     }
 
     /// The model's best entry for a text, when the model is the main voice of the score

@@ -26,6 +26,7 @@ pub mod text;
 pub mod understand;
 pub mod unsaid;
 pub mod validate;
+mod word_neighbours;
 
 pub use engine::{ClauseEvidence, Engine, Options};
 pub use error::CoreError;

@@ -43,7 +43,7 @@ pub struct Scale {
 }
 
 impl Scale {
-    fn map(self, cos: f32) -> f32 {
+    pub(crate) fn map(self, cos: f32) -> f32 {
         ((cos - self.low) / (self.high - self.low)).clamp(0.0, 1.0)
     }
 }

@@ -350,7 +350,14 @@ impl RouteIndex {
         if meaning.is_none() && word_vectors {
             index.gist = gist::Gist::build(catalog, |id| ids.get(id).copied());
         }
-        index.learned = Learned::build(catalog, router, |id| ids.get(id).copied(), meaning, lex);
+        index.learned = Learned::build(
+            catalog,
+            router,
+            |id| ids.get(id).copied(),
+            meaning,
+            word_vectors,
+            lex,
+        );
         if let Some(m) = meaning {
             m.release_probes();
         }

@@ -494,6 +494,8 @@ pub(super) enum Reason<'a> {
     Example(u32),
     Learned(f64),
     Meaning(f64),
+    /// The taught requests nearest the clause by static word vectors.
+    NearRequests(f64),
     /// The token the clause asks for, which only this (untaught) entry is named after.
     AskedFor(String),
     /// Words of the request's earlier clauses that decided a tie.
@@ -531,6 +533,7 @@ impl Reason<'_> {
             Reason::FileType(w) => format!("a {w} file"),
             Reason::Context(w) => format!("the request is about {w}"),
             Reason::Meaning(p) => format!("close in meaning {p:.2}"),
+            Reason::NearRequests(p) => format!("near taught requests {p:.2}"),
         }
     }
 }

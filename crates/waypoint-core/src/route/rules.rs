@@ -27,6 +27,10 @@ use super::{
 const GIST_UNSURE: f64 = 0.45;
 const GIST_SHARE: f64 = 0.4;
 const GIST_FLOOR: f64 = 0.2;
+/// Without an encoder, where requests ask for one entry each, the share of a score the
+/// requests nearest by static word vectors take after the trained router's (an
+/// encoder's vote takes `neighbours_weight`, 0.5: its vectors are the surer).
+const WORDS_NEAR_SHARE: f64 = 0.4;
 
 impl RouteIndex {
     /// An entry that takes no arguments loses part of its score, second opinions
@@ -134,6 +138,17 @@ impl RouteIndex {
                     scored,
                     reasons,
                     Reason::Meaning,
+                );
+            } else if learned.one_at_a_time()
+                && let Some(near) = learned.words_near(text)
+            {
+                // Without an encoder, the same vote by the static word vectors.
+                blend(
+                    Share::even(WORDS_NEAR_SHARE),
+                    near,
+                    scored,
+                    reasons,
+                    Reason::NearRequests,
                 );
             }
         }

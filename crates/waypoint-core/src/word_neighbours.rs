@@ -1,0 +1,181 @@
+//! The taught requests nearest a clause by the static word vectors, where no sentence
+//! encoder is on (docs/routing.md, "Static word vectors").
+//!
+//! With an encoder, each entry's few requests closest to a clause vote after the trained
+//! router ([`crate::meaning`]). The built-in word vectors can hold the same vote without
+//! one: far weaker than the encoder on a whole sentence, they still put "what's my
+//! balance" near "how much money is in my account", which share no n-gram, and a clause
+//! near no taught request (one no entry handles) far from every entry. The vectors are
+//! taken less the requests' mean, which every text's vector shares and which says nothing
+//! of which entry it asks for.
+
+use waypoint_classify::TrainingSet;
+use waypoint_embed::QuantRows;
+
+use crate::meaning::Scale;
+
+/// Requests per entry the vote reads, and how many of the closest it averages: as an
+/// encoder's vote does.
+const REQUESTS: usize = 100;
+const NEAREST: usize = 3;
+/// The mean cosine of the closest requests below `low` means nothing, above `high` a
+/// match. Chosen on CLINC150's dev split and its train split's out-of-scope requests
+/// (docs/performance.md).
+const SCALE: Scale = Scale {
+    low: 0.32,
+    high: 0.8,
+};
+
+/// Each entry's taught requests as static word vectors, centred, in 8-bit rows.
+#[derive(Debug, Clone)]
+pub(crate) struct WordNeighbours {
+    /// The kept requests' mean vector.
+    mean: Vec<f32>,
+    rows: QuantRows,
+    /// Per entry with requests: its index in the route index and its rows in `rows`.
+    spans: Vec<(u32, std::ops::Range<usize>)>,
+}
+
+impl WordNeighbours {
+    /// From the labelled requests of a training set that ask for one entry; `docs` maps
+    /// a class to its route-index entry (`u32::MAX`: none). `None` without such requests.
+    pub(crate) fn new(set: &TrainingSet, docs: &[u32]) -> Option<Self> {
+        let table = waypoint_wordvec::builtin();
+        let mut per_class: Vec<Vec<Vec<f32>>> = vec![Vec::new(); set.classes().len()];
+        for e in set.examples() {
+            let (true, [class]) = (e.held_out, e.labels.as_slice()) else {
+                continue;
+            };
+            let Some(kept) = per_class.get_mut(*class as usize) else {
+                continue;
+            };
+            if kept.len() < REQUESTS
+                && let Some(v) = table.sentence(&e.text)
+            {
+                kept.push(v);
+            }
+        }
+        let kept = per_class.iter().flatten().count();
+        if kept == 0 {
+            return None;
+        }
+        let mut mean = vec![0.0_f32; table.dims()];
+        for v in per_class.iter().flatten() {
+            for (m, x) in mean.iter_mut().zip(v) {
+                *m += x;
+            }
+        }
+        for m in &mut mean {
+            *m /= kept as f32;
+        }
+        let mut spans = Vec::new();
+        let mut centred = Vec::new();
+        for (class, vectors) in per_class.iter().enumerate() {
+            let Some(&doc) = docs.get(class).filter(|&&d| d != u32::MAX) else {
+                continue;
+            };
+            if vectors.is_empty() {
+                continue;
+            }
+            spans.push((doc, centred.len()..centred.len() + vectors.len()));
+            centred.extend(vectors.iter().map(|v| centre(v, &mean)));
+        }
+        let rows = QuantRows::new(centred.iter().map(Vec::as_slice), mean.len());
+        Some(Self { mean, rows, spans })
+    }
+
+    /// What the router's network reads of a text: its vector less the taught requests'
+    /// mean, as the vote compares it (CLINC150 dev 92.3% → 92.6% in-scope against the
+    /// vector as it is). `None` where the table knows none of its words.
+    pub(crate) fn reading(&self, text: &str) -> Option<Vec<f32>> {
+        let v = waypoint_wordvec::builtin().sentence(text)?;
+        Some(centre(&v, &self.mean))
+    }
+
+    /// `(entry, score)` for every entry with a score above zero: the mean cosine of its
+    /// [`NEAREST`] requests closest to the text, on [`SCALE`].
+    pub(crate) fn scores(&self, text: &str) -> Vec<(u32, f32)> {
+        let Some(v) = waypoint_wordvec::builtin().sentence(text) else {
+            return Vec::new();
+        };
+        let cosines = self.rows.dots(&centre(&v, &self.mean));
+        let mut out = Vec::new();
+        for (doc, span) in &self.spans {
+            let Some(cosines) = cosines.get(span.clone()).filter(|c| !c.is_empty()) else {
+                continue;
+            };
+            let mut top = [f32::NEG_INFINITY; NEAREST];
+            for &cos in cosines {
+                if let Some(at) = top.iter().position(|t| cos > *t) {
+                    top.copy_within(at..NEAREST - 1, at + 1);
+                    top[at] = cos;
+                }
+            }
+            let taken = &top[..cosines.len().min(NEAREST)];
+            let s = SCALE.map(taken.iter().sum::<f32>() / taken.len() as f32);
+            if s > 0.0 {
+                out.push((*doc, s));
+            }
+        }
+        out
+    }
+}
+
+/// `v` less `mean`, at unit length (zeros stay zeros).
+fn centre(v: &[f32], mean: &[f32]) -> Vec<f32> {
+    let mut c: Vec<f32> = v.iter().zip(mean).map(|(a, b)| a - b).collect();
+    let norm = c.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        for x in &mut c {
+            *x /= norm;
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(requests: &[(&str, &str)]) -> TrainingSet {
+        let mut set = TrainingSet::default();
+        for (text, label) in requests {
+            set.add(text, &[label], 1.0, true);
+        }
+        set
+    }
+
+    #[test]
+    fn a_clause_goes_to_the_entry_whose_requests_mean_the_same() {
+        let set = set(&[
+            ("what is my account balance", "balance"),
+            ("how much money do i have in checking", "balance"),
+            ("show the funds in my savings", "balance"),
+            ("what will the weather be tomorrow", "weather"),
+            ("is it going to rain today", "weather"),
+            ("how hot is it outside", "weather"),
+        ]);
+        let near = WordNeighbours::new(&set, &[10, 20]).expect("requests");
+        let scores = near.scores("how much cash is left in my bank account");
+        let of = |doc| scores.iter().find(|s| s.0 == doc).map_or(0.0, |s| s.1);
+        assert!(of(10) > of(20), "{scores:?}");
+        let scores = near.scores("will it snow this weekend");
+        let of = |doc| scores.iter().find(|s| s.0 == doc).map_or(0.0, |s| s.1);
+        assert!(of(20) > of(10), "{scores:?}");
+    }
+
+    #[test]
+    fn nothing_taught_or_nothing_read_gives_no_vote() {
+        assert!(WordNeighbours::new(&TrainingSet::default(), &[]).is_none());
+        let own_words_only = {
+            let mut set = TrainingSet::default();
+            set.add("check balance", &["balance"], 0.5, false);
+            set
+        };
+        assert!(WordNeighbours::new(&own_words_only, &[0]).is_none());
+        let set = set(&[("what is my balance", "balance"), ("rain today", "weather")]);
+        let near = WordNeighbours::new(&set, &[0, u32::MAX]).expect("requests");
+        assert_eq!(near.spans.len(), 1, "an entry not in the index has no rows");
+        assert!(near.scores("42 !!").is_empty(), "no word to read");
+    }
+}
