@@ -533,30 +533,38 @@ impl Meaning {
             .voters
             .get_or_init(|| Voters::new(&self.compared, &self.vectors, self.dims));
         let cosines = voters.rows.dots(&q);
-        let mut out = Vec::new();
-        for (doc, span) in &voters.spans {
-            let Some(cosines) = cosines.get(span.clone()).filter(|c| !c.is_empty()) else {
-                continue;
-            };
-            // The k best, best first: one close request may be a stray.
-            let mut top = [f32::NEG_INFINITY; NEIGHBOURS];
-            for &cos in cosines {
-                if let Some(at) = top.iter().position(|t| cos > *t) {
-                    top.copy_within(at..NEIGHBOURS - 1, at + 1);
-                    top[at] = cos;
-                }
-            }
-            let taken = &top[..cosines.len().min(NEIGHBOURS)];
-            let s = self
-                .settings
-                .neighbours
-                .map(taken.iter().sum::<f32>() / taken.len() as f32);
-            if s > 0.0 {
-                out.push((*doc, s));
+        vote::<NEIGHBOURS>(&cosines, &voters.spans, self.settings.neighbours)
+    }
+}
+
+/// `(entry, score)` for every entry with a score above zero: the mean of the `K` highest
+/// cosines in the entry's span of `cosines`, on `scale` (the k best, not the best: one
+/// close request may be a stray). The nearest-request votes by an encoder's vectors and
+/// by the static word vectors (`crate::word_neighbours`) both count this way.
+pub(crate) fn vote<const K: usize>(
+    cosines: &[f32],
+    spans: &[(u32, std::ops::Range<usize>)],
+    scale: Scale,
+) -> Vec<(u32, f32)> {
+    let mut out = Vec::new();
+    for (doc, span) in spans {
+        let Some(cosines) = cosines.get(span.clone()).filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        let mut top = [f32::NEG_INFINITY; K];
+        for &cos in cosines {
+            if let Some(at) = top.iter().position(|t| cos > *t) {
+                top.copy_within(at..K - 1, at + 1);
+                top[at] = cos;
             }
         }
-        out
+        let taken = &top[..cosines.len().min(K)];
+        let s = scale.map(taken.iter().sum::<f32>() / taken.len() as f32);
+        if s > 0.0 {
+            out.push((*doc, s));
+        }
     }
+    out
 }
 
 /// A text's vectors as the memo keeps them, shared without copying.

@@ -12,7 +12,7 @@
 use waypoint_classify::TrainingSet;
 use waypoint_embed::QuantRows;
 
-use crate::meaning::Scale;
+use crate::meaning::{Scale, vote};
 
 /// Requests per entry the vote reads, and how many of the closest it averages: as an
 /// encoder's vote does.
@@ -99,25 +99,7 @@ impl WordNeighbours {
             return Vec::new();
         };
         let cosines = self.rows.dots(&centre(&v, &self.mean));
-        let mut out = Vec::new();
-        for (doc, span) in &self.spans {
-            let Some(cosines) = cosines.get(span.clone()).filter(|c| !c.is_empty()) else {
-                continue;
-            };
-            let mut top = [f32::NEG_INFINITY; NEAREST];
-            for &cos in cosines {
-                if let Some(at) = top.iter().position(|t| cos > *t) {
-                    top.copy_within(at..NEAREST - 1, at + 1);
-                    top[at] = cos;
-                }
-            }
-            let taken = &top[..cosines.len().min(NEAREST)];
-            let s = SCALE.map(taken.iter().sum::<f32>() / taken.len() as f32);
-            if s > 0.0 {
-                out.push((*doc, s));
-            }
-        }
-        out
+        vote::<NEAREST>(&cosines, &self.spans, SCALE)
     }
 }
 
