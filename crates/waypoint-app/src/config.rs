@@ -87,8 +87,9 @@ pub struct EmbedSection {
     pub own_scale: Option<[f32; 2]>,
     /// The same against the requests an entry was taught.
     pub request_scale: Option<[f32; 2]>,
-    /// Without a model, whether the built-in static word vectors order a catalog known by
-    /// names and descriptions alone (default true).
+    /// Without a model, whether the built-in static word vectors are read: they order a
+    /// catalog known by names and descriptions alone, and the trained router reads them
+    /// where requests ask for one entry each (default true).
     pub word_vectors: Option<bool>,
 }
 

@@ -88,8 +88,10 @@ pub struct Options {
     /// Meaning-level matching with a sentence encoder; `None` routes by words (and the
     /// trained router) alone.
     pub meaning: Option<crate::meaning::MeaningSettings>,
-    /// Without an encoder, order a catalog known by names and descriptions alone by the
-    /// built-in static word vectors too (docs/routing.md, "Static word vectors").
+    /// Without an encoder, read the built-in static word vectors: they order a catalog
+    /// known by names and descriptions alone, and the trained router's network and
+    /// nearest-request vote read them where requests ask for one entry each
+    /// (docs/routing.md, "Static word vectors").
     pub word_vectors: bool,
 }
 
