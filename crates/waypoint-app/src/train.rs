@@ -11,7 +11,6 @@ use waypoint_core::Engine;
 use crate::error::AppError;
 use crate::setup::{Notice, Setup};
 
-/// What training taught the router, per entry.
 /// What the router's network reads of a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -22,6 +21,7 @@ pub enum NetworkReads {
     WordVectors,
 }
 
+/// What training taught the router, per entry.
 #[derive(Debug, Serialize)]
 pub struct TrainSummary {
     /// Labelled requests added from the files.

@@ -165,16 +165,15 @@ impl Learned {
         // Without an encoder the network reads each text's static word vectors
         // (docs/routing.md, "Static word vectors"); the linear model keeps its n-grams,
         // which the vectors cost accuracy beside where requests ask for several entries.
+        // The model's classes are the training set's (its cache key holds them).
+        let docs: Vec<u32> = set
+            .classes()
+            .iter()
+            .map(|c| doc_of(c).unwrap_or(u32::MAX))
+            .collect();
         let word_vectors = meaning.is_none() && word_vectors && settings.network;
         let words_near = word_vectors
-            .then(|| {
-                let docs: Vec<u32> = set
-                    .classes()
-                    .iter()
-                    .map(|c| doc_of(c).unwrap_or(u32::MAX))
-                    .collect();
-                WordNeighbours::new(&set, &docs)
-            })
+            .then(|| WordNeighbours::new(&set, &docs))
             .flatten();
         if let Some(near) = &words_near {
             let dims = waypoint_wordvec::builtin().dims();
@@ -194,11 +193,6 @@ impl Learned {
                 (m, Some(s))
             }
         };
-        let docs: Vec<u32> = model
-            .classes()
-            .iter()
-            .map(|c| doc_of(c).unwrap_or(u32::MAX))
-            .collect();
         let untaught = if weight >= MODEL_LEADS {
             let taught: HashSet<&str> = set
                 .examples()
@@ -279,13 +273,9 @@ impl Learned {
         let vector = self.meaning.as_ref().and_then(|m| m.vector(text));
         let mut p = self.model.probabilities_with(text, vector.as_deref());
         // The network makes the entries compete for the clause's meaning.
-        let head_input = match (self.model.head_dims(), &vector) {
-            _ if self.words_near.is_some() => self
-                .words_near
-                .as_ref()
-                .and_then(|n| n.reading(text))
-                .map(Arc::from),
-            (Some(dims), Some(v)) if dims != v.len() => {
+        let head_input = match (&self.words_near, self.model.head_dims(), &vector) {
+            (Some(near), ..) => near.reading(text).map(Arc::from),
+            (None, Some(dims), Some(v)) if dims != v.len() => {
                 self.meaning.as_ref().and_then(|m| m.probe(text))
             }
             _ => vector,

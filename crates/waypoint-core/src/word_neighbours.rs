@@ -11,6 +11,7 @@
 
 use waypoint_classify::TrainingSet;
 use waypoint_embed::QuantRows;
+use waypoint_wordvec::Centre;
 
 use crate::meaning::{Scale, vote};
 
@@ -29,8 +30,8 @@ const SCALE: Scale = Scale {
 /// Each entry's taught requests as static word vectors, centred, in 8-bit rows.
 #[derive(Debug, Clone)]
 pub(crate) struct WordNeighbours {
-    /// The kept requests' mean vector.
-    mean: Vec<f32>,
+    /// The kept requests' mean, taken out of them and of each text.
+    centre: Centre,
     rows: QuantRows,
     /// Per entry with requests: its index in the route index and its rows in `rows`.
     spans: Vec<(u32, std::ops::Range<usize>)>,
@@ -55,22 +56,13 @@ impl WordNeighbours {
                 kept.push(v);
             }
         }
-        let kept = per_class.iter().flatten().count();
-        if kept == 0 {
+        if per_class.iter().all(Vec::is_empty) {
             return None;
         }
-        let mut mean = vec![0.0_f32; table.dims()];
-        for v in per_class.iter().flatten() {
-            for (m, x) in mean.iter_mut().zip(v) {
-                *m += x;
-            }
-        }
-        for m in &mut mean {
-            *m /= kept as f32;
-        }
+        let centre = Centre::of(per_class.iter().flatten().map(Vec::as_slice), table.dims());
         let mut spans = Vec::new();
         let mut centred = Vec::new();
-        for (class, vectors) in per_class.iter().enumerate() {
+        for (class, vectors) in per_class.into_iter().enumerate() {
             let Some(&doc) = docs.get(class).filter(|&&d| d != u32::MAX) else {
                 continue;
             };
@@ -78,41 +70,37 @@ impl WordNeighbours {
                 continue;
             }
             spans.push((doc, centred.len()..centred.len() + vectors.len()));
-            centred.extend(vectors.iter().map(|v| centre(v, &mean)));
+            centred.extend(vectors.into_iter().map(|mut v| {
+                centre.apply(&mut v);
+                v
+            }));
         }
-        let rows = QuantRows::new(centred.iter().map(Vec::as_slice), mean.len());
-        Some(Self { mean, rows, spans })
+        let rows = QuantRows::new(centred.iter().map(Vec::as_slice), table.dims());
+        Some(Self {
+            centre,
+            rows,
+            spans,
+        })
     }
 
     /// What the router's network reads of a text: its vector less the taught requests'
     /// mean, as the vote compares it (CLINC150 dev 92.3% → 92.6% in-scope against the
     /// vector as it is). `None` where the table knows none of its words.
     pub(crate) fn reading(&self, text: &str) -> Option<Vec<f32>> {
-        let v = waypoint_wordvec::builtin().sentence(text)?;
-        Some(centre(&v, &self.mean))
+        let mut v = waypoint_wordvec::builtin().sentence(text)?;
+        self.centre.apply(&mut v);
+        Some(v)
     }
 
     /// `(entry, score)` for every entry with a score above zero: the mean cosine of its
     /// [`NEAREST`] requests closest to the text, on [`SCALE`].
     pub(crate) fn scores(&self, text: &str) -> Vec<(u32, f32)> {
-        let Some(v) = waypoint_wordvec::builtin().sentence(text) else {
+        let Some(v) = self.reading(text) else {
             return Vec::new();
         };
-        let cosines = self.rows.dots(&centre(&v, &self.mean));
+        let cosines = self.rows.dots(&v);
         vote::<NEAREST>(&cosines, &self.spans, SCALE)
     }
-}
-
-/// `v` less `mean`, at unit length (zeros stay zeros).
-fn centre(v: &[f32], mean: &[f32]) -> Vec<f32> {
-    let mut c: Vec<f32> = v.iter().zip(mean).map(|(a, b)| a - b).collect();
-    let norm = c.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 && norm.is_finite() {
-        for x in &mut c {
-            *x /= norm;
-        }
-    }
-    c
 }
 
 #[cfg(test)]

@@ -7,9 +7,12 @@
 //! word vectors"). It is far weaker than the model on a whole sentence, but it knows
 //! that "fare" and "flight" are near, which n-grams cannot: the trained router reads it
 //! beside them, and zero-shot routing with it. [`wordpiece`] splits text the way the
-//! model's tokenizer does; [`table`] reads the file format.
+//! model's tokenizer does; [`table`] reads the file format; [`centre`] takes what a set
+//! of texts shares out of their vectors.
 
+pub mod centre;
 pub mod table;
 pub mod wordpiece;
 
+pub use centre::Centre;
 pub use table::{TableError, WordVectors, builtin};

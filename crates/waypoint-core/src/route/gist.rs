@@ -8,6 +8,7 @@
 
 use waypoint_catalog::Catalog;
 use waypoint_embed::dot;
+use waypoint_wordvec::Centre;
 
 use crate::learned::entries;
 use crate::meaning::{Relative, own_texts};
@@ -23,8 +24,8 @@ pub(super) struct Gist {
     /// with the description's first sentence where that is read alone too).
     entries: Vec<(u32, std::ops::Range<usize>)>,
     rows: Vec<Vec<f32>>,
-    /// The mean of the rows before they were centred.
-    mean: Vec<f32>,
+    /// The rows' mean, taken out of the rows and of each clause.
+    centre: Centre,
 }
 
 impl Gist {
@@ -50,20 +51,13 @@ impl Gist {
                 compared.push((doc, first..rows.len()));
             }
         }
-        // What every entry shares (they are all tools, services, things to book or find)
-        // says nothing of which one a clause means, and makes the wordiest entries near
-        // every clause: it is taken out of the entries and of each clause.
-        let mut mean = vec![0.0_f32; table.dims()];
-        for r in &rows {
-            for (m, x) in mean.iter_mut().zip(r) {
-                *m += x / rows.len() as f32;
-            }
-        }
+        // What every entry shares says nothing of which one a clause means.
+        let centre = Centre::of(rows.iter().map(Vec::as_slice), table.dims());
         for r in &mut rows {
-            centre(r, &mean);
+            centre.apply(r);
         }
         (compared.len() >= STANDING.min_entries).then_some(Self {
-            mean,
+            centre,
             entries: compared,
             rows,
         })
@@ -75,7 +69,7 @@ impl Gist {
         let Some(mut q) = waypoint_wordvec::builtin().sentence(text) else {
             return Vec::new();
         };
-        centre(&mut q, &self.mean);
+        self.centre.apply(&mut q);
         let cosines: Vec<f32> = self
             .entries
             .iter()
@@ -98,19 +92,6 @@ impl Gist {
             .collect();
         out.sort_by_key(|(d, _)| *d);
         out
-    }
-}
-
-/// `v` less `mean`, scaled back to length one (left as it is where nothing remains).
-fn centre(v: &mut [f32], mean: &[f32]) {
-    for (x, m) in v.iter_mut().zip(mean) {
-        *x -= m;
-    }
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > f32::EPSILON {
-        for x in v.iter_mut() {
-            *x /= norm;
-        }
     }
 }
 

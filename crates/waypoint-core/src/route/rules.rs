@@ -139,10 +139,9 @@ impl RouteIndex {
                     reasons,
                     Reason::Meaning,
                 );
-            } else if learned.one_at_a_time()
-                && let Some(near) = learned.words_near(text)
-            {
-                // Without an encoder, the same vote by the static word vectors.
+            } else if let Some(near) = learned.words_near(text) {
+                // Without an encoder, the same vote by the static word vectors (built only
+                // where requests ask for one entry each).
                 blend(
                     Share::even(WORDS_NEAR_SHARE),
                     near,
