@@ -147,15 +147,17 @@ impl Head {
                 let (first_half, second_half) = batch.split_at(batch.len() / 2);
                 let sum = |part: &[usize], g: &mut Grads| {
                     g.clear();
-                    for &i in part {
-                        head.accumulate(
-                            &xs[i],
-                            samples[i].class as usize,
-                            samples[i].weight,
-                            &w2t,
-                            g,
-                        );
-                    }
+                    let part: Vec<(&[f32], usize, f32)> = part
+                        .iter()
+                        .map(|&i| {
+                            (
+                                xs[i].as_slice(),
+                                samples[i].class as usize,
+                                samples[i].weight,
+                            )
+                        })
+                        .collect();
+                    head.accumulate(&part, &w2t, g);
                 };
                 std::thread::scope(|scope| {
                     scope.spawn(|| sum(second_half, &mut second));
@@ -175,143 +177,102 @@ impl Head {
         Some(head)
     }
 
-    /// The hidden layer's activations for a unit-length input (inlined into the AVX2
-    /// copy of [`Self::accumulate`]).
-    #[expect(
-        clippy::inline_always,
-        reason = "compiled into the AVX2 copy of `accumulate` only when inlined there"
-    )]
-    #[inline(always)]
+    /// The hidden layer's activations for a unit-length input.
     fn hidden_of(&self, x: &[f32]) -> Vec<f32> {
         let mut h = self.b1.clone();
-        for (k, &xk) in x.iter().enumerate() {
-            let row = &self.w1[k * self.hidden..(k + 1) * self.hidden];
-            for (hj, w) in h.iter_mut().zip(row) {
-                *hj += xk * w;
-            }
-        }
-        for hj in &mut h {
-            *hj = hj.max(0.0);
-        }
+        add_products(&mut h, self.hidden, x, self.dims, 1, &self.w1);
+        relu(&mut h);
         h
     }
 
     /// Softmax over the output layer, its logits divided by `temperature`.
-    #[expect(
-        clippy::inline_always,
-        reason = "compiled into the AVX2 copy of `accumulate` only when inlined there"
-    )]
-    #[inline(always)]
     fn output_of(&self, h: &[f32], temperature: f32) -> Vec<f32> {
         let mut o = self.b2.clone();
-        for (j, &hj) in h.iter().enumerate() {
-            if hj == 0.0 {
-                continue;
-            }
-            let row = &self.w2[j * self.classes..(j + 1) * self.classes];
-            for (oc, w) in o.iter_mut().zip(row) {
-                *oc += hj * w;
-            }
-        }
-        let top = o.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let mut sum = 0.0;
-        for oc in &mut o {
-            *oc = ((*oc - top) / temperature).exp();
-            sum += *oc;
-        }
-        for oc in &mut o {
-            *oc /= sum;
-        }
+        add_products(&mut o, self.classes, h, self.hidden, 1, &self.w2);
+        softmax(&mut o, temperature);
         o
     }
 
-    /// Adds one sample's gradient of the weighted cross-entropy to `g`; `w2t` is `w2`
+    /// Adds the samples' gradients of the weighted cross-entropy to `g`; `w2t` is `w2`
     /// transposed (`w2t[c * hidden + j]`).
-    fn accumulate(&self, x: &[f32], class: usize, weight: f32, w2t: &[f32], g: &mut Grads) {
+    fn accumulate(&self, part: &[(&[f32], usize, f32)], w2t: &[f32], g: &mut Grads) {
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
+        {
             #[expect(
                 unsafe_code,
-                reason = "calling a function compiled for AVX2 needs the CPU to have it"
+                reason = "calling a function compiled for AVX-512 or AVX2 needs the CPU to have it"
             )]
-            // SAFETY: the CPU has AVX2, checked just above.
+            // SAFETY: each copy is called only where the CPU has what it was compiled for.
             unsafe {
-                self.accumulate_avx2(x, class, weight, w2t, g);
-            }
-            return;
-        }
-        self.accumulate_in_order(x, class, weight, w2t, g);
-    }
-
-    /// [`Self::accumulate_in_order`] compiled for AVX2: its loops go element by element
-    /// or sum in a fixed order, so wider vectors give the same numbers to the bit (no
-    /// fused multiply-add is enabled), a third sooner.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn accumulate_avx2(&self, x: &[f32], class: usize, weight: f32, w2t: &[f32], g: &mut Grads) {
-        self.accumulate_in_order(x, class, weight, w2t, g);
-    }
-
-    #[expect(
-        clippy::inline_always,
-        reason = "compiled into the AVX2 copy of `accumulate` only when inlined there"
-    )]
-    #[inline(always)]
-    fn accumulate_in_order(
-        &self,
-        x: &[f32],
-        class: usize,
-        weight: f32,
-        w2t: &[f32],
-        g: &mut Grads,
-    ) {
-        let h = self.hidden_of(x);
-        let mut d_out = self.output_of(&h, 1.0);
-        d_out[class] -= 1.0;
-        for d in &mut d_out {
-            *d *= weight;
-        }
-        for (c, d) in d_out.iter().enumerate() {
-            g.b2[c] += d;
-        }
-        let mut d_hidden = vec![0.0_f32; self.hidden];
-        let classes = self.classes;
-        for (j, &hj) in h.iter().enumerate() {
-            if hj > 0.0 {
-                let grow = &mut g.w2[j * classes..(j + 1) * classes];
-                for (gw, d) in grow.iter_mut().zip(&d_out) {
-                    *gw += hj * d;
+                if std::is_x86_feature_detected!("avx512f") {
+                    return self.accumulate_avx512(part, w2t, g);
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    return self.accumulate_avx2(part, w2t, g);
                 }
             }
         }
-        // Each unit's error is its row of `w2` against `d_out`, summed in class order;
-        // read from the transposed weights, every unit's sum advances one class at a
-        // time, side by side (the same sums to the bit as one unit at a time, without
-        // each addition waiting on the one before).
-        let hidden = self.hidden;
-        for (c, &d) in d_out.iter().enumerate() {
-            let col = &w2t[c * hidden..(c + 1) * hidden];
-            for (b, w) in d_hidden.iter_mut().zip(col) {
-                *b += w * d;
+        self.accumulate_in_order(part, w2t, g);
+    }
+
+    /// [`Self::accumulate_in_order`] compiled for AVX-512 and for AVX2: its sums go
+    /// element by element in a fixed order, so wider vectors give the same numbers to
+    /// the bit (no fused multiply-add is enabled), sooner.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f")]
+    fn accumulate_avx512(&self, part: &[(&[f32], usize, f32)], w2t: &[f32], g: &mut Grads) {
+        self.accumulate_in_order(part, w2t, g);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn accumulate_avx2(&self, part: &[(&[f32], usize, f32)], w2t: &[f32], g: &mut Grads) {
+        self.accumulate_in_order(part, w2t, g);
+    }
+
+    /// The batch's layers as products of matrices, each element summed in the order
+    /// sample after sample would sum it (the same numbers to the bit), a tile of the
+    /// result held in registers while the inputs pass once. Each unit's error is read
+    /// from the transposed output weights, so all units' sums advance side by side in
+    /// class order.
+    #[expect(
+        clippy::inline_always,
+        reason = "compiled into each CPU's copy of `accumulate` only when inlined there"
+    )]
+    #[inline(always)]
+    fn accumulate_in_order(&self, part: &[(&[f32], usize, f32)], w2t: &[f32], g: &mut Grads) {
+        let (hidden, classes, dims) = (self.hidden, self.classes, self.dims);
+        let xs: Vec<f32> = part.iter().flat_map(|p| p.0.iter().copied()).collect();
+        let mut hs: Vec<f32> = part.iter().flat_map(|_| self.b1.iter().copied()).collect();
+        add_products(&mut hs, hidden, &xs, dims, 1, &self.w1);
+        relu(&mut hs);
+        let mut ds: Vec<f32> = part.iter().flat_map(|_| self.b2.iter().copied()).collect();
+        add_products(&mut ds, classes, &hs, hidden, 1, &self.w2);
+        for (d_out, &(_, class, weight)) in ds.chunks_exact_mut(classes).zip(part) {
+            softmax(d_out, 1.0);
+            d_out[class] -= 1.0;
+            for d in d_out.iter_mut() {
+                *d *= weight;
+            }
+            for (gb, d) in g.b2.iter_mut().zip(d_out.iter()) {
+                *gb += d;
             }
         }
-        for (b, &hj) in d_hidden.iter_mut().zip(&h) {
-            if hj <= 0.0 {
-                *b = 0.0;
+        let mut dhs = vec![0.0_f32; part.len() * hidden];
+        add_products(&mut dhs, hidden, &ds, classes, 1, w2t);
+        for (d_hidden, h) in dhs.chunks_exact_mut(hidden).zip(hs.chunks_exact(hidden)) {
+            for (b, &hj) in d_hidden.iter_mut().zip(h) {
+                if hj <= 0.0 {
+                    *b = 0.0;
+                }
+            }
+            for (gb, d) in g.b1.iter_mut().zip(d_hidden.iter()) {
+                *gb += d;
             }
         }
-        for (gb, d) in g.b1.iter_mut().zip(&d_hidden) {
-            *gb += d;
-        }
-        for (k, &xk) in x.iter().enumerate() {
-            if xk == 0.0 {
-                continue;
-            }
-            let grow = &mut g.w1[k * self.hidden..(k + 1) * self.hidden];
-            for (gw, d) in grow.iter_mut().zip(&d_hidden) {
-                *gw += xk * d;
-            }
-        }
+        // The weights' gradients: sums over the samples.
+        add_products(&mut g.w2, classes, &hs, 1, hidden, &ds);
+        add_products(&mut g.w1, hidden, &xs, 1, dims, &dhs);
     }
 
     /// Each class's probability for the vector `x`; `None` when `x` is not as long as the
@@ -321,6 +282,115 @@ impl Head {
             return None;
         }
         Some(self.output_of(&self.hidden_of(&unit(x)), TEMPERATURE))
+    }
+}
+
+/// Rows and columns of the tile [`add_products`] keeps in registers.
+const TILE_ROWS: usize = 4;
+const TILE_COLS: usize = 32;
+
+/// `acc[r] += Σ_k a(r, k) · b[k]` for every row `r` of `acc` (rows of `width`), where
+/// `a(r, k) = a[r * row_step + k * k_step]` and `b` holds `depth` rows of `width`: each
+/// element's sum adds `k = 0, 1, …` in order, as a loop over `k` would. A tile of four
+/// rows by 32 columns stays in registers while `k` runs, so each row of `b` is read
+/// once per four rows of `acc` instead of once per row, and `acc` once in all.
+///
+/// A zero coefficient (an inactive unit, an absent input) adds its product too, where a
+/// loop would skip it: branching on each one costs more than the product, and the sum
+/// is the same to the bit. Adding `±0.0` leaves any sum but `-0.0` as it is, and no sum
+/// here is ever `-0.0`: each starts at `+0.0` or at a weight, and round-to-nearest gives
+/// `-0.0` only from `-0.0 + -0.0`. (A weight that is infinite or not a number would turn
+/// a skipped product into one that is not a number; training that far gone has nothing
+/// left to keep.)
+#[expect(
+    clippy::inline_always,
+    reason = "compiled into each CPU's copy of `accumulate` only when inlined there"
+)]
+#[inline(always)]
+fn add_products(
+    acc: &mut [f32],
+    width: usize,
+    a: &[f32],
+    row_step: usize,
+    k_step: usize,
+    b: &[f32],
+) {
+    if width == 0 {
+        return;
+    }
+    let depth = b.len() / width;
+    let rows = acc.len() / width;
+    let coef = |r: usize, k: usize| a[r * row_step + k * k_step];
+    let mut r0 = 0;
+    while r0 < rows {
+        let tile_rows = (rows - r0).min(TILE_ROWS);
+        let mut c0 = 0;
+        while c0 < width {
+            let tile_cols = (width - c0).min(TILE_COLS);
+            if tile_rows == TILE_ROWS && tile_cols == TILE_COLS {
+                let mut tile = [[0.0_f32; TILE_COLS]; TILE_ROWS];
+                for (r, t) in tile.iter_mut().enumerate() {
+                    let at = (r0 + r) * width + c0;
+                    t.copy_from_slice(&acc[at..at + TILE_COLS]);
+                }
+                for k in 0..depth {
+                    let bk = &b[k * width + c0..k * width + c0 + TILE_COLS];
+                    for (r, t) in tile.iter_mut().enumerate() {
+                        let c = coef(r0 + r, k);
+                        for (v, w) in t.iter_mut().zip(bk) {
+                            *v += c * w;
+                        }
+                    }
+                }
+                for (r, t) in tile.iter().enumerate() {
+                    let at = (r0 + r) * width + c0;
+                    acc[at..at + TILE_COLS].copy_from_slice(t);
+                }
+            } else {
+                for r in r0..r0 + tile_rows {
+                    let row = &mut acc[r * width + c0..r * width + c0 + tile_cols];
+                    for k in 0..depth {
+                        let c = coef(r, k);
+                        let bk = &b[k * width + c0..k * width + c0 + tile_cols];
+                        for (v, w) in row.iter_mut().zip(bk) {
+                            *v += c * w;
+                        }
+                    }
+                }
+            }
+            c0 += tile_cols;
+        }
+        r0 += tile_rows;
+    }
+}
+
+/// Rectified units: negatives to zero.
+#[expect(
+    clippy::inline_always,
+    reason = "inlined into each CPU's copy of `accumulate`"
+)]
+#[inline(always)]
+fn relu(h: &mut [f32]) {
+    for v in h {
+        *v = v.max(0.0);
+    }
+}
+
+/// Logits to probabilities, divided by `temperature` first.
+#[expect(
+    clippy::inline_always,
+    reason = "inlined into each CPU's copy of `accumulate`"
+)]
+#[inline(always)]
+fn softmax(o: &mut [f32], temperature: f32) {
+    let top = o.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for v in o.iter_mut() {
+        *v = ((*v - top) / temperature).exp();
+        sum += *v;
+    }
+    for v in o.iter_mut() {
+        *v /= sum;
     }
 }
 
@@ -455,12 +525,12 @@ mod tests {
         assert_eq!(head.probabilities(&[0.5, 0.5, 1.0]), None);
     }
 
-    /// The hidden units' errors read from the transposed weights, in whichever copy the
-    /// CPU runs, are the sums one unit at a time gives, to the bit.
+    /// A batch's gradient, in whichever copy the CPU runs, is to the bit the sum sample
+    /// after sample gives, each unit's error summed one unit at a time.
     #[test]
     fn every_copy_of_a_gradient_step_gives_the_same_numbers() {
         let dims = 5;
-        let (hidden, classes) = (HIDDEN, 7);
+        let (hidden, classes) = (HIDDEN, 37);
         let wave =
             |n: usize, k: f32| -> Vec<f32> { (0..n).map(|i| (i as f32 * k).sin() * 0.3).collect() };
         let head = Head {
@@ -472,32 +542,88 @@ mod tests {
             w2: wave(hidden * classes, 0.23),
             b2: wave(classes, 0.5),
         };
-        let x = unit(&wave(dims, 1.3));
+        let mut xs: Vec<Vec<f32>> = (0..9).map(|i| unit(&wave(dims, 1.3 + i as f32))).collect();
+        xs[4][2] = 0.0;
+        let part: Vec<(&[f32], usize, f32)> = xs
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (x.as_slice(), i % classes, 0.5 + i as f32 * 0.25))
+            .collect();
         let mut w2t = vec![0.0; head.w2.len()];
         transpose(&head.w2, classes, &mut w2t);
         let mut dispatched = Grads::new(dims, hidden, classes);
-        head.accumulate(&x, 3, 0.5, &w2t, &mut dispatched);
+        head.accumulate(&part, &w2t, &mut dispatched);
         let mut in_order = Grads::new(dims, hidden, classes);
-        head.accumulate_in_order(&x, 3, 0.5, &w2t, &mut in_order);
-        assert_eq!(dispatched.w1, in_order.w1);
-        assert_eq!(dispatched.b1, in_order.b1);
-        assert_eq!(dispatched.w2, in_order.w2);
-        // Unit by unit, as the errors were summed before the weights were transposed.
-        let h = head.hidden_of(&x);
-        let mut d_out = head.output_of(&h, 1.0);
-        d_out[3] -= 1.0;
-        for d in &mut d_out {
-            *d *= 0.5;
-        }
-        for (j, &hj) in h.iter().enumerate() {
-            let row = &head.w2[j * classes..(j + 1) * classes];
-            let mut back = 0.0_f32;
-            for (w, d) in row.iter().zip(&d_out) {
-                back += w * d;
+        head.accumulate_in_order(&part, &w2t, &mut in_order);
+        // Sample after sample, each unit's error summed on its own, inactive units and
+        // absent inputs skipped.
+        let mut one_by_one = Grads::new(dims, hidden, classes);
+        for &(x, class, weight) in &part {
+            let g = &mut one_by_one;
+            let mut h = head.b1.clone();
+            for (k, &xk) in x.iter().enumerate() {
+                for (j, hj) in h.iter_mut().enumerate() {
+                    *hj += xk * head.w1[k * hidden + j];
+                }
             }
-            let expected = if hj > 0.0 { back } else { 0.0 };
-            assert_eq!(in_order.b1[j].to_bits(), expected.to_bits(), "unit {j}");
+            for hj in &mut h {
+                *hj = hj.max(0.0);
+            }
+            let mut d_out = head.b2.clone();
+            for (j, &hj) in h.iter().enumerate() {
+                if hj != 0.0 {
+                    for (c, o) in d_out.iter_mut().enumerate() {
+                        *o += hj * head.w2[j * classes + c];
+                    }
+                }
+            }
+            softmax(&mut d_out, 1.0);
+            d_out[class] -= 1.0;
+            for d in &mut d_out {
+                *d *= weight;
+            }
+            for (gb, d) in g.b2.iter_mut().zip(&d_out) {
+                *gb += d;
+            }
+            let mut d_hidden = vec![0.0_f32; hidden];
+            for (j, &hj) in h.iter().enumerate() {
+                if hj <= 0.0 {
+                    continue;
+                }
+                let row = &head.w2[j * classes..(j + 1) * classes];
+                for (w, d) in row.iter().zip(&d_out) {
+                    d_hidden[j] += w * d;
+                }
+                for (c, d) in d_out.iter().enumerate() {
+                    g.w2[j * classes + c] += hj * d;
+                }
+            }
+            for (gb, d) in g.b1.iter_mut().zip(&d_hidden) {
+                *gb += d;
+            }
+            for (k, &xk) in x.iter().enumerate() {
+                if xk != 0.0 {
+                    for (j, d) in d_hidden.iter().enumerate() {
+                        g.w1[k * hidden + j] += xk * d;
+                    }
+                }
+            }
         }
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for (name, a, b, c) in [
+            ("w1", &dispatched.w1, &in_order.w1, &one_by_one.w1),
+            ("b1", &dispatched.b1, &in_order.b1, &one_by_one.b1),
+            ("w2", &dispatched.w2, &in_order.w2, &one_by_one.w2),
+            ("b2", &dispatched.b2, &in_order.b2, &one_by_one.b2),
+        ] {
+            assert_eq!(bits(a), bits(b), "{name}: dispatched against in order");
+            assert_eq!(
+                bits(b),
+                bits(c),
+                "{name}: batch against sample after sample"
+            );
+        }
+        let h = head.hidden_of(part[0].0);
         assert!(h.iter().any(|&v| v > 0.0) && h.iter().any(|&v| v <= 0.0));
     }
 }
