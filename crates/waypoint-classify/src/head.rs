@@ -147,14 +147,11 @@ impl Head {
                 let (first_half, second_half) = batch.split_at(batch.len() / 2);
                 let sum = |part: &[usize], g: &mut Grads| {
                     g.clear();
-                    let part: Vec<(&[f32], usize, f32)> = part
+                    let part: Vec<Sample<'_>> = part
                         .iter()
-                        .map(|&i| {
-                            (
-                                xs[i].as_slice(),
-                                samples[i].class as usize,
-                                samples[i].weight,
-                            )
+                        .map(|&i| Sample {
+                            x: &xs[i],
+                            ..samples[i]
                         })
                         .collect();
                     head.accumulate(&part, &w2t, g);
@@ -195,7 +192,7 @@ impl Head {
 
     /// Adds the samples' gradients of the weighted cross-entropy to `g`; `w2t` is `w2`
     /// transposed (`w2t[c * hidden + j]`).
-    fn accumulate(&self, part: &[(&[f32], usize, f32)], w2t: &[f32], g: &mut Grads) {
+    fn accumulate(&self, part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) {
         #[cfg(target_arch = "x86_64")]
         {
             #[expect(
@@ -220,13 +217,13 @@ impl Head {
     /// the bit (no fused multiply-add is enabled), sooner.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,avx512f")]
-    fn accumulate_avx512(&self, part: &[(&[f32], usize, f32)], w2t: &[f32], g: &mut Grads) {
+    fn accumulate_avx512(&self, part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) {
         self.accumulate_in_order(part, w2t, g);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn accumulate_avx2(&self, part: &[(&[f32], usize, f32)], w2t: &[f32], g: &mut Grads) {
+    fn accumulate_avx2(&self, part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) {
         self.accumulate_in_order(part, w2t, g);
     }
 
@@ -240,19 +237,19 @@ impl Head {
         reason = "compiled into each CPU's copy of `accumulate` only when inlined there"
     )]
     #[inline(always)]
-    fn accumulate_in_order(&self, part: &[(&[f32], usize, f32)], w2t: &[f32], g: &mut Grads) {
+    fn accumulate_in_order(&self, part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) {
         let (hidden, classes, dims) = (self.hidden, self.classes, self.dims);
-        let xs: Vec<f32> = part.iter().flat_map(|p| p.0.iter().copied()).collect();
+        let xs: Vec<f32> = part.iter().flat_map(|p| p.x.iter().copied()).collect();
         let mut hs: Vec<f32> = part.iter().flat_map(|_| self.b1.iter().copied()).collect();
         add_products(&mut hs, hidden, &xs, dims, 1, &self.w1);
         relu(&mut hs);
         let mut ds: Vec<f32> = part.iter().flat_map(|_| self.b2.iter().copied()).collect();
         add_products(&mut ds, classes, &hs, hidden, 1, &self.w2);
-        for (d_out, &(_, class, weight)) in ds.chunks_exact_mut(classes).zip(part) {
+        for (d_out, sample) in ds.chunks_exact_mut(classes).zip(part) {
             softmax(d_out, 1.0);
-            d_out[class] -= 1.0;
+            d_out[sample.class as usize] -= 1.0;
             for d in d_out.iter_mut() {
-                *d *= weight;
+                *d *= sample.weight;
             }
             for (gb, d) in g.b2.iter_mut().zip(d_out.iter()) {
                 *gb += d;
@@ -544,10 +541,14 @@ mod tests {
         };
         let mut xs: Vec<Vec<f32>> = (0..9).map(|i| unit(&wave(dims, 1.3 + i as f32))).collect();
         xs[4][2] = 0.0;
-        let part: Vec<(&[f32], usize, f32)> = xs
+        let part: Vec<Sample<'_>> = xs
             .iter()
             .enumerate()
-            .map(|(i, x)| (x.as_slice(), i % classes, 0.5 + i as f32 * 0.25))
+            .map(|(i, x)| Sample {
+                x,
+                class: (i % classes) as u32,
+                weight: 0.5 + i as f32 * 0.25,
+            })
             .collect();
         let mut w2t = vec![0.0; head.w2.len()];
         transpose(&head.w2, classes, &mut w2t);
@@ -558,7 +559,8 @@ mod tests {
         // Sample after sample, each unit's error summed on its own, inactive units and
         // absent inputs skipped.
         let mut one_by_one = Grads::new(dims, hidden, classes);
-        for &(x, class, weight) in &part {
+        for &Sample { x, class, weight } in &part {
+            let class = class as usize;
             let g = &mut one_by_one;
             let mut h = head.b1.clone();
             for (k, &xk) in x.iter().enumerate() {
@@ -623,7 +625,7 @@ mod tests {
                 "{name}: batch against sample after sample"
             );
         }
-        let h = head.hidden_of(part[0].0);
+        let h = head.hidden_of(part[0].x);
         assert!(h.iter().any(|&v| v > 0.0) && h.iter().any(|&v| v <= 0.0));
     }
 }
