@@ -173,17 +173,12 @@ impl Learned {
             .collect();
         let word_vectors = meaning.is_none() && word_vectors && settings.network;
         let words_near = word_vectors
-            .then(|| WordNeighbours::new(&set, &docs))
-            .flatten();
-        if let Some(near) = &words_near {
-            let dims = waypoint_wordvec::builtin().dims();
-            set.set_probes(
-                set.examples()
-                    .iter()
-                    .map(|e| near.reading(&e.text).unwrap_or_else(|| vec![0.0; dims]))
-                    .collect(),
-            );
-        }
+            .then(|| WordNeighbours::with_readings(&set, &docs))
+            .flatten()
+            .map(|(near, readings)| {
+                set.set_probes(readings);
+                near
+            });
         let (model, source) = match how {
             // Turned away above.
             RouterModel::Off => return None,

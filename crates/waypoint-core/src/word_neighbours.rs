@@ -39,48 +39,67 @@ pub(crate) struct WordNeighbours {
 
 impl WordNeighbours {
     /// From the labelled requests of a training set that ask for one entry; `docs` maps
-    /// a class to its route-index entry (`u32::MAX`: none). `None` without such requests.
-    pub(crate) fn new(set: &TrainingSet, docs: &[u32]) -> Option<Self> {
+    /// a class to its route-index entry (`u32::MAX`: none). Also gives what the network
+    /// reads of every example of the set ([`Self::reading`]; zeros where the table knows
+    /// none of its words), from the one vector per text both need. `None` without such
+    /// requests.
+    pub(crate) fn with_readings(set: &TrainingSet, docs: &[u32]) -> Option<(Self, Vec<Vec<f32>>)> {
         let table = waypoint_wordvec::builtin();
-        let mut per_class: Vec<Vec<Vec<f32>>> = vec![Vec::new(); set.classes().len()];
-        for e in set.examples() {
-            let (true, [class]) = (e.held_out, e.labels.as_slice()) else {
+        let mut vectors: Vec<Option<Vec<f32>>> = set
+            .examples()
+            .iter()
+            .map(|e| table.sentence(&e.text))
+            .collect();
+        // Per class, the examples whose vectors vote.
+        let mut per_class: Vec<Vec<usize>> = vec![Vec::new(); set.classes().len()];
+        for (i, e) in set.examples().iter().enumerate() {
+            let (true, [class], Some(_)) = (e.held_out, e.labels.as_slice(), &vectors[i]) else {
                 continue;
             };
-            let Some(kept) = per_class.get_mut(*class as usize) else {
-                continue;
-            };
-            if kept.len() < REQUESTS
-                && let Some(v) = table.sentence(&e.text)
+            if let Some(kept) = per_class.get_mut(*class as usize)
+                && kept.len() < REQUESTS
             {
-                kept.push(v);
+                kept.push(i);
             }
         }
         if per_class.iter().all(Vec::is_empty) {
             return None;
         }
-        let centre = Centre::of(per_class.iter().flatten().map(Vec::as_slice), table.dims());
+        let centre = Centre::of(
+            per_class
+                .iter()
+                .flatten()
+                .filter_map(|&i| vectors[i].as_deref()),
+            table.dims(),
+        );
+        for v in vectors.iter_mut().flatten() {
+            centre.apply(v);
+        }
         let mut spans = Vec::new();
-        let mut centred = Vec::new();
-        for (class, vectors) in per_class.into_iter().enumerate() {
+        let mut voters: Vec<&[f32]> = Vec::new();
+        for (class, kept) in per_class.iter().enumerate() {
             let Some(&doc) = docs.get(class).filter(|&&d| d != u32::MAX) else {
                 continue;
             };
-            if vectors.is_empty() {
+            if kept.is_empty() {
                 continue;
             }
-            spans.push((doc, centred.len()..centred.len() + vectors.len()));
-            centred.extend(vectors.into_iter().map(|mut v| {
-                centre.apply(&mut v);
-                v
-            }));
+            spans.push((doc, voters.len()..voters.len() + kept.len()));
+            voters.extend(kept.iter().filter_map(|&i| vectors[i].as_deref()));
         }
-        let rows = QuantRows::new(centred.iter().map(Vec::as_slice), table.dims());
-        Some(Self {
-            centre,
-            rows,
-            spans,
-        })
+        let rows = QuantRows::new(voters, table.dims());
+        let readings = vectors
+            .into_iter()
+            .map(|v| v.unwrap_or_else(|| vec![0.0; table.dims()]))
+            .collect();
+        Some((
+            Self {
+                centre,
+                rows,
+                spans,
+            },
+            readings,
+        ))
     }
 
     /// What the router's network reads of a text: its vector less the taught requests'
@@ -125,7 +144,9 @@ mod tests {
             ("is it going to rain today", "weather"),
             ("how hot is it outside", "weather"),
         ]);
-        let near = WordNeighbours::new(&set, &[10, 20]).expect("requests");
+        let near = WordNeighbours::with_readings(&set, &[10, 20])
+            .expect("requests")
+            .0;
         let scores = near.scores("how much cash is left in my bank account");
         let of = |doc| scores.iter().find(|s| s.0 == doc).map_or(0.0, |s| s.1);
         assert!(of(10) > of(20), "{scores:?}");
@@ -136,15 +157,15 @@ mod tests {
 
     #[test]
     fn nothing_taught_or_nothing_read_gives_no_vote() {
-        assert!(WordNeighbours::new(&TrainingSet::default(), &[]).is_none());
+        assert!(WordNeighbours::with_readings(&TrainingSet::default(), &[]).is_none());
         let own_words_only = {
             let mut set = TrainingSet::default();
             set.add("check balance", &["balance"], 0.5, false);
             set
         };
-        assert!(WordNeighbours::new(&own_words_only, &[0]).is_none());
+        assert!(WordNeighbours::with_readings(&own_words_only, &[0]).is_none());
         let set = set(&[("what is my balance", "balance"), ("rain today", "weather")]);
-        let near = WordNeighbours::new(&set, &[0, u32::MAX]).expect("requests");
+        let (near, _) = WordNeighbours::with_readings(&set, &[0, u32::MAX]).expect("requests");
         assert_eq!(near.spans.len(), 1, "an entry not in the index has no rows");
         assert!(near.scores("42 !!").is_empty(), "no word to read");
     }
