@@ -301,6 +301,23 @@ impl Model {
     /// Trains on the set, then (with enough examples to spare) cross-validates to fit the
     /// calibration and the report. The same set and settings give the same model.
     pub fn train(set: &TrainingSet, settings: &Settings) -> Self {
+        // The network learns from the set apart from the linear model, so it trains
+        // beside it: each fills the other's single-threaded stretches (the vocabulary,
+        // the calibration fit, the network's steps between batches) on the second core.
+        // Neither reads what the other makes, so the model is the one training them in
+        // turn gives.
+        std::thread::scope(|s| {
+            let head = settings.network.then(|| s.spawn(|| train_head(set)));
+            let mut model = Self::train_linear(set, settings);
+            // A network whose thread died leaves the router without one, as a set it
+            // cannot learn from does.
+            model.head = head.and_then(|h| h.join().ok()).flatten();
+            model
+        })
+    }
+
+    /// The linear model, its calibrations and the cross-validation report.
+    fn train_linear(set: &TrainingSet, settings: &Settings) -> Self {
         let min_df = settings
             .min_df
             .unwrap_or(if set.examples.len() >= Settings::MIN_DF_FROM {
@@ -334,9 +351,6 @@ impl Model {
         }
         let mut model = Self::assemble(set, vocab, dense_dims, &weights, support);
         model.key = set.key(settings);
-        if settings.network {
-            model.head = train_head(set);
-        }
         if let Some(cv) = cross_validate(set, &xs, &model.vocab, dense_dims, settings) {
             model.calibration = cv.shared;
             model.per_class = cv.per_class;
