@@ -41,6 +41,7 @@ pub(crate) struct Head {
 }
 
 /// One labelled vector.
+#[derive(Clone, Copy)]
 pub(crate) struct Sample<'a> {
     pub x: &'a [f32],
     pub class: u32,
@@ -104,6 +105,12 @@ impl Head {
             return None;
         }
         let xs: Vec<Vec<f32>> = samples.iter().map(|s| unit(s.x)).collect();
+        // The samples as the network learns them: each vector at unit length.
+        let samples: Vec<Sample<'_>> = samples
+            .iter()
+            .zip(&xs)
+            .map(|(s, x)| Sample { x, ..*s })
+            .collect();
         let hidden = HIDDEN;
         let mut rng = XorShift::new(SEED);
         let mut glorot = |fan_in: usize, fan_out: usize, n: usize| -> Vec<f32> {
@@ -147,13 +154,7 @@ impl Head {
                 let (first_half, second_half) = batch.split_at(batch.len() / 2);
                 let sum = |part: &[usize], g: &mut Grads| {
                     g.clear();
-                    let part: Vec<Sample<'_>> = part
-                        .iter()
-                        .map(|&i| Sample {
-                            x: &xs[i],
-                            ..samples[i]
-                        })
-                        .collect();
+                    let part: Vec<Sample<'_>> = part.iter().map(|&i| samples[i]).collect();
                     head.accumulate(&part, &w2t, g);
                 };
                 std::thread::scope(|scope| {
