@@ -34,9 +34,12 @@ pub struct TrainSummary {
     /// request (docs/architecture.md, "Route").
     pub one_entry_per_request: bool,
     /// The share of the router's probability that a network over the encoder's readings
-    /// of a request, or its static word vectors without an encoder, gives
-    /// (docs/routing.md, item 2); `None` where there is none.
+    /// of a request, or its static word vectors without an encoder, gives in ranking the
+    /// entries (docs/routing.md, item 2); `None` where there is none.
     pub network_share: Option<f32>,
+    /// Its share in how sure the router is of the best entry, where there is a network.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_sure_share: Option<f32>,
     /// What the network reads, where there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_reads: Option<NetworkReads>,
@@ -163,6 +166,7 @@ pub fn train(setup: &Setup, extra: &[PathBuf]) -> Result<(TrainSummary, Vec<Noti
         requests_asking_two: engine.catalog().taught().asking_two,
         one_entry_per_request: learned.one_at_a_time(),
         network_share: learned.network_share(),
+        network_sure_share: learned.network_sure_share(),
         network_reads: learned.network_share().map(|_| {
             if learned.reads_word_vectors() {
                 NetworkReads::WordVectors

@@ -79,10 +79,20 @@ fn render_model(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Res
             Some(NetworkReads::WordVectors) => "the static word vectors",
             _ => "the encoder's readings",
         };
+        let part = match s
+            .network_sure_share
+            .filter(|sure| (sure - share).abs() > f32::EPSILON)
+        {
+            Some(sure) => format!(
+                "{:.0}% of the router's probability in ranking the entries and {:.0}% in how sure it is",
+                share * 100.0,
+                sure * 100.0
+            ),
+            None => format!("{:.0}% of the router's probability", share * 100.0),
+        };
         writeln!(
             out,
-            "  network      a network over {reads}{inputs} gives {:.0}% of the router's probability (docs/routing.md, item 2)",
-            share * 100.0
+            "  network      a network over {reads}{inputs} gives {part} (docs/routing.md, item 2)"
         )?;
     }
     if s.one_step_per_tool {

@@ -642,6 +642,28 @@ pub(super) fn reorder(
     scale_best_to(scored, want);
 }
 
+/// Blends an opinion that says how sure the best entry is but not which entry is best
+/// (an encoder's closest requests, beside a router that ranks better than they do) into
+/// `sure`, the scores as sure as they were before it; then scales every score so the
+/// best of `scored` keeps its place and takes the score it has in `sure`.
+pub(super) fn settle_level(
+    share: Share,
+    opinion: Vec<(u32, f32)>,
+    mut sure: Vec<(f64, u32)>,
+    scored: &mut [(f64, u32)],
+    reasons: &mut Vec<(u32, f64, Reason<'_>)>,
+    reason: fn(f64) -> Reason<'static>,
+) {
+    let Some(&(_, best)) = scored.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
+        return;
+    };
+    let mut noted = Vec::new();
+    blend(share, opinion, &mut sure, &mut noted, reason);
+    reasons.extend(noted.into_iter().filter(|(doc, ..)| *doc == best));
+    let want = sure.iter().find(|s| s.1 == best).map_or(0.0, |s| s.0);
+    scale_best_to(scored, want);
+}
+
 /// The best of the scores (0 where there are none).
 pub(super) fn best_score(scored: &[(f64, u32)]) -> f64 {
     scored.iter().map(|s| s.0).fold(0.0, f64::max)
@@ -814,6 +836,44 @@ mod tests {
             (score(0) - 0.6 * 0.2 * (0.6 * 0.2) / (0.7 * 0.6)).abs() < 1e-6,
             "{scored:?}"
         );
+    }
+
+    #[test]
+    fn a_levelling_opinion_says_how_sure_the_best_is_and_keeps_the_order() {
+        let share = Share::even(0.5);
+        // Ranked, entry 0 leads; as sure as the scores were, entry 1 would.
+        let mut scored = vec![(0.8, 0), (0.4, 1)];
+        let sure = vec![(0.5, 0), (0.6, 1)];
+        // The opinion is far from entry 0 and close to entry 1.
+        let opinion = vec![(0, 0.1), (1, 0.9)];
+        let mut reasons = Vec::new();
+        settle_level(
+            share,
+            opinion,
+            sure,
+            &mut scored,
+            &mut reasons,
+            Reason::Meaning,
+        );
+        let score = |d: u32| scored.iter().find(|s| s.1 == d).unwrap().0;
+        // Entry 0 stays first, at half its sure score and half the opinion's: 0.25 + 0.05.
+        assert!((score(0) - 0.3).abs() < 1e-9, "{scored:?}");
+        // Entry 1 keeps its ratio to the best: 0.3 × 0.4 / 0.8.
+        assert!((score(1) - 0.15).abs() < 1e-9, "{scored:?}");
+        // Only the best entry's part is named.
+        assert!(!reasons.is_empty() && reasons.iter().all(|r| r.0 == 0));
+        // Nothing scored stays nothing.
+        let mut nothing: Vec<(f64, u32)> = Vec::new();
+        let opinion = vec![(1, 0.9)];
+        settle_level(
+            share,
+            opinion,
+            Vec::new(),
+            &mut nothing,
+            &mut Vec::new(),
+            Reason::Meaning,
+        );
+        assert!(nothing.is_empty());
     }
 
     #[test]

@@ -9,7 +9,9 @@ use crate::text::Token;
 
 use super::doc::Doc;
 use super::grammar::{answers, names};
-use super::rank::{Ordering, Reason, Share, best_score, blend, blend_ordering, reorder};
+use super::rank::{
+    Ordering, Reason, Share, best_score, blend, blend_ordering, reorder, settle_level,
+};
 use super::{
     ASKED_ELSEWHERE, CONSUMES_TARGET, DESTROYS_SOMETHING_ELSE, Hints, MAKES_ANOTHER,
     NAMED_BY_OBJECT, NOT_FOR_THE_FILE, OTHER_AGE, READS_FOR_A_CHANGE, RouteIndex,
@@ -121,20 +123,34 @@ impl RouteIndex {
             reorder(Share::even(GIST_SHARE), floor, standing, scored, reasons);
         }
         if let Some(learned) = &self.learned {
-            let opinion = learned.candidates(text);
             let share = Share::even(learned.weight);
-            blend(share, opinion, scored, reasons, Reason::Learned);
             // Blended before the router, meaning would be a few percent of a score the
             // router leads; the requests closest in meaning get a share of their own.
             // Only where requests ask for one entry each: a request asking for two is
             // no neighbour of a clause asking for one of them.
-            if let MeaningState::On(m) = &self.meaning
-                && learned.one_at_a_time()
-            {
-                let near = m.neighbours(text);
-                blend(
+            let voters = match &self.meaning {
+                MeaningState::On(m) if learned.one_at_a_time() => Some(m),
+                _ => None,
+            };
+            let before = voters.map(|_| scored.clone());
+            blend(
+                share,
+                learned.candidates(text),
+                scored,
+                reasons,
+                Reason::Learned,
+            );
+            if let (Some(m), Some(mut sure)) = (voters, before) {
+                // An encoder's closest requests say how sure the router's best entry is,
+                // not which entry is best: its network ranks the entries far better
+                // than they do (CLINC150 dev: 96.8% of in-scope requests against 89.5%).
+                let opinion = learned.sure_candidates(text);
+                let opinion = opinion.unwrap_or_else(|| learned.candidates(text));
+                blend(share, opinion, &mut sure, &mut Vec::new(), Reason::Learned);
+                settle_level(
                     Share::even(m.neighbours_weight()),
-                    near,
+                    m.neighbours(text),
+                    sure,
                     scored,
                     reasons,
                     Reason::Meaning,
