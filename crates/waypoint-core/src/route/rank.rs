@@ -642,26 +642,34 @@ pub(super) fn reorder(
     scale_best_to(scored, want);
 }
 
-/// Blends an opinion that says how sure the best entry is but not which entry is best
-/// (an encoder's closest requests, beside a router that ranks better than they do) into
-/// `sure`, the scores as sure as they were before it; then scales every score so the
-/// best of `scored` keeps its place and takes the score it has in `sure`.
+/// Blends an opinion that says how sure each entry is but not which entry is best (an
+/// encoder's closest requests, beside a router that ranks better than they do) into
+/// `sure`, the scores as sure as they were before it. The best of `scored` keeps its
+/// place and takes its score in `sure`; every other entry takes its own, kept under the
+/// best's, so a rival the opinion thinks as well of still narrows the best's lead (a
+/// harmful pick needs a clear one: `write_margin`, `destructive_margin`).
 pub(super) fn settle_level(
     share: Share,
     opinion: Vec<(u32, f32)>,
     mut sure: Vec<(f64, u32)>,
-    scored: &mut [(f64, u32)],
+    scored: &mut Vec<(f64, u32)>,
     reasons: &mut Vec<(u32, f64, Reason<'_>)>,
     reason: fn(f64) -> Reason<'static>,
 ) {
     let Some(&(_, best)) = scored.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
         return;
     };
-    let mut noted = Vec::new();
-    blend(share, opinion, &mut sure, &mut noted, reason);
-    reasons.extend(noted.into_iter().filter(|(doc, ..)| *doc == best));
+    blend(share, opinion, &mut sure, reasons, reason);
     let want = sure.iter().find(|s| s.1 == best).map_or(0.0, |s| s.0);
-    scale_best_to(scored, want);
+    // The largest score below `want`: a rival as sure as the best stays behind it.
+    let under = f64::from_bits(want.to_bits().saturating_sub(1)).max(0.0);
+    scored.clear();
+    scored.push((want, best));
+    scored.extend(
+        (sure.into_iter())
+            .filter(|s| s.1 != best)
+            .map(|(score, doc)| (score.min(under), doc)),
+    );
 }
 
 /// The best of the scores (0 where there are none).
@@ -841,11 +849,12 @@ mod tests {
     #[test]
     fn a_levelling_opinion_says_how_sure_the_best_is_and_keeps_the_order() {
         let share = Share::even(0.5);
-        // Ranked, entry 0 leads; as sure as the scores were, entry 1 would.
-        let mut scored = vec![(0.8, 0), (0.4, 1)];
-        let sure = vec![(0.5, 0), (0.6, 1)];
-        // The opinion is far from entry 0 and close to entry 1.
-        let opinion = vec![(0, 0.1), (1, 0.9)];
+        // Ranked, entry 0 leads; as sure as the scores were, entry 1 would, and entry 2
+        // trails.
+        let mut scored = vec![(0.8, 0), (0.4, 1), (0.1, 2)];
+        let sure = vec![(0.5, 0), (0.6, 1), (0.1, 2)];
+        // The opinion is far from entries 0 and 2 and close to entry 1.
+        let opinion = vec![(0, 0.1), (1, 0.9), (2, 0.1)];
         let mut reasons = Vec::new();
         settle_level(
             share,
@@ -858,10 +867,11 @@ mod tests {
         let score = |d: u32| scored.iter().find(|s| s.1 == d).unwrap().0;
         // Entry 0 stays first, at half its sure score and half the opinion's: 0.25 + 0.05.
         assert!((score(0) - 0.3).abs() < 1e-9, "{scored:?}");
-        // Entry 1 keeps its ratio to the best: 0.3 × 0.4 / 0.8.
-        assert!((score(1) - 0.15).abs() < 1e-9, "{scored:?}");
-        // Only the best entry's part is named.
-        assert!(!reasons.is_empty() && reasons.iter().all(|r| r.0 == 0));
+        // Entry 1 is as sure as entry 0 could be (0.75 by its own blend), kept behind it.
+        assert!(score(1) < score(0) && score(1) > 0.3 - 1e-9, "{scored:?}");
+        // Entry 2 takes its own blend: 0.05 + 0.05.
+        assert!((score(2) - 0.1).abs() < 1e-9, "{scored:?}");
+        assert!(!reasons.is_empty());
         // Nothing scored stays nothing.
         let mut nothing: Vec<(f64, u32)> = Vec::new();
         let opinion = vec![(1, 0.9)];
