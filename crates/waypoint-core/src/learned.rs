@@ -108,15 +108,22 @@ static NEXT_MEMO_ID: AtomicU64 = AtomicU64::new(1);
 /// How many texts each thread remembers the probabilities of.
 const RECENT_TEXTS: usize = 8;
 
-/// The two parts of the router's probabilities for a text: the linear model's, and the
-/// network's where it has one and is asked.
-struct Parts {
-    linear: Vec<f32>,
-    network: Option<Vec<f32>>,
+/// The router's probabilities for a text, blended once per text: as they rank the
+/// entries, and as they say how sure the router is where the network's share differs
+/// between the two (a network over an encoder's readings).
+struct Probabilities {
+    ranking: Vec<f32>,
+    sure: Option<Vec<f32>>,
 }
 
-/// A model (by [`Learned::memo_id`]), a text, and the parts of its probabilities for it.
-type Remembered = (u64, String, Arc<Parts>);
+impl Probabilities {
+    fn sure(&self) -> &[f32] {
+        self.sure.as_deref().unwrap_or(&self.ranking)
+    }
+}
+
+/// A model (by [`Learned::memo_id`]), a text, and its probabilities for it.
+type Remembered = (u64, String, Arc<Probabilities>);
 
 thread_local! {
     /// The probabilities of the texts this thread asked a model about during the request
@@ -280,9 +287,9 @@ impl Learned {
         self.words_near.is_some()
     }
 
-    /// The parts of the model's probabilities for a text (with its sentence vector when
-    /// the model learned from them).
-    fn parts(&self, text: &str) -> Arc<Parts> {
+    /// The model's calibrated probabilities for a text (with its sentence vector when the
+    /// model learned from them).
+    fn probabilities(&self, text: &str) -> Arc<Probabilities> {
         let known = RECENT.with_borrow(|recent| {
             recent
                 .iter()
@@ -302,11 +309,31 @@ impl Learned {
             }
             _ => vector,
         };
-        let network = self
-            .network_share()
+        let share = self.network_share();
+        let network = share
             .and(head_input)
             .and_then(|v| self.model.head_probabilities(&v));
-        let p = Arc::new(Parts { linear, network });
+        let p = match (network, share) {
+            (Some(h), Some(share)) => {
+                let blend = |share: f32| -> Vec<f32> {
+                    (linear.iter().zip(&h))
+                        .map(|(p, h)| (1.0 - share) * p + share * h)
+                        .collect()
+                };
+                // Over an encoder's readings the network ranks at another share than
+                // the one it has in how sure the router is.
+                let sure = self.words_near.is_none().then(|| blend(HEAD_SHARE));
+                Probabilities {
+                    ranking: blend(share),
+                    sure,
+                }
+            }
+            _ => Probabilities {
+                ranking: linear,
+                sure: None,
+            },
+        };
+        let p = Arc::new(p);
         RECENT.with_borrow_mut(|recent| {
             if recent.len() >= RECENT_TEXTS {
                 recent.remove(0);
@@ -314,23 +341,6 @@ impl Learned {
             recent.push((self.memo_id, text.to_string(), Arc::clone(&p)));
         });
         p
-    }
-
-    /// The model's calibrated probabilities for a text, the network taking `share` of
-    /// them where it has one.
-    fn probabilities_at(&self, text: &str, share: f32) -> Vec<f32> {
-        let parts = self.parts(text);
-        match &parts.network {
-            Some(network) => (parts.linear.iter().zip(network))
-                .map(|(p, h)| (1.0 - share) * p + share * h)
-                .collect(),
-            None => parts.linear.clone(),
-        }
-    }
-
-    /// The model's probabilities as they rank the entries.
-    fn probabilities(&self, text: &str) -> Vec<f32> {
-        self.probabilities_at(text, self.network_share().unwrap_or(0.0))
     }
 
     /// `(entry, probability)` for every entry `p` gives at least a small chance.
@@ -344,15 +354,13 @@ impl Learned {
 
     /// `(entry, probability)` for every entry the model gives at least a small chance.
     pub(crate) fn candidates(&self, text: &str) -> Vec<(u32, f32)> {
-        self.above_min(&self.probabilities(text))
+        self.above_min(&self.probabilities(text).ranking)
     }
 
-    /// [`Self::candidates`] with the network at the share it has in how sure the router
-    /// is, where that differs from its share in ranking (a network over an encoder's
-    /// readings; `None` elsewhere).
-    pub(crate) fn sure_candidates(&self, text: &str) -> Option<Vec<(u32, f32)>> {
-        let sure = self.network_sure_share()?;
-        (self.words_near.is_none()).then(|| self.above_min(&self.probabilities_at(text, sure)))
+    /// [`Self::candidates`] as they say how sure the router is: the network at
+    /// `HEAD_SHARE` where it ranks with another share.
+    pub(crate) fn sure_candidates(&self, text: &str) -> Vec<(u32, f32)> {
+        self.above_min(self.probabilities(text).sure())
     }
 }
 
@@ -392,6 +400,7 @@ impl Learned {
         let classes = self.model.classes();
         classes.iter().position(|c| c == id).is_some_and(|k| {
             self.probabilities(text)
+                .ranking
                 .get(k)
                 .is_some_and(|p| *p < MIN_CANDIDATE)
         })
@@ -406,7 +415,7 @@ impl Learned {
             classes
                 .iter()
                 .position(|c| c == id)
-                .and_then(|k| p.get(k))
+                .and_then(|k| p.ranking.get(k))
                 .is_some_and(|p| *p >= WHOLE_SUPPORTS)
         })
     }
