@@ -6,7 +6,9 @@
 //! reduced and weighted as `scripts/wordvec/distill.py` says (docs/routing.md, "Static
 //! word vectors"). It is far weaker than the model on a whole sentence, but it knows
 //! that "fare" and "flight" are near, which n-grams cannot: the trained router reads it
-//! beside them, and zero-shot routing with it. [`wordpiece`] splits text the way the
+//! beside them. [`sentences`] holds the same pieces fitted so that a sentence's mean
+//! comes near the model's vector for the whole sentence (`scripts/wordvec/learn.py`);
+//! zero-shot routing compares descriptions with it. [`wordpiece`] splits text the way the
 //! model's tokenizer does; [`table`] reads the file format; [`centre`] takes what a set
 //! of texts shares out of their vectors.
 
@@ -15,4 +17,4 @@ pub mod table;
 pub mod wordpiece;
 
 pub use centre::Centre;
-pub use table::{TableError, WordVectors, builtin};
+pub use table::{TableError, WordVectors, builtin, sentences};

@@ -14,6 +14,8 @@ const FORMAT: u32 = 1;
 
 /// The table distilled from all-MiniLM-L6-v2 (Apache-2.0) by `scripts/wordvec/distill.py`.
 static BUILTIN_BYTES: &[u8] = include_bytes!("../data/minilm-l6-static.bin");
+/// The same pieces fitted to the model's sentence vectors by `scripts/wordvec/learn.py`.
+static SENTENCES_BYTES: &[u8] = include_bytes!("../data/minilm-l6-sentences.bin");
 
 /// A table file that cannot be read, and where.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -39,13 +41,26 @@ pub struct WordVectors {
     dims: usize,
 }
 
-/// The built-in table, read on first use (a few milliseconds).
+/// The built-in table, read on first use (a few milliseconds): each piece as the model
+/// reads it alone. Its rows keep the pieces apart, which suits comparing a clause with
+/// taught requests that share or trade its words.
 pub fn builtin() -> &'static WordVectors {
     static TABLE: OnceLock<WordVectors> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        // The file is part of the build and checked by this crate's tests.
-        WordVectors::from_bytes(BUILTIN_BYTES).unwrap_or_else(|_| WordVectors::empty())
-    })
+    TABLE.get_or_init(|| read_builtin(BUILTIN_BYTES))
+}
+
+/// The built-in table fitted to whole sentences, read on first use: each piece's row
+/// chosen so that a sentence's mean row comes near the model's vector for the sentence
+/// (docs/routing.md, "Static word vectors"). Nearer the model's meaning, it suits
+/// comparing a clause with descriptions written in other words than the clause's.
+pub fn sentences() -> &'static WordVectors {
+    static TABLE: OnceLock<WordVectors> = OnceLock::new();
+    TABLE.get_or_init(|| read_builtin(SENTENCES_BYTES))
+}
+
+fn read_builtin(bytes: &'static [u8]) -> WordVectors {
+    // The files are part of the build and checked by this crate's tests.
+    WordVectors::from_bytes(bytes).unwrap_or_else(|_| WordVectors::empty())
 }
 
 struct Reader<'b> {

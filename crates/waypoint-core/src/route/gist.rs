@@ -1,10 +1,11 @@
 //! Meaning without a model, for catalogs known by names and descriptions alone: the
-//! built-in static word vectors (waypoint-wordvec) give each entry a vector, and a clause
-//! is compared with them all. The vectors are too coarse to say how sure a match is, so
-//! they only reorder: an entry whose cosine stands far above the catalog's usual cosine
-//! for the clause moves up ([`Relative`], as meaning's standing is read), and the best
-//! score stays the words' best, so the abstain threshold means what it meant
-//! (docs/routing.md, "Static word vectors").
+//! built-in static word vectors fitted to sentences (`waypoint_wordvec::sentences`, which
+//! come nearer the model's meaning of a description than pieces read alone) give each
+//! entry a vector, and a clause is compared with them all. The vectors are too coarse to
+//! say how sure a match is, so they only reorder: an entry whose cosine stands far above
+//! the catalog's usual cosine for the clause moves up ([`Relative`], as meaning's
+//! standing is read), and the best score stays the words' best, so the abstain threshold
+//! means what it meant (docs/routing.md, "Static word vectors").
 
 use waypoint_catalog::Catalog;
 use waypoint_embed::dot;
@@ -33,7 +34,7 @@ impl Gist {
     /// routing, and the words' own score is the better judge), where there are too few
     /// entries, or where the table knows none of their words.
     pub(super) fn build(catalog: &Catalog, doc_of: impl Fn(&str) -> Option<u32>) -> Option<Self> {
-        let table = waypoint_wordvec::builtin();
+        let table = waypoint_wordvec::sentences();
         let mut compared = Vec::new();
         let mut rows = Vec::new();
         for e in entries(catalog) {
@@ -66,7 +67,7 @@ impl Gist {
     /// Each entry's standing for the clause in [0, 1], for entries that stand out at all;
     /// empty where the table knows none of the clause's words.
     pub(super) fn standing(&self, text: &str) -> Vec<(u32, f32)> {
-        let Some(mut q) = waypoint_wordvec::builtin().sentence(text) else {
+        let Some(mut q) = waypoint_wordvec::sentences().sentence(text) else {
             return Vec::new();
         };
         self.centre.apply(&mut q);
