@@ -48,7 +48,7 @@ print(f"{len(texts)} sentences", file=sys.stderr)
 model = Model(args.model_dir)
 tokenizer = Tokenizer.from_file(f"{args.model_dir}/tokenizer.json")
 tokenizer.no_padding()
-tokenizer.no_truncation()
+tokenizer.enable_truncation(256)  # as sentence-transformers reads this model
 encoded = [tokenizer.encode(t) for t in texts]
 
 # The model's sentence vectors, batched by length so no batch needs padding.
