@@ -9,7 +9,7 @@
 
 use waypoint_catalog::Catalog;
 use waypoint_embed::dot;
-use waypoint_wordvec::Centre;
+use waypoint_wordvec::{Centre, WordVectors};
 
 use crate::learned::entries;
 use crate::meaning::{Relative, own_texts};
@@ -17,6 +17,12 @@ use crate::meaning::{Relative, own_texts};
 /// How standing is read: the band meaning reads it on. The standing is the whole of the
 /// opinion, the cosine itself none of it.
 const STANDING: Relative = Relative::DEFAULT;
+
+/// The table entries and clauses are both read with: the one fitted to sentences, as a
+/// description shares few words with the requests it answers.
+fn table() -> &'static WordVectors {
+    waypoint_wordvec::sentences()
+}
 
 /// Every entry's own-words vectors.
 #[derive(Debug, Clone)]
@@ -34,7 +40,7 @@ impl Gist {
     /// routing, and the words' own score is the better judge), where there are too few
     /// entries, or where the table knows none of their words.
     pub(super) fn build(catalog: &Catalog, doc_of: impl Fn(&str) -> Option<u32>) -> Option<Self> {
-        let table = waypoint_wordvec::sentences();
+        let table = table();
         let mut compared = Vec::new();
         let mut rows = Vec::new();
         for e in entries(catalog) {
@@ -67,7 +73,7 @@ impl Gist {
     /// Each entry's standing for the clause in [0, 1], for entries that stand out at all;
     /// empty where the table knows none of the clause's words.
     pub(super) fn standing(&self, text: &str) -> Vec<(u32, f32)> {
-        let Some(mut q) = waypoint_wordvec::sentences().sentence(text) else {
+        let Some(mut q) = table().sentence(text) else {
             return Vec::new();
         };
         self.centre.apply(&mut q);
