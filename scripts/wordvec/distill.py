@@ -17,6 +17,6 @@ model_dir, out_path = sys.argv[1], sys.argv[2]
 dims = int(sys.argv[3]) if len(sys.argv) > 3 else 128
 
 model = Model(model_dir)
-rows, _, _ = reduce(model.pieces_alone(), dims)
+rows, _ = reduce(model.pieces_alone(), dims)
 rows *= rank_weights(len(model.tokens))
 write_table(out_path, model.tokens, rows)

@@ -85,7 +85,7 @@ count = np.asarray(s.sum(1)).ravel()
 count[count == 0] = 1
 s = sp.diags(1 / count) @ s  # a sentence's row: the mean of its pieces'
 
-distilled, _, components = reduce(model.pieces_alone(), args.dims)
+distilled, components = reduce(model.pieces_alone(), args.dims)
 distilled *= rank_weights(vocab_size)
 target = vectors - vectors.mean(0)
 if components is not None:

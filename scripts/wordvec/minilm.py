@@ -75,17 +75,16 @@ class Model:
 
 
 def reduce(rows, dims):
-    """Centres the rows and keeps `dims` principal components; gives the rows, the mean
-    taken out and the components (`None` when all dimensions are kept)."""
-    mean = rows.mean(0)
-    rows = rows - mean
+    """Centres the rows and keeps `dims` principal components; gives the rows and the
+    components (`None` when all dimensions are kept)."""
+    rows = rows - rows.mean(0)
     if dims >= rows.shape[1]:
-        return rows, mean, None
+        return rows, None
     _, _, vt = np.linalg.svd(rows, full_matrices=False)
     vt = vt[:dims]
     # Fix each component's sign so the file is the same on every run.
     vt *= np.sign(vt[np.arange(dims), np.abs(vt).argmax(1)])[:, None]
-    return rows @ vt.T, mean, vt
+    return rows @ vt.T, vt
 
 
 def rank_weights(n):
