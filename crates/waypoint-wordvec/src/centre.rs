@@ -41,11 +41,31 @@ impl Centre {
         for (x, m) in v.iter_mut().zip(&self.mean) {
             *x -= m;
         }
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm > f32::EPSILON {
-            for x in v.iter_mut() {
-                *x /= norm;
+        unit(v);
+    }
+
+    /// `v` less its part along the mean, scaled back to length one: for a text from
+    /// another set than the rows (a request against descriptions), which has the rows'
+    /// common part only as far as it points their way. Taking the whole mean out of it
+    /// would push it away from what the rows share by as much as it lacks it.
+    pub fn project_out(&self, v: &mut [f32]) {
+        let squared: f32 = self.mean.iter().map(|m| m * m).sum();
+        if squared > f32::EPSILON {
+            let along = v.iter().zip(&self.mean).map(|(x, m)| x * m).sum::<f32>() / squared;
+            for (x, m) in v.iter_mut().zip(&self.mean) {
+                *x -= along * m;
             }
+        }
+        unit(v);
+    }
+}
+
+/// `v` scaled to length one, left as it is where it is (nearly) zero.
+fn unit(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > f32::EPSILON {
+        for x in v.iter_mut() {
+            *x /= norm;
         }
     }
 }
@@ -72,5 +92,25 @@ mod tests {
         let mut v = vec![3.0, 4.0, 0.0];
         none.apply(&mut v);
         assert!((v[0] - 0.6).abs() < 1e-6 && (v[1] - 0.8).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_text_of_another_set_loses_only_its_part_along_the_mean() {
+        let rows = [vec![1.0, 1.0, 0.0], vec![1.0, -1.0, 0.0]];
+        let centre = Centre::of(rows.iter().map(Vec::as_slice), 3);
+        // The mean is (1, 0, 0): (2, 0, 1) keeps (0, 0, 1), where less the mean it
+        // would be (1, 0, 1) at length one.
+        let mut v = vec![2.0, 0.0, 1.0];
+        centre.project_out(&mut v);
+        assert!(v[0].abs() < 1e-6 && v[1].abs() < 1e-6 && (v[2] - 1.0).abs() < 1e-6);
+        // A text opposite the mean loses it too, rather than gaining more of it.
+        let mut w = vec![-3.0, 4.0, 0.0];
+        centre.project_out(&mut w);
+        assert!(w[0].abs() < 1e-6 && (w[1] - 1.0).abs() < 1e-6);
+        // A zero mean leaves the text as it is, at length one.
+        let zero = Centre::of(std::iter::empty::<&[f32]>(), 2);
+        let mut z = vec![3.0, 4.0];
+        zero.project_out(&mut z);
+        assert!((z[0] - 0.6).abs() < 1e-6 && (z[1] - 0.8).abs() < 1e-6);
     }
 }

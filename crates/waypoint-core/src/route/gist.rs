@@ -31,7 +31,7 @@ pub(super) struct Gist {
     /// with the description's first sentence where that is read alone too).
     entries: Vec<(u32, std::ops::Range<usize>)>,
     rows: Vec<Vec<f32>>,
-    /// The rows' mean, taken out of the rows and of each clause.
+    /// The rows' mean, taken out of the rows; a clause loses its part along it.
     centre: Centre,
 }
 
@@ -76,7 +76,9 @@ impl Gist {
         let Some(mut q) = table().sentence(text) else {
             return Vec::new();
         };
-        self.centre.apply(&mut q);
+        // A request is no description: it shares their common part only as far as it
+        // points that way, and taking the whole mean out would push it away from it.
+        self.centre.project_out(&mut q);
         let cosines: Vec<f32> = self
             .entries
             .iter()
