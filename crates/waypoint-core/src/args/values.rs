@@ -654,17 +654,10 @@ pub(super) fn fill_folder(cx: &Context<'_, '_>, st: &mut State) {
     let head = cx.inputs.clause.head_verb;
     let names = |at: usize| {
         toks.get(at).filter(|t| {
-            cx.lex.is_content(t)
+            cx.lex.can_name_a_folder(t)
                 && Some(at) != head
                 && !st.used.covers(t)
-                && !words.folder_nouns.contains(&t.form)
-                && !words.folder_describers.contains(&t.form)
-                && !words.prepositions.contains(&t.form)
-                && !cx.lex.opens_cue(&t.form)
                 && !cx.inputs.own_name.contains(&t.stem)
-                && t.form
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || "-_.".contains(c))
         })
     };
     // "the directory *tree* of src": past the tool's own words and one preposition.

@@ -466,6 +466,37 @@ impl Lexicon {
         !tok.value && !self.stopwords.contains(&tok.key) && !tok.key.is_empty()
     }
 
+    /// Whether a word beside a word for a folder can be the folder's name ("the *docs*
+    /// folder", "the folder *src*"): a content word made of name characters that is
+    /// neither another word for a folder, nor one that only says which folder ("the
+    /// *new* folder"), nor a preposition, nor one that opens a cue ("a folder *called*
+    /// build").
+    pub fn can_name_a_folder(&self, tok: &Token) -> bool {
+        let words = &self.words;
+        self.is_content(tok)
+            && !words.folder_nouns.contains(&tok.form)
+            && !words.folder_describers.contains(&tok.form)
+            && !words.prepositions.contains(&tok.form)
+            && !self.opens_cue(&tok.form)
+            && tok
+                .form
+                .chars()
+                .all(|c| c.is_alphanumeric() || "-_.".contains(c))
+    }
+
+    /// Whether a clause names a folder by a bare word beside the word for one ("what's
+    /// inside the *src* folder"), other than its head verb: a thing for a tool to act on,
+    /// as a path would be.
+    pub fn names_folder_by_word(&self, tokens: &[Token], head_verb: Option<usize>) -> bool {
+        let names = |at: usize| {
+            Some(at) != head_verb && tokens.get(at).is_some_and(|t| self.can_name_a_folder(t))
+        };
+        tokens.iter().enumerate().any(|(at, t)| {
+            self.words.folder_nouns.contains(&t.form)
+                && (at.checked_sub(1).is_some_and(names) || names(at + 1))
+        })
+    }
+
     pub fn intent(&self, name: &str) -> Option<&Concept> {
         self.intents.iter().find(|c| c.name == name)
     }
@@ -561,6 +592,22 @@ mod tests {
         assert!(lex.compounds("join").0.is_empty());
         assert!(lex.compounds("within_range").0.is_empty());
         assert!(lex.compounds("get_weather").0.is_empty());
+    }
+
+    #[test]
+    fn a_bare_word_beside_a_word_for_a_folder_names_one() {
+        let lex = lexicon();
+        let names = |text: &str| {
+            let tokens = lex.tokenize(text, &[]);
+            let head = tokens.iter().position(|t| lex.is_verb(t));
+            lex.names_folder_by_word(&tokens, head)
+        };
+        assert!(names("what's inside the src folder"));
+        assert!(names("list the folder docs"));
+        // Saying which folder, or asking which folders there are, names none.
+        assert!(!names("what's in the new folder"));
+        assert!(!names("which folders can you access"));
+        assert!(!names("list the directory"));
     }
 
     #[test]

@@ -36,14 +36,21 @@ const WORDS_NEAR_SHARE: f64 = 0.4;
 
 impl RouteIndex {
     /// An entry that takes no arguments loses part of its score, second opinions
-    /// included, when the clause names a file, a page or an address for it to act on.
-    pub(super) fn given_what_it_cannot_take(&self, hints: &Hints<'_>, scored: &mut [(f64, u32)]) {
+    /// included, when the clause names a file, a page, an address or a folder ("the
+    /// *src* folder") for it to act on.
+    pub(super) fn given_what_it_cannot_take(
+        &self,
+        tokens: &[Token],
+        hints: &Hints<'_>,
+        lex: &Lexicon,
+        scored: &mut [(f64, u32)],
+    ) {
         let names_a_thing = hints.supplied.iter().any(|k| {
             matches!(
                 k,
                 ExtractedKind::Paths | ExtractedKind::Urls | ExtractedKind::Emails
             )
-        });
+        }) || lex.names_folder_by_word(tokens, hints.head_verb);
         if !names_a_thing {
             return;
         }

@@ -178,6 +178,14 @@ tools:
     description: Read the entire knowledge graph
     input_schema: {type: object, properties: {}}
     effects: read
+  - name: list_directory
+    description: "Get a detailed listing of all files and directories in a specified path. Results clearly distinguish between files and directories with [FILE] and [DIR] prefixes. This tool is essential for understanding directory structure and finding specific files within a directory. Only works within allowed directories."
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+    effects: read
+  - name: list_allowed_directories
+    description: "Returns the list of directories that this server is allowed to access. Subdirectories within these allowed directories are also accessible. Use this to understand which directories and their nested paths are available before trying to access files."
+    input_schema: {type: object, properties: {}}
+    effects: read
 "#;
 
 #[test]
@@ -196,6 +204,47 @@ fn a_long_description_is_read_by_its_opening_too_and_a_tool_that_takes_nothing_i
     assert_eq!(
         best(&e, "append a line to todo.txt").as_deref(),
         Some("edit_file")
+    );
+    // A folder named by a bare word is a thing to act on, as a path is: the tool that
+    // lists the directories it may access takes none, though its description speaks of
+    // what is inside them.
+    assert_eq!(
+        best(&e, "what's inside the src folder").as_deref(),
+        Some("list_directory")
+    );
+    assert_eq!(
+        first_ranked(&e, "which directories are you allowed to access").as_deref(),
+        Some("list_allowed_directories")
+    );
+}
+
+#[test]
+fn a_tool_that_takes_nothing_is_not_asked_to_list_a_named_folder() {
+    let e = Engine::new(parse("servers.yaml", SERVERS), Options::default()).unwrap();
+    // The words say "list" and "folder" for both listing tools alike; the one that takes
+    // no path loses part of its score.
+    let ranked = e
+        .route("what's inside the src folder", None)
+        .unwrap()
+        .pop()
+        .unwrap();
+    let score = |id: &str| {
+        (ranked.recommendation.iter())
+            .chain(&ranked.alternatives)
+            .find(|c| c.id == id)
+            .map_or(0.0, |c| c.score)
+    };
+    assert_eq!(
+        ranked.recommendation.as_ref().map(|c| c.id.as_str()),
+        Some("list_directory")
+    );
+    assert!(
+        score("list_allowed_directories") < 0.6 * score("list_directory"),
+        "{ranked:?}"
+    );
+    assert_eq!(
+        first_ranked(&e, "which directories are you allowed to access").as_deref(),
+        Some("list_allowed_directories")
     );
 }
 
