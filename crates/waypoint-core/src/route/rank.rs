@@ -334,7 +334,7 @@ impl RouteIndex {
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }
         self.second_opinions(hints, &mut scored, &mut reasons);
-        self.given_what_it_cannot_take(tokens, hints, lex, &mut scored);
+        self.given_what_it_cannot_take(&tokens[..own], hints, lex, &mut scored);
         self.makes_what_is_asked(asked, &mut scored);
         self.reads_where_change_is_asked(tokens, hints, lex, &mut scored);
         self.given_a_file(tokens, hints, lex, &mut scored);

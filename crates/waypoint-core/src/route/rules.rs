@@ -37,7 +37,9 @@ const WORDS_NEAR_SHARE: f64 = 0.4;
 impl RouteIndex {
     /// An entry that takes no arguments loses part of its score, second opinions
     /// included, when the clause names a file, a page, an address or a folder ("the
-    /// *src* folder") for it to act on.
+    /// *src* folder") for it to act on. `tokens`: the clause's own words, not the ones a
+    /// question means beside them ("what's inside the folder" means "list", which names
+    /// no folder).
     pub(super) fn given_what_it_cannot_take(
         &self,
         tokens: &[Token],

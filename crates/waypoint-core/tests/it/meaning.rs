@@ -246,6 +246,13 @@ fn a_tool_that_takes_nothing_is_not_asked_to_list_a_named_folder() {
         first_ranked(&e, "which directories are you allowed to access").as_deref(),
         Some("list_allowed_directories")
     );
+    // A folder no word names is no thing to act on: "what's inside the folder" means
+    // "list" as well, which names none.
+    let unnamed = "what's inside the folder";
+    assert!(
+        crate::score_of(&e, unnamed, "list_allowed_directories")
+            >= 0.9 * crate::score_of(&e, unnamed, "list_directory")
+    );
 }
 
 /// The best-ranked candidate of the request's last clause, recommended or not.
