@@ -35,6 +35,15 @@ const GIST_FLOOR: f64 = 0.2;
 const WORDS_NEAR_SHARE: f64 = 0.4;
 
 impl RouteIndex {
+    /// Scales by `factor` the scores of the entries `applies` to.
+    fn scale_where(&self, scored: &mut [(f64, u32)], factor: f64, applies: impl Fn(&Doc) -> bool) {
+        for (score, doc) in scored.iter_mut() {
+            if self.docs.get(*doc as usize).is_some_and(&applies) {
+                *score *= factor;
+            }
+        }
+    }
+
     /// An entry that takes no arguments loses part of its score, second opinions
     /// included, when the clause names a file, a page, an address or a folder ("the
     /// *src* folder") for it to act on. `tokens`: the clause's own words, not the ones a
@@ -56,15 +65,7 @@ impl RouteIndex {
         if !names_a_thing {
             return;
         }
-        for (score, doc) in scored.iter_mut() {
-            if self
-                .docs
-                .get(*doc as usize)
-                .is_some_and(|d| d.takes_nothing)
-            {
-                *score *= TAKES_NOTHING_GIVEN;
-            }
-        }
+        self.scale_where(scored, TAKES_NOTHING_GIVEN, |d| d.takes_nothing);
     }
 
     /// An entry named for directories and not for files loses part of its score,
@@ -81,13 +82,9 @@ impl RouteIndex {
         if hints.file_types.is_empty() || lex.unsaid.names_a_folder(tokens) {
             return;
         }
-        for (score, doc) in scored.iter_mut() {
-            if let Some(d) = self.docs.get(*doc as usize)
-                && lex.unsaid.named_for_a_folder_only(&d.name_keys)
-            {
-                *score *= NOT_FOR_THE_FILE;
-            }
-        }
+        self.scale_where(scored, NOT_FOR_THE_FILE, |d| {
+            lex.unsaid.named_for_a_folder_only(&d.name_keys)
+        });
     }
 
     /// Meaning and the trained router, each blended into the scores in turn; meaning
@@ -379,15 +376,7 @@ impl RouteIndex {
         let Some(asked) = asked else {
             return;
         };
-        for (score, doc) in scored.iter_mut() {
-            if self
-                .docs
-                .get(*doc as usize)
-                .is_some_and(|d| !d.answers(asked))
-            {
-                *score *= MAKES_ANOTHER;
-            }
-        }
+        self.scale_where(scored, MAKES_ANOTHER, |d| !d.answers(asked));
     }
 
     /// A clause whose verb asks for a change ("*remember* my wifi password", "*update*

@@ -223,24 +223,11 @@ fn a_tool_that_takes_nothing_is_not_asked_to_list_a_named_folder() {
     let e = Engine::new(parse("servers.yaml", SERVERS), Options::default()).unwrap();
     // The words say "list" and "folder" for both listing tools alike; the one that takes
     // no path loses part of its score.
-    let ranked = e
-        .route("what's inside the src folder", None)
-        .unwrap()
-        .pop()
-        .unwrap();
-    let score = |id: &str| {
-        (ranked.recommendation.iter())
-            .chain(&ranked.alternatives)
-            .find(|c| c.id == id)
-            .map_or(0.0, |c| c.score)
-    };
-    assert_eq!(
-        ranked.recommendation.as_ref().map(|c| c.id.as_str()),
-        Some("list_directory")
-    );
+    let named = "what's inside the src folder";
+    assert_eq!(best(&e, named).as_deref(), Some("list_directory"));
     assert!(
-        score("list_allowed_directories") < 0.6 * score("list_directory"),
-        "{ranked:?}"
+        crate::score_of(&e, named, "list_allowed_directories")
+            < 0.6 * crate::score_of(&e, named, "list_directory")
     );
     assert_eq!(
         first_ranked(&e, "which directories are you allowed to access").as_deref(),
