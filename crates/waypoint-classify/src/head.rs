@@ -273,6 +273,12 @@ impl Head {
         add_products(&mut g.w1, hidden, &xs, 1, dims, &dhs);
     }
 
+    /// The hidden layer's activations for the vector `x` (made unit length, as in
+    /// training); `None` when `x` is not as long as the vectors the network learned from.
+    pub(crate) fn hidden(&self, x: &[f32]) -> Option<Vec<f32>> {
+        (x.len() == self.dims).then(|| self.hidden_of(&unit(x)))
+    }
+
     /// Each class's probability for the vector `x`; `None` when `x` is not as long as the
     /// vectors the network learned from.
     pub(crate) fn probabilities(&self, x: &[f32]) -> Option<Vec<f32>> {

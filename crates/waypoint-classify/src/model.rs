@@ -104,6 +104,16 @@ impl TrainingSet {
         &self.examples
     }
 
+    /// The vectors the network learns from, one per example (probes, else dense vectors;
+    /// empty without either).
+    pub fn head_inputs(&self) -> &[Vec<f32>] {
+        if self.probes.is_empty() {
+            &self.dense
+        } else {
+            &self.probes
+        }
+    }
+
     /// Gives every example a dense vector (its sentence embedding, say) that the model
     /// learns from beside its n-grams; scoring then takes the text's vector too
     /// ([`Model::probabilities_with`]). Refused (false) unless there is one vector per
@@ -508,6 +518,12 @@ impl Model {
     /// classes: `None` without a network or for a vector of the wrong length.
     pub fn head_probabilities(&self, dense: &[f32]) -> Option<Vec<f32>> {
         self.head.as_ref()?.probabilities(dense)
+    }
+
+    /// The network's hidden-layer activations for a text's probe or dense vector: `None`
+    /// without a network or for a vector of the wrong length.
+    pub fn head_hidden(&self, dense: &[f32]) -> Option<Vec<f32>> {
+        self.head.as_ref()?.hidden(dense)
     }
 
     /// Calibrated probabilities that each class is right for the text.
