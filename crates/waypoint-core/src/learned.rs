@@ -20,6 +20,7 @@ use waypoint_classify::{Model, Settings, TrainingSet};
 
 use crate::hash::{HashMap, HashSet};
 use crate::meaning::Meaning;
+use crate::network_neighbours::NetworkNeighbours;
 use crate::word_neighbours::WordNeighbours;
 
 /// Requests per entry at which the model and the lexical score count equally.
@@ -91,6 +92,9 @@ pub struct Learned {
     /// Without an encoder, the static word vectors of the taught requests: the network
     /// reads a clause's (where it was trained) and the nearest requests vote.
     pub(crate) words_near: Option<WordNeighbours>,
+    /// With an encoder, the taught requests as the network reads them: the nearest
+    /// vote beside those nearest by sentence vector.
+    pub(crate) network_near: Option<NetworkNeighbours>,
     /// The labelled requests almost never ask for two entries at once.
     pub(crate) one_at_a_time: bool,
     /// Entries (route-index ids) no labelled request taught, when the model leads the
@@ -228,6 +232,9 @@ impl Learned {
         } else {
             Vec::new()
         };
+        let network_near = (meaning.is_some() && one_at_a_time)
+            .then(|| NetworkNeighbours::new(&set, &model, &docs))
+            .flatten();
         Some(Self {
             model,
             docs,
@@ -235,6 +242,7 @@ impl Learned {
             source,
             meaning: meaning.cloned(),
             words_near,
+            network_near,
             one_at_a_time,
             untaught,
             memo_id: NEXT_MEMO_ID.fetch_add(1, Ordering::Relaxed),
@@ -302,12 +310,9 @@ impl Learned {
         let vector = self.meaning.as_ref().and_then(|m| m.vector(text));
         let linear = self.model.probabilities_with(text, vector.as_deref());
         // The network makes the entries compete for the clause's meaning.
-        let head_input = match (&self.words_near, self.model.head_dims(), &vector) {
-            (Some(near), ..) => near.reading(text).map(Arc::from),
-            (None, Some(dims), Some(v)) if dims != v.len() => {
-                self.meaning.as_ref().and_then(|m| m.probe(text))
-            }
-            _ => vector,
+        let head_input = match &self.words_near {
+            Some(near) => near.reading(text).map(Arc::from),
+            None => self.encoder_reading(text, vector),
         };
         let share = self.network_share();
         let network = share
@@ -381,6 +386,26 @@ impl Learned {
     /// vectors, where the router reads them (no encoder, requests for one entry each).
     pub(crate) fn words_near(&self, text: &str) -> Option<Vec<(u32, f32)>> {
         self.words_near.as_ref().map(|n| n.scores(text))
+    }
+
+    /// `(entry, score)` from the taught requests nearest the text as the network reads
+    /// them, where an encoder is on and requests ask for one entry each.
+    pub(crate) fn network_near(&self, text: &str) -> Option<Vec<(u32, f32)>> {
+        let near = self.network_near.as_ref()?;
+        let vector = self.meaning.as_ref()?.vector(text);
+        let input = self.encoder_reading(text, vector)?;
+        Some(near.scores(&self.model, &input))
+    }
+
+    /// What the network reads of a text where an encoder is on: its probe, or its
+    /// sentence vector where the network learned from those.
+    fn encoder_reading(&self, text: &str, vector: Option<Arc<[f32]>>) -> Option<Arc<[f32]>> {
+        match (self.model.head_dims(), vector) {
+            (Some(dims), Some(v)) if dims != v.len() => {
+                self.meaning.as_ref().and_then(|m| m.probe(text))
+            }
+            (_, vector) => vector,
+        }
     }
 
     /// The model's best entry for a text, when the model is the main voice of the score

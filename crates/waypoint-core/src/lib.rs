@@ -14,6 +14,7 @@ mod hash;
 pub mod learned;
 pub mod lexicon;
 pub mod meaning;
+mod network_neighbours;
 mod parts;
 pub mod plan;
 pub mod render;

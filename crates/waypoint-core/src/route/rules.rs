@@ -151,9 +151,15 @@ impl RouteIndex {
                 // than they do (CLINC150 dev: 96.8% of in-scope requests against 89.5%).
                 let opinion = learned.sure_candidates(text);
                 blend(share, opinion, &mut sure, &mut Vec::new(), Reason::Learned);
+                // The closest requests by sentence vector and as the network reads them
+                // vote together (docs/routing.md, "Requests").
+                let mut near = m.neighbours(text);
+                if let Some(read) = learned.network_near(text) {
+                    near = crate::network_neighbours::mean_votes(&near, &read);
+                }
                 settle_level(
                     Share::even(m.neighbours_weight()),
-                    m.neighbours(text),
+                    near,
                     sure,
                     scored,
                     reasons,

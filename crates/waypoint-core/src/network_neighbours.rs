@@ -1,0 +1,226 @@
+//! The taught requests nearest a clause as the trained router's network reads them, where
+//! an encoder is on (docs/routing.md, "Requests").
+//!
+//! The closest requests by sentence vector say how sure the router's best entry is
+//! ([`crate::meaning`]). A sentence vector holds all a request means, much of it beside
+//! what tells one entry's requests from another's; the network's hidden layer, trained to
+//! tell them apart, holds that part. Requests close in it ask for the same entry, and a
+//! request no entry handles sits near none. Its vote is averaged with the sentence
+//! vectors' per entry: alone it ranks well and separates requests no entry handles worse
+//! (docs/performance.md).
+
+use std::ops::Range;
+
+use waypoint_classify::{Model, TrainingSet};
+use waypoint_embed::QuantRows;
+
+use crate::meaning::{Scale, vote};
+
+/// Requests per entry the vote reads, and how many of the closest it averages: as the
+/// sentence vectors' vote does.
+const REQUESTS: usize = 100;
+const NEAREST: usize = 3;
+/// The mean cosine of the closest requests (activations less their mean, at unit
+/// length) below `low` means nothing, above `high` a match. Chosen on CLINC150's dev
+/// split and its train split's out-of-scope requests (docs/performance.md).
+const SCALE: Scale = Scale {
+    low: 0.65,
+    high: 0.95,
+};
+
+/// Each entry's taught requests as the network's hidden layer reads them, less their
+/// mean, in 8-bit rows.
+#[derive(Debug, Clone)]
+pub(crate) struct NetworkNeighbours {
+    /// The mean of the requests' activations at unit length, taken out of them and of
+    /// each text's.
+    centre: Vec<f32>,
+    rows: QuantRows,
+    /// Per entry with requests: its index in the route index and its rows in `rows`.
+    spans: Vec<(u32, Range<usize>)>,
+}
+
+impl NetworkNeighbours {
+    /// From the requests of a training set that ask for one entry, read by `model`'s
+    /// network (which learned from the set's probes or dense vectors); `docs` maps a
+    /// class to its route-index entry (`u32::MAX`: none). `None` without a network or
+    /// such requests.
+    pub(crate) fn new(set: &TrainingSet, model: &Model, docs: &[u32]) -> Option<Self> {
+        let inputs = set.head_inputs();
+        if inputs.len() != set.examples().len() || !model.has_head() {
+            return None;
+        }
+        let mut per_class: Vec<Vec<usize>> = vec![Vec::new(); set.classes().len()];
+        for (i, e) in set.examples().iter().enumerate() {
+            let (true, [class]) = (e.held_out, e.labels.as_slice()) else {
+                continue;
+            };
+            if let Some(kept) = per_class.get_mut(*class as usize)
+                && kept.len() < REQUESTS
+            {
+                kept.push(i);
+            }
+        }
+        let mut chosen = Vec::new();
+        let mut spans = Vec::new();
+        for (class, kept) in per_class.iter().enumerate() {
+            let Some(&doc) = docs.get(class).filter(|&&d| d != u32::MAX) else {
+                continue;
+            };
+            if !kept.is_empty() {
+                spans.push((doc, chosen.len()..chosen.len() + kept.len()));
+                chosen.extend(kept.iter().map(|&i| inputs[i].as_slice()));
+            }
+        }
+        let mut hidden = read_all(model, &chosen)?;
+        for h in &mut hidden {
+            take_out(h, &[]);
+        }
+        let dims = hidden.first()?.len();
+        let mut centre = vec![0.0; dims];
+        for h in &hidden {
+            centre.iter_mut().zip(h).for_each(|(c, v)| *c += v);
+        }
+        let n = hidden.len() as f32;
+        for c in &mut centre {
+            *c /= n;
+        }
+        for h in &mut hidden {
+            take_out(h, &centre);
+        }
+        let rows = QuantRows::new(hidden.iter().map(Vec::as_slice), dims);
+        Some(Self {
+            centre,
+            rows,
+            spans,
+        })
+    }
+
+    /// `(entry, score)` for every entry with a score above zero: the mean cosine of its
+    /// [`NEAREST`] requests closest to the text's reading, on [`SCALE`]. `input`: what the
+    /// network reads of the text (its probe, or its sentence vector).
+    pub(crate) fn scores(&self, model: &Model, input: &[f32]) -> Vec<(u32, f32)> {
+        let Some(mut h) = model.head_hidden(input) else {
+            return Vec::new();
+        };
+        take_out(&mut h, &[]);
+        take_out(&mut h, &self.centre);
+        vote::<NEAREST>(&self.rows.dots(&h), &self.spans, SCALE)
+    }
+}
+
+/// The hidden activations of every input, on two threads where there are many (15,000
+/// CLINC150 requests take about a second on one core); `None` if any is refused.
+fn read_all(model: &Model, inputs: &[&[f32]]) -> Option<Vec<Vec<f32>>> {
+    let read = |part: &[&[f32]]| -> Option<Vec<Vec<f32>>> {
+        part.iter().map(|x| model.head_hidden(x)).collect()
+    };
+    if inputs.len() < 1_000 {
+        return read(inputs);
+    }
+    let (first, second) = inputs.split_at(inputs.len() / 2);
+    let (a, b) = std::thread::scope(|s| {
+        let other = s.spawn(|| read(second));
+        (read(first), other.join().ok().flatten())
+    });
+    let mut all = a?;
+    all.extend(b?);
+    Some(all)
+}
+
+/// `v` less `centre` (nothing, where it is empty), at unit length; a zero vector stays
+/// zero. The activations are made unit length before their mean is taken and taken out,
+/// so a request's share of the mean does not depend on how strongly the network reads it.
+fn take_out(v: &mut [f32], centre: &[f32]) {
+    v.iter_mut().zip(centre).for_each(|(x, c)| *x -= c);
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        for x in v.iter_mut() {
+            *x /= n;
+        }
+    }
+}
+
+/// The two votes as one: per entry, the mean of its scores (an entry one vote leaves
+/// out scores zero there).
+pub(crate) fn mean_votes(a: &[(u32, f32)], b: &[(u32, f32)]) -> Vec<(u32, f32)> {
+    let mut docs: Vec<u32> = a.iter().chain(b).map(|(d, _)| *d).collect();
+    docs.sort_unstable();
+    docs.dedup();
+    let of = |v: &[(u32, f32)], d: u32| v.iter().find(|(e, _)| *e == d).map_or(0.0, |(_, s)| *s);
+    docs.into_iter()
+        .map(|d| (d, f32::midpoint(of(a, d), of(b, d))))
+        .filter(|(_, s)| *s > 0.0)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use waypoint_classify::Settings;
+
+    /// Three classes of requests whose vectors lie around three directions of 8.
+    fn set() -> TrainingSet {
+        let mut set = TrainingSet::default();
+        let mut vectors = Vec::new();
+        for (c, name) in ["a", "b", "c"].iter().enumerate() {
+            for k in 0..12 {
+                set.add(&format!("{name} request {k}"), &[name], 1.0, true);
+                let mut v = vec![0.05 * ((k * 7 + c) % 5) as f32; 8];
+                v[c * 2] = 1.0;
+                v[c * 2 + 1] = 0.5 + 0.02 * k as f32;
+                vectors.push(v);
+            }
+        }
+        assert!(set.set_dense(vectors));
+        set
+    }
+
+    fn model(set: &TrainingSet) -> Model {
+        let settings = Settings {
+            network: true,
+            folds: 0,
+            ..Settings::default()
+        };
+        Model::train(set, &settings)
+    }
+
+    #[test]
+    fn a_clause_read_like_an_entrys_requests_goes_to_that_entry() {
+        let set = set();
+        let model = model(&set);
+        let near = NetworkNeighbours::new(&set, &model, &[10, 11, 12]).expect("a network");
+        assert_eq!(near.spans, [(10, 0..12), (11, 12..24), (12, 24..36)]);
+        let mut like_b = vec![0.0; 8];
+        like_b[2] = 1.0;
+        like_b[3] = 0.6;
+        let scores = near.scores(&model, &like_b);
+        let best = scores
+            .iter()
+            .max_by(|x, y| x.1.total_cmp(&y.1))
+            .expect("a score");
+        assert_eq!(best.0, 11, "{scores:?}");
+        // A vector the network was not trained on the length of is no reading.
+        assert!(near.scores(&model, &[1.0; 3]).is_empty());
+    }
+
+    #[test]
+    fn no_network_no_neighbours() {
+        let set = set();
+        let settings = Settings {
+            network: false,
+            folds: 0,
+            ..Settings::default()
+        };
+        let model = Model::train(&set, &settings);
+        assert!(NetworkNeighbours::new(&set, &model, &[0, 1, 2]).is_none());
+    }
+
+    #[test]
+    fn the_votes_are_averaged_per_entry_and_one_left_out_counts_zero() {
+        let a = [(1, 0.8), (2, 0.4)];
+        let b = [(2, 0.6), (3, 0.2)];
+        assert_eq!(mean_votes(&a, &b), [(1, 0.4), (2, 0.5), (3, 0.1)]);
+        assert!(mean_votes(&[], &[]).is_empty());
+    }
+}
