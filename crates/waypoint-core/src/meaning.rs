@@ -27,9 +27,10 @@ use crate::learned::entries;
 const COMPARED_REQUESTS: usize = 16;
 
 /// Requests per entry a clause's nearest neighbours are sought among, and how many of the
-/// closest are averaged (`Meaning::neighbours`).
-const NEIGHBOUR_REQUESTS: usize = 100;
-const NEIGHBOURS: usize = 3;
+/// closest are averaged (`Meaning::neighbours`; the votes by static word vectors and by
+/// the router's network count the same way).
+pub(crate) const NEIGHBOUR_REQUESTS: usize = 100;
+pub(crate) const NEIGHBOURS: usize = 3;
 
 /// Texts whose vectors are remembered between clauses; a request re-ranks the same
 /// clause several times (segmentation, joints, absorbed gaps).
@@ -242,6 +243,60 @@ pub(crate) fn merge_max(a: Vec<(u32, f32)>, b: Vec<(u32, f32)>) -> Vec<(u32, f32
     out.sort_by(|x, y| x.0.cmp(&y.0).then(y.1.total_cmp(&x.1)));
     out.dedup_by_key(|x| x.0);
     out
+}
+
+/// Two votes as one: per entry, the mean of its scores (an entry one vote leaves out
+/// scores zero there); by entry.
+pub(crate) fn mean_votes(a: &[(u32, f32)], b: &[(u32, f32)]) -> Vec<(u32, f32)> {
+    let mut docs: Vec<u32> = a.iter().chain(b).map(|(d, _)| *d).collect();
+    docs.sort_unstable();
+    docs.dedup();
+    let of = |v: &[(u32, f32)], d: u32| v.iter().find(|(e, _)| *e == d).map_or(0.0, |(_, s)| *s);
+    docs.into_iter()
+        .map(|d| (d, f32::midpoint(of(a, d), of(b, d))))
+        .filter(|(_, s)| *s > 0.0)
+        .collect()
+}
+
+/// Per class of a training set, the examples that vote for it: requests that ask for it
+/// alone (held out, one label), `usable` ones, the first [`NEIGHBOUR_REQUESTS`].
+pub(crate) fn voting_requests(
+    set: &waypoint_classify::TrainingSet,
+    usable: impl Fn(usize) -> bool,
+) -> Vec<Vec<usize>> {
+    let mut per_class: Vec<Vec<usize>> = vec![Vec::new(); set.classes().len()];
+    for (i, e) in set.examples().iter().enumerate() {
+        let (true, [class]) = (e.held_out, e.labels.as_slice()) else {
+            continue;
+        };
+        if let Some(kept) = per_class.get_mut(*class as usize)
+            && kept.len() < NEIGHBOUR_REQUESTS
+            && usable(i)
+        {
+            kept.push(i);
+        }
+    }
+    per_class
+}
+
+/// The voting examples entry after entry (classes with a route-index entry in `docs`,
+/// `u32::MAX` for none, and any voter), with each entry's span of them.
+pub(crate) fn entry_spans(
+    per_class: &[Vec<usize>],
+    docs: &[u32],
+) -> (Vec<(u32, std::ops::Range<usize>)>, Vec<usize>) {
+    let mut spans = Vec::new();
+    let mut voting = Vec::new();
+    for (class, kept) in per_class.iter().enumerate() {
+        let Some(&doc) = docs.get(class).filter(|&&d| d != u32::MAX) else {
+            continue;
+        };
+        if !kept.is_empty() {
+            spans.push((doc, voting.len()..voting.len() + kept.len()));
+            voting.extend_from_slice(kept);
+        }
+    }
+    (spans, voting)
 }
 
 /// Every entry's rows as vectors, ready to score clauses.

@@ -13,13 +13,10 @@ use std::ops::Range;
 
 use waypoint_classify::{Model, TrainingSet};
 use waypoint_embed::QuantRows;
+use waypoint_wordvec::{Centre, unit};
 
-use crate::meaning::{Scale, vote};
+use crate::meaning::{NEIGHBOURS, Scale, entry_spans, vote, voting_requests};
 
-/// Requests per entry the vote reads, and how many of the closest it averages: as the
-/// sentence vectors' vote does.
-const REQUESTS: usize = 100;
-const NEAREST: usize = 3;
 /// The mean cosine of the closest requests (activations less their mean, at unit
 /// length) below `low` means nothing, above `high` a match. Chosen on CLINC150's dev
 /// split and its train split's out-of-scope requests (docs/performance.md).
@@ -33,8 +30,9 @@ const SCALE: Scale = Scale {
 #[derive(Debug, Clone)]
 pub(crate) struct NetworkNeighbours {
     /// The mean of the requests' activations at unit length, taken out of them and of
-    /// each text's.
-    centre: Vec<f32>,
+    /// each text's. Made unit length first, a request's share of the mean does not
+    /// depend on how strongly the network reads it.
+    centre: Centre,
     rows: QuantRows,
     /// Per entry with requests: its index in the route index and its rows in `rows`.
     spans: Vec<(u32, Range<usize>)>,
@@ -50,43 +48,16 @@ impl NetworkNeighbours {
         if inputs.len() != set.examples().len() || !model.has_head() {
             return None;
         }
-        let mut per_class: Vec<Vec<usize>> = vec![Vec::new(); set.classes().len()];
-        for (i, e) in set.examples().iter().enumerate() {
-            let (true, [class]) = (e.held_out, e.labels.as_slice()) else {
-                continue;
-            };
-            if let Some(kept) = per_class.get_mut(*class as usize)
-                && kept.len() < REQUESTS
-            {
-                kept.push(i);
-            }
-        }
-        let mut chosen = Vec::new();
-        let mut spans = Vec::new();
-        for (class, kept) in per_class.iter().enumerate() {
-            let Some(&doc) = docs.get(class).filter(|&&d| d != u32::MAX) else {
-                continue;
-            };
-            if !kept.is_empty() {
-                spans.push((doc, chosen.len()..chosen.len() + kept.len()));
-                chosen.extend(kept.iter().map(|&i| inputs[i].as_slice()));
-            }
-        }
+        let (spans, voting) = entry_spans(&voting_requests(set, |_| true), docs);
+        let chosen: Vec<&[f32]> = voting.iter().map(|&i| inputs[i].as_slice()).collect();
         let mut hidden = read_all(model, &chosen)?;
         for h in &mut hidden {
-            take_out(h, &[]);
+            unit(h);
         }
         let dims = hidden.first()?.len();
-        let mut centre = vec![0.0; dims];
-        for h in &hidden {
-            centre.iter_mut().zip(h).for_each(|(c, v)| *c += v);
-        }
-        let n = hidden.len() as f32;
-        for c in &mut centre {
-            *c /= n;
-        }
+        let centre = Centre::of(hidden.iter().map(Vec::as_slice), dims);
         for h in &mut hidden {
-            take_out(h, &centre);
+            centre.apply(h);
         }
         let rows = QuantRows::new(hidden.iter().map(Vec::as_slice), dims);
         Some(Self {
@@ -97,15 +68,15 @@ impl NetworkNeighbours {
     }
 
     /// `(entry, score)` for every entry with a score above zero: the mean cosine of its
-    /// [`NEAREST`] requests closest to the text's reading, on [`SCALE`]. `input`: what the
+    /// [`NEIGHBOURS`] requests closest to the text's reading, on [`SCALE`]. `input`: what the
     /// network reads of the text (its probe, or its sentence vector).
     pub(crate) fn scores(&self, model: &Model, input: &[f32]) -> Vec<(u32, f32)> {
         let Some(mut h) = model.head_hidden(input) else {
             return Vec::new();
         };
-        take_out(&mut h, &[]);
-        take_out(&mut h, &self.centre);
-        vote::<NEAREST>(&self.rows.dots(&h), &self.spans, SCALE)
+        unit(&mut h);
+        self.centre.apply(&mut h);
+        vote::<NEIGHBOURS>(&self.rows.dots(&h), &self.spans, SCALE)
     }
 }
 
@@ -126,32 +97,6 @@ fn read_all(model: &Model, inputs: &[&[f32]]) -> Option<Vec<Vec<f32>>> {
     let mut all = a?;
     all.extend(b?);
     Some(all)
-}
-
-/// `v` less `centre` (nothing, where it is empty), at unit length; a zero vector stays
-/// zero. The activations are made unit length before their mean is taken and taken out,
-/// so a request's share of the mean does not depend on how strongly the network reads it.
-fn take_out(v: &mut [f32], centre: &[f32]) {
-    v.iter_mut().zip(centre).for_each(|(x, c)| *x -= c);
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if n > 0.0 {
-        for x in v.iter_mut() {
-            *x /= n;
-        }
-    }
-}
-
-/// The two votes as one: per entry, the mean of its scores (an entry one vote leaves
-/// out scores zero there).
-pub(crate) fn mean_votes(a: &[(u32, f32)], b: &[(u32, f32)]) -> Vec<(u32, f32)> {
-    let mut docs: Vec<u32> = a.iter().chain(b).map(|(d, _)| *d).collect();
-    docs.sort_unstable();
-    docs.dedup();
-    let of = |v: &[(u32, f32)], d: u32| v.iter().find(|(e, _)| *e == d).map_or(0.0, |(_, s)| *s);
-    docs.into_iter()
-        .map(|d| (d, f32::midpoint(of(a, d), of(b, d))))
-        .filter(|(_, s)| *s > 0.0)
-        .collect()
 }
 
 #[cfg(test)]
@@ -220,7 +165,10 @@ mod tests {
     fn the_votes_are_averaged_per_entry_and_one_left_out_counts_zero() {
         let a = [(1, 0.8), (2, 0.4)];
         let b = [(2, 0.6), (3, 0.2)];
-        assert_eq!(mean_votes(&a, &b), [(1, 0.4), (2, 0.5), (3, 0.1)]);
-        assert!(mean_votes(&[], &[]).is_empty());
+        assert_eq!(
+            crate::meaning::mean_votes(&a, &b),
+            [(1, 0.4), (2, 0.5), (3, 0.1)]
+        );
+        assert!(crate::meaning::mean_votes(&[], &[]).is_empty());
     }
 }

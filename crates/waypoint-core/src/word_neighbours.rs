@@ -13,12 +13,8 @@ use waypoint_classify::TrainingSet;
 use waypoint_embed::QuantRows;
 use waypoint_wordvec::Centre;
 
-use crate::meaning::{Scale, vote};
+use crate::meaning::{NEIGHBOURS, Scale, entry_spans, vote, voting_requests};
 
-/// Requests per entry the vote reads, and how many of the closest it averages: as an
-/// encoder's vote does.
-const REQUESTS: usize = 100;
-const NEAREST: usize = 3;
 /// The mean cosine of the closest requests below `low` means nothing, above `high` a
 /// match. Chosen on CLINC150's dev split and its train split's out-of-scope requests
 /// (docs/performance.md).
@@ -51,17 +47,7 @@ impl WordNeighbours {
             .map(|e| table.sentence(&e.text))
             .collect();
         // Per class, the examples whose vectors vote.
-        let mut per_class: Vec<Vec<usize>> = vec![Vec::new(); set.classes().len()];
-        for (i, e) in set.examples().iter().enumerate() {
-            let (true, [class], Some(_)) = (e.held_out, e.labels.as_slice(), &vectors[i]) else {
-                continue;
-            };
-            if let Some(kept) = per_class.get_mut(*class as usize)
-                && kept.len() < REQUESTS
-            {
-                kept.push(i);
-            }
-        }
+        let per_class = voting_requests(set, |i| vectors[i].is_some());
         if per_class.iter().all(Vec::is_empty) {
             return None;
         }
@@ -75,19 +61,11 @@ impl WordNeighbours {
         for v in vectors.iter_mut().flatten() {
             centre.apply(v);
         }
-        let mut spans = Vec::new();
-        let mut voters: Vec<&[f32]> = Vec::new();
-        for (class, kept) in per_class.iter().enumerate() {
-            let Some(&doc) = docs.get(class).filter(|&&d| d != u32::MAX) else {
-                continue;
-            };
-            if kept.is_empty() {
-                continue;
-            }
-            spans.push((doc, voters.len()..voters.len() + kept.len()));
-            voters.extend(kept.iter().filter_map(|&i| vectors[i].as_deref()));
-        }
-        let rows = QuantRows::new(voters, table.dims());
+        let (spans, voting) = entry_spans(&per_class, docs);
+        let rows = QuantRows::new(
+            voting.iter().filter_map(|&i| vectors[i].as_deref()),
+            table.dims(),
+        );
         let readings = vectors
             .into_iter()
             .map(|v| v.unwrap_or_else(|| vec![0.0; table.dims()]))
@@ -112,13 +90,13 @@ impl WordNeighbours {
     }
 
     /// `(entry, score)` for every entry with a score above zero: the mean cosine of its
-    /// [`NEAREST`] requests closest to the text, on [`SCALE`].
+    /// [`NEIGHBOURS`] requests closest to the text, on [`SCALE`].
     pub(crate) fn scores(&self, text: &str) -> Vec<(u32, f32)> {
         let Some(v) = self.reading(text) else {
             return Vec::new();
         };
         let cosines = self.rows.dots(&v);
-        vote::<NEAREST>(&cosines, &self.spans, SCALE)
+        vote::<NEIGHBOURS>(&cosines, &self.spans, SCALE)
     }
 }
 

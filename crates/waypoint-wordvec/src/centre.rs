@@ -61,7 +61,7 @@ impl Centre {
 }
 
 /// `v` scaled to length one, left as it is where it is (nearly) zero.
-fn unit(v: &mut [f32]) {
+pub fn unit(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > f32::EPSILON {
         for x in v.iter_mut() {

@@ -16,5 +16,5 @@ pub mod centre;
 pub mod table;
 pub mod wordpiece;
 
-pub use centre::Centre;
+pub use centre::{Centre, unit};
 pub use table::{TableError, WordVectors, builtin, sentences};

@@ -155,7 +155,7 @@ impl RouteIndex {
                 // vote together (docs/routing.md, "Requests").
                 let mut near = m.neighbours(text);
                 if let Some(read) = learned.network_near(text) {
-                    near = crate::network_neighbours::mean_votes(&near, &read);
+                    near = crate::meaning::mean_votes(&near, &read);
                 }
                 settle_level(
                     Share::even(m.neighbours_weight()),
