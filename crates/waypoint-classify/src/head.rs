@@ -177,18 +177,69 @@ impl Head {
 
     /// The hidden layer's activations for a unit-length input.
     fn hidden_of(&self, x: &[f32]) -> Vec<f32> {
-        let mut h = self.b1.clone();
-        add_products(&mut h, self.hidden, x, self.dims, 1, &self.w1);
-        relu(&mut h);
-        h
+        self.layer(x, Layer::Hidden)
     }
 
     /// Softmax over the output layer, its logits divided by `temperature`.
     fn output_of(&self, h: &[f32], temperature: f32) -> Vec<f32> {
-        let mut o = self.b2.clone();
-        add_products(&mut o, self.classes, h, self.hidden, 1, &self.w2);
+        let mut o = self.layer(h, Layer::Output);
         softmax(&mut o, temperature);
         o
+    }
+
+    /// One layer for inputs side by side in `xs` (rows of the layer's input width): the
+    /// hidden units' activations, or the output layer's logits. Compiled for AVX-512 and
+    /// AVX2 as `accumulate` is, with the same sums in the same order, so a text reads the
+    /// same to the bit on any CPU and alone or among many.
+    fn layer(&self, xs: &[f32], layer: Layer) -> Vec<f32> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[expect(
+                unsafe_code,
+                reason = "calling a function compiled for AVX-512 or AVX2 needs the CPU to have it"
+            )]
+            // SAFETY: each copy is called only where the CPU has what it was compiled for.
+            unsafe {
+                if std::is_x86_feature_detected!("avx512f") {
+                    return self.layer_avx512(xs, layer);
+                }
+                if std::is_x86_feature_detected!("avx2") {
+                    return self.layer_avx2(xs, layer);
+                }
+            }
+        }
+        self.layer_in_order(xs, layer)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f")]
+    fn layer_avx512(&self, xs: &[f32], layer: Layer) -> Vec<f32> {
+        self.layer_in_order(xs, layer)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn layer_avx2(&self, xs: &[f32], layer: Layer) -> Vec<f32> {
+        self.layer_in_order(xs, layer)
+    }
+
+    #[expect(
+        clippy::inline_always,
+        reason = "compiled into each CPU's copy of `layer` only when inlined there"
+    )]
+    #[inline(always)]
+    fn layer_in_order(&self, xs: &[f32], layer: Layer) -> Vec<f32> {
+        let (bias, weights, inputs) = match layer {
+            Layer::Hidden => (&self.b1, &self.w1, self.dims),
+            Layer::Output => (&self.b2, &self.w2, self.hidden),
+        };
+        let rows = xs.len() / inputs.max(1);
+        let mut out: Vec<f32> = (0..rows).flat_map(|_| bias.iter().copied()).collect();
+        add_products(&mut out, bias.len(), xs, inputs, 1, weights);
+        if layer == Layer::Hidden {
+            relu(&mut out);
+        }
+        out
     }
 
     /// Adds the samples' gradients of the weighted cross-entropy to `g`; `w2t` is `w2`
@@ -279,14 +330,38 @@ impl Head {
         (x.len() == self.dims).then(|| self.hidden_of(&unit(x)))
     }
 
+    /// [`Self::hidden`] for many vectors at once, each as it would read alone: the
+    /// weights pass once per four vectors instead of once per vector. `None` when any
+    /// vector is not as long as those the network learned from.
+    pub(crate) fn hidden_many(&self, xs: &[&[f32]]) -> Option<Vec<Vec<f32>>> {
+        if xs.iter().any(|x| x.len() != self.dims) {
+            return None;
+        }
+        let flat: Vec<f32> = xs.iter().flat_map(|x| unit(x)).collect();
+        let hs = self.layer(&flat, Layer::Hidden);
+        Some(hs.chunks_exact(self.hidden).map(<[f32]>::to_vec).collect())
+    }
+
     /// Each class's probability for the vector `x`; `None` when `x` is not as long as the
     /// vectors the network learned from.
     pub(crate) fn probabilities(&self, x: &[f32]) -> Option<Vec<f32>> {
-        if x.len() != self.dims {
-            return None;
-        }
-        Some(self.output_of(&self.hidden_of(&unit(x)), TEMPERATURE))
+        self.hidden(x)
+            .and_then(|h| self.probabilities_of_hidden(&h))
     }
+
+    /// Each class's probability from the hidden layer's activations ([`Self::hidden`]),
+    /// so a caller that needs both reads the hidden layer once; `None` for activations of
+    /// another width.
+    pub(crate) fn probabilities_of_hidden(&self, h: &[f32]) -> Option<Vec<f32>> {
+        (h.len() == self.hidden).then(|| self.output_of(h, TEMPERATURE))
+    }
+}
+
+/// The network's two layers, for [`Head::layer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layer {
+    Hidden,
+    Output,
 }
 
 /// Rows and columns of the tile [`add_products`] keeps in registers.
@@ -308,7 +383,7 @@ const TILE_COLS: usize = 32;
 /// left to keep.)
 #[expect(
     clippy::inline_always,
-    reason = "compiled into each CPU's copy of `accumulate` only when inlined there"
+    reason = "compiled into each CPU's copy of `accumulate` and `layer` only when inlined there"
 )]
 #[inline(always)]
 fn add_products(
@@ -350,6 +425,22 @@ fn add_products(
                     let at = (r0 + r) * width + c0;
                     acc[at..at + TILE_COLS].copy_from_slice(t);
                 }
+            } else if tile_cols == TILE_COLS {
+                // Fewer rows than a tile (one text scored alone): each row's 32 columns
+                // still stay in registers while `k` runs.
+                for r in r0..r0 + tile_rows {
+                    let at = r * width + c0;
+                    let mut t = [0.0_f32; TILE_COLS];
+                    t.copy_from_slice(&acc[at..at + TILE_COLS]);
+                    for k in 0..depth {
+                        let c = coef(r, k);
+                        let bk = &b[k * width + c0..k * width + c0 + TILE_COLS];
+                        for (v, w) in t.iter_mut().zip(bk) {
+                            *v += c * w;
+                        }
+                    }
+                    acc[at..at + TILE_COLS].copy_from_slice(&t);
+                }
             } else {
                 for r in r0..r0 + tile_rows {
                     let row = &mut acc[r * width + c0..r * width + c0 + tile_cols];
@@ -371,7 +462,7 @@ fn add_products(
 /// Rectified units: negatives to zero.
 #[expect(
     clippy::inline_always,
-    reason = "inlined into each CPU's copy of `accumulate`"
+    reason = "inlined into each CPU's copy of `accumulate` and `layer`"
 )]
 #[inline(always)]
 fn relu(h: &mut [f32]) {
@@ -527,6 +618,49 @@ mod tests {
         let p = head.probabilities(&[0.5, 0.5]).expect("same length");
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5);
         assert_eq!(head.probabilities(&[0.5, 0.5, 1.0]), None);
+    }
+
+    /// A text reads the same to the bit alone, among many, in whichever copy the CPU
+    /// runs, and as a loop over the inputs one at a time would sum it.
+    #[test]
+    fn every_way_of_reading_a_text_gives_the_same_numbers() {
+        let (dims, hidden, classes) = (7, HIDDEN, 37);
+        let wave =
+            |n: usize, k: f32| -> Vec<f32> { (0..n).map(|i| (i as f32 * k).sin() * 0.3).collect() };
+        let head = Head {
+            dims,
+            hidden,
+            classes,
+            w1: wave(dims * hidden, 0.37),
+            b1: wave(hidden, 0.11),
+            w2: wave(hidden * classes, 0.23),
+            b2: wave(classes, 0.5),
+        };
+        let xs: Vec<Vec<f32>> = (0..6).map(|i| wave(dims, 1.3 + i as f32)).collect();
+        let refs: Vec<&[f32]> = xs.iter().map(Vec::as_slice).collect();
+        let many = head.hidden_many(&refs).expect("same length");
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for (x, from_many) in xs.iter().zip(&many) {
+            let alone = head.hidden(x).expect("same length");
+            assert_eq!(bits(&alone), bits(from_many));
+            let u = unit(x);
+            let mut looped = head.b1.clone();
+            for (k, xk) in u.iter().enumerate() {
+                for (j, h) in looped.iter_mut().enumerate() {
+                    *h += xk * head.w1[k * hidden + j];
+                }
+            }
+            relu(&mut looped);
+            assert_eq!(bits(&alone), bits(&looped));
+            assert_eq!(bits(&head.layer_in_order(&u, Layer::Hidden)), bits(&alone));
+            assert_eq!(
+                head.probabilities_of_hidden(&alone),
+                head.probabilities(x),
+                "the output layer from the hidden layer read once"
+            );
+        }
+        assert_eq!(head.hidden_many(&[&xs[0], &[1.0, 2.0]]), None);
+        assert_eq!(head.probabilities_of_hidden(&[1.0; 3]), None);
     }
 
     /// A batch's gradient, in whichever copy the CPU runs, is to the bit the sum sample

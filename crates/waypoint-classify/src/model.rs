@@ -526,6 +526,19 @@ impl Model {
         self.head.as_ref()?.hidden(dense)
     }
 
+    /// [`Model::head_hidden`] for many vectors at once (the same activations to the bit,
+    /// sooner): `None` without a network or if any vector is of the wrong length.
+    pub fn head_hidden_many(&self, dense: &[&[f32]]) -> Option<Vec<Vec<f32>>> {
+        self.head.as_ref()?.hidden_many(dense)
+    }
+
+    /// The network's probabilities from its hidden layer's activations
+    /// ([`Model::head_hidden`]), for a caller that needs both: the same as
+    /// [`Model::head_probabilities`] of the vector they were read from.
+    pub fn head_probabilities_of_hidden(&self, hidden: &[f32]) -> Option<Vec<f32>> {
+        self.head.as_ref()?.probabilities_of_hidden(hidden)
+    }
+
     /// Calibrated probabilities that each class is right for the text.
     pub fn probabilities(&self, text: &str) -> Vec<f32> {
         self.probabilities_with(text, None)

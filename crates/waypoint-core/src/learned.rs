@@ -118,6 +118,9 @@ const RECENT_TEXTS: usize = 8;
 struct Probabilities {
     ranking: Vec<f32>,
     sure: Option<Vec<f32>>,
+    /// The network's hidden layer for the text, where it read it: the nearest requests
+    /// as the network reads them start from it too.
+    hidden: Option<Vec<f32>>,
 }
 
 impl Probabilities {
@@ -315,9 +318,12 @@ impl Learned {
             None => self.encoder_reading(text, vector),
         };
         let share = self.network_share();
-        let network = share
+        let hidden = share
             .and(head_input)
-            .and_then(|v| self.model.head_probabilities(&v));
+            .and_then(|v| self.model.head_hidden(&v));
+        let network = hidden
+            .as_deref()
+            .and_then(|h| self.model.head_probabilities_of_hidden(h));
         let p = match (network, share) {
             (Some(h), Some(share)) => {
                 let blend = |share: f32| -> Vec<f32> {
@@ -331,11 +337,13 @@ impl Learned {
                 Probabilities {
                     ranking: blend(share),
                     sure,
+                    hidden,
                 }
             }
             _ => Probabilities {
                 ranking: linear,
                 sure: None,
+                hidden,
             },
         };
         let p = Arc::new(p);
@@ -392,9 +400,10 @@ impl Learned {
     /// them, where an encoder is on and requests ask for one entry each.
     pub(crate) fn network_near(&self, text: &str) -> Option<Vec<(u32, f32)>> {
         let near = self.network_near.as_ref()?;
-        let vector = self.meaning.as_ref()?.vector(text);
-        let input = self.encoder_reading(text, vector)?;
-        Some(near.scores(&self.model, &input))
+        // Where there are such neighbours the network reads the encoder, and has read
+        // this text already to rank the entries.
+        let hidden = self.probabilities(text).hidden.clone()?;
+        Some(near.scores(hidden))
     }
 
     /// What the network reads of a text where an encoder is on: its probe, or its

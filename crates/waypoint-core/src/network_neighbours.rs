@@ -68,24 +68,19 @@ impl NetworkNeighbours {
     }
 
     /// `(entry, score)` for every entry with a score above zero: the mean cosine of its
-    /// [`NEIGHBOURS`] requests closest to the text's reading, on [`SCALE`]. `input`: what the
-    /// network reads of the text (its probe, or its sentence vector).
-    pub(crate) fn scores(&self, model: &Model, input: &[f32]) -> Vec<(u32, f32)> {
-        let Some(mut h) = model.head_hidden(input) else {
-            return Vec::new();
-        };
+    /// [`NEIGHBOURS`] requests closest to the text's reading, on [`SCALE`]. `hidden`: the
+    /// network's hidden layer for the text ([`Model::head_hidden`]).
+    pub(crate) fn scores(&self, mut h: Vec<f32>) -> Vec<(u32, f32)> {
         unit(&mut h);
         self.centre.apply(&mut h);
         vote::<NEIGHBOURS>(&self.rows.dots(&h), &self.spans, SCALE)
     }
 }
 
-/// The hidden activations of every input, on two threads where there are many (15,000
-/// CLINC150 requests take about a second on one core); `None` if any is refused.
+/// The hidden activations of every input, read many at a time and on two threads where
+/// there are many; `None` if any is refused.
 fn read_all(model: &Model, inputs: &[&[f32]]) -> Option<Vec<Vec<f32>>> {
-    let read = |part: &[&[f32]]| -> Option<Vec<Vec<f32>>> {
-        part.iter().map(|x| model.head_hidden(x)).collect()
-    };
+    let read = |part: &[&[f32]]| model.head_hidden_many(part);
     if inputs.len() < 1_000 {
         return read(inputs);
     }
@@ -139,14 +134,14 @@ mod tests {
         let mut like_b = vec![0.0; 8];
         like_b[2] = 1.0;
         like_b[3] = 0.6;
-        let scores = near.scores(&model, &like_b);
+        let scores = near.scores(model.head_hidden(&like_b).expect("a reading"));
         let best = scores
             .iter()
             .max_by(|x, y| x.1.total_cmp(&y.1))
             .expect("a score");
         assert_eq!(best.0, 11, "{scores:?}");
         // A vector the network was not trained on the length of is no reading.
-        assert!(near.scores(&model, &[1.0; 3]).is_empty());
+        assert!(model.head_hidden(&[1.0; 3]).is_none());
     }
 
     #[test]
