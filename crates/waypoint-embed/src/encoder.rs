@@ -378,8 +378,34 @@ fn pipeline(dir: &Path) -> (Pooling, bool) {
 }
 
 /// `Σ aᵢbᵢ`, kept in eight lanes so the loop vectorizes (a float sum in one accumulator
-/// cannot be reordered, so it would not).
+/// cannot be reordered, so it would not). Where the CPU has AVX2 the eight lanes are one
+/// register: the same sums to the bit, in half the steps.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        #[expect(
+            unsafe_code,
+            reason = "calling a function compiled for AVX2 needs the CPU to have it"
+        )]
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { dot_avx2(a, b) };
+    }
+    dot_in_lanes(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+    dot_in_lanes(a, b)
+}
+
+/// [`dot`] as compiled for the caller's CPU: for code that is itself compiled for AVX2.
+#[expect(
+    clippy::inline_always,
+    reason = "compiled into each CPU's copy of its callers only when inlined there"
+)]
+#[inline(always)]
+pub(crate) fn dot_in_lanes(a: &[f32], b: &[f32]) -> f32 {
     let mut lanes = [0.0_f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let rest: f32 = ca

@@ -84,10 +84,17 @@ impl QuantDense {
     }
 
     /// `x` is `rows × inputs`, row-major; the result is `rows × outputs`.
+    #[expect(clippy::inline_always, reason = "see `forward_with`")]
+    #[inline(always)]
     pub fn forward(&self, x: &[f32]) -> Vec<f32> {
         self.forward_with(x, dots)
     }
 
+    #[expect(
+        clippy::inline_always,
+        reason = "compiled into each CPU's copy of the encoder's layer only when inlined there"
+    )]
+    #[inline(always)]
     fn forward_with(&self, x: &[f32], dots: Dots) -> Vec<f32> {
         let rows = x.len() / self.inputs.max(1);
         // Padding meets zero weights, so its value never counts.
@@ -225,6 +232,8 @@ struct Affine {
 }
 
 impl Affine {
+    #[expect(clippy::inline_always, reason = "see `QuantDense::forward_with`")]
+    #[inline(always)]
     fn of(row: &[f32]) -> Self {
         // Kept in 16 lanes so the loop vectorizes; NaN never compares beyond a bound.
         let mut lo = [0.0_f32; 16];
@@ -303,6 +312,8 @@ fn to_i8(v: f32) -> i8 {
     clippy::cast_sign_loss,
     reason = "clamped to the u8 range first"
 )]
+#[expect(clippy::inline_always, reason = "see `QuantDense::forward_with`")]
+#[inline(always)]
 fn to_u8(v: f32) -> u8 {
     (v + 0.5).clamp(0.0, 255.0) as u8
 }
