@@ -77,10 +77,22 @@ impl NetworkNeighbours {
     }
 }
 
+/// Inputs read through the network together: enough for its tiles of four, few enough
+/// that their copy stays in the cache.
+const READ_AT_ONCE: usize = 64;
+
 /// The hidden activations of every input, read many at a time and on two threads where
 /// there are many; `None` if any is refused.
 fn read_all(model: &Model, inputs: &[&[f32]]) -> Option<Vec<Vec<f32>>> {
-    let read = |part: &[&[f32]]| model.head_hidden_many(part);
+    // A chunk at a time, so the copies of the inputs made for the network stay small
+    // (15,000 encoder probes are 70 MB).
+    let read = |part: &[&[f32]]| -> Option<Vec<Vec<f32>>> {
+        let mut all = Vec::with_capacity(part.len());
+        for chunk in part.chunks(READ_AT_ONCE) {
+            all.extend(model.head_hidden_many(chunk)?);
+        }
+        Some(all)
+    };
     if inputs.len() < 1_000 {
         return read(inputs);
     }
