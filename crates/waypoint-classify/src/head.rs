@@ -620,14 +620,16 @@ mod tests {
         assert_eq!(head.probabilities(&[0.5, 0.5, 1.0]), None);
     }
 
-    /// A text reads the same to the bit alone, among many, in whichever copy the CPU
-    /// runs, and as a loop over the inputs one at a time would sum it.
-    #[test]
-    fn every_way_of_reading_a_text_gives_the_same_numbers() {
-        let (dims, hidden, classes) = (7, HIDDEN, 37);
-        let wave =
-            |n: usize, k: f32| -> Vec<f32> { (0..n).map(|i| (i as f32 * k).sin() * 0.3).collect() };
-        let head = Head {
+    /// Values along a sine wave, as weights and inputs whose sums round differently in
+    /// any other order.
+    fn wave(n: usize, k: f32) -> Vec<f32> {
+        (0..n).map(|i| (i as f32 * k).sin() * 0.3).collect()
+    }
+
+    /// A network of [`HIDDEN`] units with waved weights, untrained.
+    fn waved_head(dims: usize, classes: usize) -> Head {
+        let hidden = HIDDEN;
+        Head {
             dims,
             hidden,
             classes,
@@ -635,7 +637,15 @@ mod tests {
             b1: wave(hidden, 0.11),
             w2: wave(hidden * classes, 0.23),
             b2: wave(classes, 0.5),
-        };
+        }
+    }
+
+    /// A text reads the same to the bit alone, among many, in whichever copy the CPU
+    /// runs, and as a loop over the inputs one at a time would sum it.
+    #[test]
+    fn every_way_of_reading_a_text_gives_the_same_numbers() {
+        let (dims, hidden) = (7, HIDDEN);
+        let head = waved_head(dims, 37);
         let xs: Vec<Vec<f32>> = (0..6).map(|i| wave(dims, 1.3 + i as f32)).collect();
         let refs: Vec<&[f32]> = xs.iter().map(Vec::as_slice).collect();
         let many = head.hidden_many(&refs).expect("same length");
@@ -669,17 +679,7 @@ mod tests {
     fn every_copy_of_a_gradient_step_gives_the_same_numbers() {
         let dims = 5;
         let (hidden, classes) = (HIDDEN, 37);
-        let wave =
-            |n: usize, k: f32| -> Vec<f32> { (0..n).map(|i| (i as f32 * k).sin() * 0.3).collect() };
-        let head = Head {
-            dims,
-            hidden,
-            classes,
-            w1: wave(dims * hidden, 0.37),
-            b1: wave(hidden, 0.11),
-            w2: wave(hidden * classes, 0.23),
-            b2: wave(classes, 0.5),
-        };
+        let head = waved_head(dims, classes);
         let mut xs: Vec<Vec<f32>> = (0..9).map(|i| unit(&wave(dims, 1.3 + i as f32))).collect();
         xs[4][2] = 0.0;
         let part: Vec<Sample<'_>> = xs
