@@ -81,6 +81,51 @@ impl Moments {
     }
 }
 
+/// Defines method `$name`, which runs `$portable` (an `#[inline(always)]` method that
+/// does the work) in a copy compiled for AVX-512 or for AVX2 where the CPU has it, else
+/// as it is. The sums go element by element in a fixed order and no copy enables fused
+/// multiply-add, so wider vectors give the same numbers to the bit, sooner.
+macro_rules! per_cpu {
+    (
+        $(#[$meta:meta])*
+        fn $name:ident, $avx512:ident, $avx2:ident =>
+            $portable:ident($($arg:ident: $ty:ty),*) -> $ret:ty
+    ) => {
+        $(#[$meta])*
+        fn $name(&self, $($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[expect(
+                    unsafe_code,
+                    reason = "calling a function compiled for AVX-512 or AVX2 needs the CPU to have it"
+                )]
+                // SAFETY: each copy is called only where the CPU has what it was compiled for.
+                unsafe {
+                    if std::is_x86_feature_detected!("avx512f") {
+                        return self.$avx512($($arg),*);
+                    }
+                    if std::is_x86_feature_detected!("avx2") {
+                        return self.$avx2($($arg),*);
+                    }
+                }
+            }
+            self.$portable($($arg),*)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,avx512f")]
+        fn $avx512(&self, $($arg: $ty),*) -> $ret {
+            self.$portable($($arg),*)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        fn $avx2(&self, $($arg: $ty),*) -> $ret {
+            self.$portable($($arg),*)
+        }
+    };
+}
+
 /// `x` scaled to unit length (left as is when it is all zeros).
 fn unit(x: &[f32]) -> Vec<f32> {
     let norm = x.iter().map(|v| v * v).sum::<f32>().sqrt();
@@ -187,45 +232,16 @@ impl Head {
         o
     }
 
-    /// One layer for inputs side by side in `xs` (rows of the layer's input width): the
-    /// hidden units' activations, or the output layer's logits. Compiled for AVX-512 and
-    /// AVX2 as `accumulate` is, with the same sums in the same order, so a text reads the
-    /// same to the bit on any CPU and alone or among many.
-    fn layer(&self, xs: &[f32], layer: Layer) -> Vec<f32> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[expect(
-                unsafe_code,
-                reason = "calling a function compiled for AVX-512 or AVX2 needs the CPU to have it"
-            )]
-            // SAFETY: each copy is called only where the CPU has what it was compiled for.
-            unsafe {
-                if std::is_x86_feature_detected!("avx512f") {
-                    return self.layer_avx512(xs, layer);
-                }
-                if std::is_x86_feature_detected!("avx2") {
-                    return self.layer_avx2(xs, layer);
-                }
-            }
-        }
-        self.layer_in_order(xs, layer)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,avx512f")]
-    fn layer_avx512(&self, xs: &[f32], layer: Layer) -> Vec<f32> {
-        self.layer_in_order(xs, layer)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn layer_avx2(&self, xs: &[f32], layer: Layer) -> Vec<f32> {
-        self.layer_in_order(xs, layer)
+    per_cpu! {
+        /// One layer for inputs side by side in `xs` (rows of the layer's input width):
+        /// the hidden units' activations, or the output layer's logits, so a text reads
+        /// the same to the bit on any CPU and alone or among many.
+        fn layer, layer_avx512, layer_avx2 => layer_in_order(xs: &[f32], layer: Layer) -> Vec<f32>
     }
 
     #[expect(
         clippy::inline_always,
-        reason = "compiled into each CPU's copy of `layer` only when inlined there"
+        reason = "compiled into each CPU's copy of `layer` and `accumulate` only when inlined there"
     )]
     #[inline(always)]
     fn layer_in_order(&self, xs: &[f32], layer: Layer) -> Vec<f32> {
@@ -242,41 +258,11 @@ impl Head {
         out
     }
 
-    /// Adds the samples' gradients of the weighted cross-entropy to `g`; `w2t` is `w2`
-    /// transposed (`w2t[c * hidden + j]`).
-    fn accumulate(&self, part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[expect(
-                unsafe_code,
-                reason = "calling a function compiled for AVX-512 or AVX2 needs the CPU to have it"
-            )]
-            // SAFETY: each copy is called only where the CPU has what it was compiled for.
-            unsafe {
-                if std::is_x86_feature_detected!("avx512f") {
-                    return self.accumulate_avx512(part, w2t, g);
-                }
-                if std::is_x86_feature_detected!("avx2") {
-                    return self.accumulate_avx2(part, w2t, g);
-                }
-            }
-        }
-        self.accumulate_in_order(part, w2t, g);
-    }
-
-    /// [`Self::accumulate_in_order`] compiled for AVX-512 and for AVX2: its sums go
-    /// element by element in a fixed order, so wider vectors give the same numbers to
-    /// the bit (no fused multiply-add is enabled), sooner.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,avx512f")]
-    fn accumulate_avx512(&self, part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) {
-        self.accumulate_in_order(part, w2t, g);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn accumulate_avx2(&self, part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) {
-        self.accumulate_in_order(part, w2t, g);
+    per_cpu! {
+        /// Adds the samples' gradients of the weighted cross-entropy to `g`; `w2t` is
+        /// `w2` transposed (`w2t[c * hidden + j]`).
+        fn accumulate, accumulate_avx512, accumulate_avx2 =>
+            accumulate_in_order(part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) -> ()
     }
 
     /// The batch's layers as products of matrices, each element summed in the order
@@ -292,11 +278,8 @@ impl Head {
     fn accumulate_in_order(&self, part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) {
         let (hidden, classes, dims) = (self.hidden, self.classes, self.dims);
         let xs: Vec<f32> = part.iter().flat_map(|p| p.x.iter().copied()).collect();
-        let mut hs: Vec<f32> = part.iter().flat_map(|_| self.b1.iter().copied()).collect();
-        add_products(&mut hs, hidden, &xs, dims, 1, &self.w1);
-        relu(&mut hs);
-        let mut ds: Vec<f32> = part.iter().flat_map(|_| self.b2.iter().copied()).collect();
-        add_products(&mut ds, classes, &hs, hidden, 1, &self.w2);
+        let hs = self.layer_in_order(&xs, Layer::Hidden);
+        let mut ds = self.layer_in_order(&hs, Layer::Output);
         for (d_out, sample) in ds.chunks_exact_mut(classes).zip(part) {
             softmax(d_out, 1.0);
             d_out[sample.class as usize] -= 1.0;
