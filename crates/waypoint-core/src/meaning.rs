@@ -248,12 +248,14 @@ pub(crate) fn merge_max(a: Vec<(u32, f32)>, b: Vec<(u32, f32)>) -> Vec<(u32, f32
 /// Two votes as one: per entry, the mean of its scores (an entry one vote leaves out
 /// scores zero there); by entry.
 pub(crate) fn mean_votes(a: &[(u32, f32)], b: &[(u32, f32)]) -> Vec<(u32, f32)> {
-    let mut docs: Vec<u32> = a.iter().chain(b).map(|(d, _)| *d).collect();
-    docs.sort_unstable();
-    docs.dedup();
-    let of = |v: &[(u32, f32)], d: u32| v.iter().find(|(e, _)| *e == d).map_or(0.0, |(_, s)| *s);
-    docs.into_iter()
-        .map(|d| (d, f32::midpoint(of(a, d), of(b, d))))
+    let mut both: std::collections::BTreeMap<u32, [f32; 2]> = std::collections::BTreeMap::new();
+    for (side, vote) in [a, b].into_iter().enumerate() {
+        for &(doc, score) in vote {
+            both.entry(doc).or_default()[side] = score;
+        }
+    }
+    both.into_iter()
+        .map(|(doc, [x, y])| (doc, f32::midpoint(x, y)))
         .filter(|(_, s)| *s > 0.0)
         .collect()
 }
