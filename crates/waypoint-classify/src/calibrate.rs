@@ -43,55 +43,22 @@ impl Calibration {
         let lo = 1.0 / (neg + 2.0);
         let target = |right: bool| if right { hi } else { lo };
         let (mut a, mut b) = (0.0_f64, ((neg + 1.0) / (pos + 1.0)).ln());
-        let loss = |a: f64, b: f64| -> f64 {
-            pairs
-                .iter()
-                .map(|&(d, right)| {
-                    let t = target(right);
-                    let z = a * f64::from(d) + b;
-                    if z >= 0.0 {
-                        t * z + (-z).exp().ln_1p()
-                    } else {
-                        (t - 1.0) * z + z.exp().ln_1p()
-                    }
-                })
-                .sum()
-        };
-        let mut f = loss(a, b);
+        let mut at = Newton::at(pairs, a, b, target);
         for _ in 0..100 {
-            let (mut h11, mut h22, mut h21, mut g1, mut g2) = (1e-12, 1e-12, 0.0, 0.0, 0.0);
-            for &(d, right) in pairs {
-                let d = f64::from(d);
-                let z = a * d + b;
-                let (p, q) = if z >= 0.0 {
-                    let e = (-z).exp();
-                    (e / (1.0 + e), 1.0 / (1.0 + e))
-                } else {
-                    let e = z.exp();
-                    (1.0 / (1.0 + e), e / (1.0 + e))
-                };
-                let pq = p * q;
-                h11 += d * d * pq;
-                h22 += pq;
-                h21 += d * pq;
-                let t = target(right);
-                g1 += d * (t - p);
-                g2 += t - p;
-            }
-            if g1.abs() < 1e-6 && g2.abs() < 1e-6 {
+            if at.g1.abs() < 1e-6 && at.g2.abs() < 1e-6 {
                 break;
             }
-            let det = h11 * h22 - h21 * h21;
-            let da = -(h22 * g1 - h21 * g2) / det;
-            let db = -(-h21 * g1 + h11 * g2) / det;
-            let gd = g1 * da + g2 * db;
+            let det = at.h11 * at.h22 - at.h21 * at.h21;
+            let da = -(at.h22 * at.g1 - at.h21 * at.g2) / det;
+            let db = -(-at.h21 * at.g1 + at.h11 * at.g2) / det;
+            let gd = at.g1 * da + at.g2 * db;
             let mut step = 1.0;
             let mut moved = false;
             while step >= 1e-10 {
                 let (na, nb) = (a + step * da, b + step * db);
-                let nf = loss(na, nb);
-                if nf < f + 1e-4 * step * gd {
-                    (a, b, f) = (na, nb, nf);
+                let next = Newton::at(pairs, na, nb, target);
+                if next.loss < at.loss + 1e-4 * step * gd {
+                    (a, b, at) = (na, nb, next);
                     moved = true;
                     break;
                 }
@@ -102,6 +69,54 @@ impl Calibration {
             }
         }
         Self { a, b }
+    }
+}
+
+/// The loss of `(a, b)` with its gradient and Hessian, from one pass over the pairs:
+/// each pair's exponential serves all three, and a step the line search takes arrives
+/// with the derivatives the next step starts from.
+struct Newton {
+    loss: f64,
+    g1: f64,
+    g2: f64,
+    h11: f64,
+    h22: f64,
+    h21: f64,
+}
+
+impl Newton {
+    fn at(pairs: &[(f32, bool)], a: f64, b: f64, target: impl Fn(bool) -> f64) -> Self {
+        let mut n = Self {
+            loss: 0.0,
+            g1: 0.0,
+            g2: 0.0,
+            h11: 1e-12,
+            h22: 1e-12,
+            h21: 0.0,
+        };
+        for &(d, right) in pairs {
+            let t = target(right);
+            let d = f64::from(d);
+            let z = a * d + b;
+            // Every term of the loss is positive, so summing from 0 gives the sum a
+            // fold from either zero gives.
+            let (p, q) = if z >= 0.0 {
+                let e = (-z).exp();
+                n.loss += t * z + e.ln_1p();
+                (e / (1.0 + e), 1.0 / (1.0 + e))
+            } else {
+                let e = z.exp();
+                n.loss += (t - 1.0) * z + e.ln_1p();
+                (1.0 / (1.0 + e), e / (1.0 + e))
+            };
+            let pq = p * q;
+            n.h11 += d * d * pq;
+            n.h22 += pq;
+            n.h21 += d * pq;
+            n.g1 += d * (t - p);
+            n.g2 += t - p;
+        }
+        n
     }
 }
 

@@ -48,39 +48,6 @@ pub(crate) struct Sample<'a> {
     pub weight: f32,
 }
 
-/// Adam's running moments for one parameter block.
-struct Moments {
-    m: Vec<f32>,
-    v: Vec<f32>,
-}
-
-impl Moments {
-    fn new(n: usize) -> Self {
-        Self {
-            m: vec![0.0; n],
-            v: vec![0.0; n],
-        }
-    }
-
-    /// One Adam step on `params` with gradient `grad`, at step `t` (from 1).
-    fn step(&mut self, params: &mut [f32], grad: &[f32], t: i32) {
-        const B1: f32 = 0.9;
-        const B2: f32 = 0.999;
-        const EPS: f32 = 1e-8;
-        let rate = LEARNING_RATE * (1.0 - B2.powi(t)).sqrt() / (1.0 - B1.powi(t));
-        for (((p, g), m), v) in params
-            .iter_mut()
-            .zip(grad)
-            .zip(&mut self.m)
-            .zip(&mut self.v)
-        {
-            *m = B1 * *m + (1.0 - B1) * g;
-            *v = B2 * *v + (1.0 - B2) * g * g;
-            *p -= rate * *m / (v.sqrt() + EPS);
-        }
-    }
-}
-
 /// Defines method `$name`, which runs `$portable` (an `#[inline(always)]` method that
 /// does the work) in a copy compiled for AVX-512 or for AVX2 where the CPU has it, else
 /// as it is. The sums go element by element in a fixed order and no copy enables fused
@@ -89,10 +56,23 @@ macro_rules! per_cpu {
     (
         $(#[$meta:meta])*
         fn $name:ident, $avx512:ident, $avx2:ident =>
-            $portable:ident($($arg:ident: $ty:ty),*) -> $ret:ty
+            $portable:ident(&mut self $(, $arg:ident: $ty:ty)*) -> $ret:ty
+    ) => {
+        per_cpu!(@copies [mut] $(#[$meta])* $name $avx512 $avx2 $portable ($($arg: $ty),*) $ret);
+    };
+    (
+        $(#[$meta:meta])*
+        fn $name:ident, $avx512:ident, $avx2:ident =>
+            $portable:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty
+    ) => {
+        per_cpu!(@copies [] $(#[$meta])* $name $avx512 $avx2 $portable ($($arg: $ty),*) $ret);
+    };
+    (
+        @copies [$($mutable:tt)?] $(#[$meta:meta])* $name:ident $avx512:ident $avx2:ident
+            $portable:ident ($($arg:ident: $ty:ty),*) $ret:ty
     ) => {
         $(#[$meta])*
-        fn $name(&self, $($arg: $ty),*) -> $ret {
+        fn $name(&$($mutable)? self, $($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
                 #[expect(
@@ -114,16 +94,57 @@ macro_rules! per_cpu {
 
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,avx512f")]
-        fn $avx512(&self, $($arg: $ty),*) -> $ret {
+        fn $avx512(&$($mutable)? self, $($arg: $ty),*) -> $ret {
             self.$portable($($arg),*)
         }
 
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2")]
-        fn $avx2(&self, $($arg: $ty),*) -> $ret {
+        fn $avx2(&$($mutable)? self, $($arg: $ty),*) -> $ret {
             self.$portable($($arg),*)
         }
     };
+}
+
+/// Adam's running moments for one parameter block.
+struct Moments {
+    m: Vec<f32>,
+    v: Vec<f32>,
+}
+
+impl Moments {
+    fn new(n: usize) -> Self {
+        Self {
+            m: vec![0.0; n],
+            v: vec![0.0; n],
+        }
+    }
+
+    per_cpu! {
+        /// One Adam step on `params` with gradient `grad`, at step `t` (from 1): run
+        /// after every batch while the other core waits, so it takes the wider vectors
+        /// too.
+        fn step, step_avx512, step_avx2 =>
+            step_in_order(&mut self, params: &mut [f32], grad: &[f32], t: i32) -> ()
+    }
+
+    #[inline(always)]
+    fn step_in_order(&mut self, params: &mut [f32], grad: &[f32], t: i32) {
+        const B1: f32 = 0.9;
+        const B2: f32 = 0.999;
+        const EPS: f32 = 1e-8;
+        let rate = LEARNING_RATE * (1.0 - B2.powi(t)).sqrt() / (1.0 - B1.powi(t));
+        for (((p, g), m), v) in params
+            .iter_mut()
+            .zip(grad)
+            .zip(&mut self.m)
+            .zip(&mut self.v)
+        {
+            *m = B1 * *m + (1.0 - B1) * g;
+            *v = B2 * *v + (1.0 - B2) * g * g;
+            *p -= rate * *m / (v.sqrt() + EPS);
+        }
+    }
 }
 
 /// `x` scaled to unit length (left as is when it is all zeros).
@@ -236,7 +257,8 @@ impl Head {
         /// One layer for inputs side by side in `xs` (rows of the layer's input width):
         /// the hidden units' activations, or the output layer's logits, so a text reads
         /// the same to the bit on any CPU and alone or among many.
-        fn layer, layer_avx512, layer_avx2 => layer_in_order(xs: &[f32], layer: Layer) -> Vec<f32>
+        fn layer, layer_avx512, layer_avx2 =>
+            layer_in_order(&self, xs: &[f32], layer: Layer) -> Vec<f32>
     }
 
     #[expect(
@@ -262,7 +284,7 @@ impl Head {
         /// Adds the samples' gradients of the weighted cross-entropy to `g`; `w2t` is
         /// `w2` transposed (`w2t[c * hidden + j]`).
         fn accumulate, accumulate_avx512, accumulate_avx2 =>
-            accumulate_in_order(part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) -> ()
+            accumulate_in_order(&self, part: &[Sample<'_>], w2t: &[f32], g: &mut Grads) -> ()
     }
 
     /// The batch's layers as products of matrices, each element summed in the order
@@ -472,12 +494,25 @@ fn softmax(o: &mut [f32], temperature: f32) {
     }
 }
 
-/// `w` (rows of `classes` values) into `out`, column by column.
+/// `w` (rows of `classes` values) into `out`, column by column. It runs after every
+/// step of training, so it goes in square blocks that stay in cache: element by element,
+/// each of `out`'s writes landed a whole column away from the last.
 fn transpose(w: &[f32], classes: usize, out: &mut [f32]) {
-    let rows = w.len() / classes.max(1);
-    for (j, row) in w.chunks_exact(classes).enumerate() {
-        for (c, &v) in row.iter().enumerate() {
-            out[c * rows + j] = v;
+    const BLOCK: usize = 16;
+    if classes == 0 {
+        return;
+    }
+    let rows = w.len() / classes;
+    for j0 in (0..rows).step_by(BLOCK) {
+        let j1 = (j0 + BLOCK).min(rows);
+        for c0 in (0..classes).step_by(BLOCK) {
+            let c1 = (c0 + BLOCK).min(classes);
+            for j in j0..j1 {
+                let row = &w[j * classes..(j + 1) * classes];
+                for c in c0..c1 {
+                    out[c * rows + j] = row[c];
+                }
+            }
         }
     }
 }
@@ -751,5 +786,38 @@ mod tests {
         }
         let h = head.hidden_of(part[0].x);
         assert!(h.iter().any(|&v| v > 0.0) && h.iter().any(|&v| v <= 0.0));
+    }
+
+    #[test]
+    fn a_transposed_block_and_an_adam_step_are_the_same_on_every_cpu() {
+        // Sizes that leave partial blocks on both sides.
+        let (rows, classes) = (37, 23);
+        let w = wave(rows * classes, 0.7);
+        let mut blocked = vec![0.0; w.len()];
+        transpose(&w, classes, &mut blocked);
+        for j in 0..rows {
+            for c in 0..classes {
+                assert_eq!(
+                    blocked[c * rows + j].to_bits(),
+                    w[j * classes + c].to_bits()
+                );
+            }
+        }
+
+        let grad = wave(101, 2.1);
+        let (mut dispatched, mut plain) = (Moments::new(101), Moments::new(101));
+        let (mut p1, mut p2) = (wave(101, 0.3), wave(101, 0.3));
+        for t in 1..=5 {
+            dispatched.step(&mut p1, &grad, t);
+            plain.step_in_order(&mut p2, &grad, t);
+        }
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&p1), bits(&p2));
+        assert_eq!(bits(&dispatched.v), bits(&plain.v));
+        assert_ne!(
+            bits(&p1),
+            bits(&wave(101, 0.3)),
+            "the steps moved the parameters"
+        );
     }
 }
