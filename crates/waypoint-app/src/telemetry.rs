@@ -6,8 +6,8 @@
 //! usage). They are exported over OTLP (HTTP, protobuf) when `[telemetry]
 //! otlp_endpoint` or `OTEL_EXPORTER_OTLP_ENDPOINT` names a collector; otherwise no span
 //! is enabled, and one costs a cached check. Log lines go to standard error — warnings
-//! for a command, warnings and what a server does for a server, or what `RUST_LOG`
-//! asks — as JSON with `[telemetry] log_format = "json"` or `WAYPOINT_LOG_FORMAT=json`.
+//! and the progress of long training (target `waypoint::progress`) for a command, also
+//! what a server does for a server, or what `RUST_LOG` asks — as JSON with `[telemetry] log_format = "json"` or `WAYPOINT_LOG_FORMAT=json`.
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig as _;
@@ -70,8 +70,9 @@ fn ours() -> Targets {
         .with_target("waypoint_cascade", LevelFilter::INFO)
 }
 
-/// How much a face logs when `RUST_LOG` does not say: a command only what went wrong, a
-/// server also what it did (start, reloads).
+/// How much a face logs when `RUST_LOG` does not say: a command what went wrong and the
+/// progress of long work (training on thousands of requests, encoding them), a server
+/// also what it did (start, reloads).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verbosity {
     Command,
@@ -81,8 +82,10 @@ pub enum Verbosity {
 impl Verbosity {
     fn filter(self) -> &'static str {
         match self {
-            Self::Command => "warn",
-            Self::Server => "warn,waypoint_app=info,waypoint_server=info,waypoint_run=info",
+            Self::Command => "warn,waypoint::progress=info",
+            Self::Server => {
+                "warn,waypoint::progress=info,waypoint_app=info,waypoint_server=info,waypoint_run=info"
+            }
         }
     }
 }

@@ -307,10 +307,38 @@ fn with_dense(mut x: Sparse, dense: Option<&[f32]>, first: usize) -> Sparse {
     x
 }
 
+/// Examples from which training takes long enough to report it: a second or more on
+/// two cores (CLINC150's 15,000 take about ten).
+const LONG_TRAINING: usize = 5_000;
+
 impl Model {
     /// Trains on the set, then (with enough examples to spare) cross-validates to fit the
     /// calibration and the report. The same set and settings give the same model.
     pub fn train(set: &TrainingSet, settings: &Settings) -> Self {
+        // Seconds of silence look like a hang: say what is under way where it is long.
+        let long = set.examples.len() >= LONG_TRAINING;
+        let started = std::time::Instant::now();
+        if long {
+            tracing::info!(
+                target: "waypoint::progress",
+                "training the router on {} texts for {} entries",
+                set.examples.len(),
+                set.classes.len()
+            );
+        }
+        let model = Self::train_both(set, settings);
+        if long {
+            tracing::info!(
+                target: "waypoint::progress",
+                "trained the router in {:.1}s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        model
+    }
+
+    /// The linear model and, where asked, the network beside it.
+    fn train_both(set: &TrainingSet, settings: &Settings) -> Self {
         // The network learns from the set apart from the linear model, so it trains
         // beside it: each fills the other's single-threaded stretches (the vocabulary,
         // the calibration fit, the network's steps between batches) on the second core.

@@ -241,3 +241,45 @@ fn train_says_which_steps_the_taught_sequences_take_first() {
         "{text}"
     );
 }
+
+#[test]
+fn long_training_says_what_is_under_way_and_a_cached_router_says_nothing() {
+    let dir = setup();
+    let catalog = dir.path().join("tools.yaml");
+    let train = dir.path().join("many.jsonl");
+    // 5,100 requests: enough that training takes long enough to report.
+    std::fs::write(&train, requests(1700, 0)).unwrap();
+    let args = [
+        "--store",
+        "none",
+        "train",
+        "--json",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--train",
+        train.to_str().unwrap(),
+    ];
+    let run = || {
+        common::command(&args)
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    assert!(first.status.success());
+    let said = String::from_utf8_lossy(&first.stderr).into_owned();
+    assert!(
+        said.contains("training the router on 51")
+            && said.contains("texts for 3 entries")
+            && said.contains("trained the router in"),
+        "{said}"
+    );
+    // Progress goes to standard error, so the JSON report stays whole.
+    let v: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert_eq!(v["source"], "trained");
+
+    let again = run();
+    assert!(again.status.success());
+    let said = String::from_utf8_lossy(&again.stderr).into_owned();
+    assert!(!said.contains("training the router"), "{said}");
+}

@@ -72,6 +72,32 @@ pub fn probe_all(
     Ok((s.vectors, s.source))
 }
 
+/// Texts from which encoding takes long enough to report it: a few seconds.
+const LONG_ENCODING: usize = 500;
+
+/// `encoder.encode_batch(texts)`, saying on the progress log what is under way where it
+/// takes seconds: silence that long looks like a hang.
+fn encode_saying_so(encoder: &Encoder, texts: &[&str]) -> Result<Vec<crate::Encoded>, EmbedError> {
+    let long = texts.len() >= LONG_ENCODING;
+    let started = std::time::Instant::now();
+    if long {
+        tracing::info!(
+            target: "waypoint::progress",
+            "encoding {} texts with the sentence encoder",
+            texts.len()
+        );
+    }
+    let encoded = encoder.encode_batch(texts)?;
+    if long {
+        tracing::info!(
+            target: "waypoint::progress",
+            "encoded them in {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(encoded)
+}
+
 /// Which vector of each text a cache file holds.
 #[derive(Clone, Copy)]
 enum Rows {
@@ -138,7 +164,7 @@ fn stored(
         .filter(|(_, g)| g.is_none())
         .map(|(t, _)| *t)
         .collect();
-    let mut encoded = encoder.encode_batch(&missing)?.into_iter();
+    let mut encoded = encode_saying_so(encoder, &missing)?.into_iter();
     // Beside each sentence vector encoded now, its probe (same order as `unique`).
     let mut probes: Vec<Option<Vec<f32>>> = vec![None; unique.len()];
     for (g, p) in given.iter_mut().zip(&mut probes) {
