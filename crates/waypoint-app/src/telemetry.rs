@@ -7,7 +7,8 @@
 //! otlp_endpoint` or `OTEL_EXPORTER_OTLP_ENDPOINT` names a collector; otherwise no span
 //! is enabled, and one costs a cached check. Log lines go to standard error — warnings
 //! and the progress of long training (target `waypoint::progress`) for a command, also
-//! what a server does for a server, or what `RUST_LOG` asks — as JSON with `[telemetry] log_format = "json"` or `WAYPOINT_LOG_FORMAT=json`.
+//! what a server does for a server, or what `RUST_LOG` asks — as JSON with
+//! `[telemetry] log_format = "json"` or `WAYPOINT_LOG_FORMAT=json`.
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig as _;

@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use common::waypoint;
 
 const TOOLS: &str = "tools:
@@ -114,6 +116,19 @@ fn nothing_to_calibrate_on_is_a_clear_error() {
     assert!(err.contains("--train"), "{err}");
 }
 
+/// `waypoint train` without history over `catalog`, taught the requests in `train`.
+fn train_args<'a>(catalog: &'a Path, train: &'a Path) -> [&'a str; 7] {
+    [
+        "--store",
+        "none",
+        "train",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--train",
+        train.to_str().unwrap(),
+    ]
+}
+
 /// A training file of `n` requests per entry, each asking for one entry, plus `pairs`
 /// requests asking for two.
 fn requests(n: usize, pairs: usize) -> String {
@@ -160,16 +175,7 @@ fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time(
     let catalog = dir.path().join("tools.yaml");
     let train = dir.path().join("one.jsonl");
     std::fs::write(&train, requests(20, 0)).unwrap();
-    let (catalog, train_file) = (catalog.to_str().unwrap(), train.to_str().unwrap());
-    let base = [
-        "--store",
-        "none",
-        "train",
-        "--catalog",
-        catalog,
-        "--train",
-        train_file,
-    ];
+    let base = train_args(&catalog, &train);
     let v = json(&[&base[..], &["--json"]].concat());
     assert_eq!(v["requests_added"], 60);
     assert_eq!(v["requests_asking_two"], 0);
@@ -249,16 +255,7 @@ fn long_training_says_what_is_under_way_and_a_cached_router_says_nothing() {
     let train = dir.path().join("many.jsonl");
     // 5,100 requests: enough that training takes long enough to report.
     std::fs::write(&train, requests(1700, 0)).unwrap();
-    let args = [
-        "--store",
-        "none",
-        "train",
-        "--json",
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "--train",
-        train.to_str().unwrap(),
-    ];
+    let args = [&train_args(&catalog, &train)[..], &["--json"]].concat();
     let run = || {
         common::command(&args)
             .env_remove("RUST_LOG")
