@@ -40,18 +40,15 @@ from collections import defaultdict
 from pathlib import Path
 
 import torch
+from peers import cases  # the same case reader as the peers, beside this script
 from transformers import AutoModel, AutoTokenizer
 
 JOINERS = re.compile(r" , | and then | and also | and ")
 
 
 def requests(path):
-    out = []
-    for line in Path(path).read_text().splitlines():
-        if line.strip():
-            c = json.loads(line)
-            out.append((c["request"], set(c["expect"]["tool_set"])))
-    return out
+    """Each case's request and its set of intents."""
+    return [(text, set(labels)) for text, labels, _ in cases(path)]
 
 
 def labelled_pieces(reqs):

@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::waypoint;
 
@@ -116,6 +116,16 @@ fn nothing_to_calibrate_on_is_a_clear_error() {
     assert!(err.contains("--train"), "{err}");
 }
 
+/// A catalog (`setup`'s) and a training file `name` holding `requests`; the folder
+/// goes with them, as the files last only as long as it.
+fn taught(name: &str, requests: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = setup();
+    let catalog = dir.path().join("tools.yaml");
+    let train = dir.path().join(name);
+    std::fs::write(&train, requests).unwrap();
+    (dir, catalog, train)
+}
+
 /// `waypoint train` without history over `catalog`, taught the requests in `train`.
 fn train_args<'a>(catalog: &'a Path, train: &'a Path) -> [&'a str; 7] {
     [
@@ -171,10 +181,7 @@ fn requests(n: usize, pairs: usize) -> String {
 
 #[test]
 fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time() {
-    let dir = setup();
-    let catalog = dir.path().join("tools.yaml");
-    let train = dir.path().join("one.jsonl");
-    std::fs::write(&train, requests(20, 0)).unwrap();
+    let (_dir, catalog, train) = taught("one.jsonl", &requests(20, 0));
     let base = train_args(&catalog, &train);
     let v = json(&[&base[..], &["--json"]].concat());
     assert_eq!(v["requests_added"], 60);
@@ -207,9 +214,6 @@ fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time(
 
 #[test]
 fn train_says_which_steps_the_taught_sequences_take_first() {
-    let dir = setup();
-    let catalog = dir.path().join("tools.yaml");
-    let train = dir.path().join("seq.jsonl");
     // Twelve alarms, nine of them after a forecast: the forecast is taken first.
     let mut lines = String::new();
     for k in 0..12 {
@@ -223,7 +227,7 @@ fn train_says_which_steps_the_taught_sequences_take_first() {
         ));
         lines.push('\n');
     }
-    std::fs::write(&train, lines).unwrap();
+    let (_dir, catalog, train) = taught("seq.jsonl", &lines);
     let base = [
         "--store",
         "none",
@@ -250,11 +254,8 @@ fn train_says_which_steps_the_taught_sequences_take_first() {
 
 #[test]
 fn long_training_says_what_is_under_way_and_a_cached_router_says_nothing() {
-    let dir = setup();
-    let catalog = dir.path().join("tools.yaml");
-    let train = dir.path().join("many.jsonl");
     // 5,100 requests: enough that training takes long enough to report.
-    std::fs::write(&train, requests(1700, 0)).unwrap();
+    let (_dir, catalog, train) = taught("many.jsonl", &requests(1700, 0));
     let args = [&train_args(&catalog, &train)[..], &["--json"]].concat();
     let run = || {
         common::command(&args)
