@@ -156,8 +156,9 @@ def main():
 
     taught = labelled_pieces(requests(Path(args.data) / "train.jsonl"))
     classes = sorted({c for c, _ in taught.values()})
+    index = {c: k for k, c in enumerate(classes)}
     model = Classifier(folder, len(classes))
-    seconds = train(model, [(t, classes.index(c)) for t, (c, _) in taught.items()], args.epochs)
+    seconds = train(model, [(t, index[c]) for t, (c, _) in taught.items()], args.epochs)
 
     reqs = requests(Path(args.data) / f"{args.split}.jsonl")
     pieces = labelled_pieces(reqs)

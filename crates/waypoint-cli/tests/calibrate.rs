@@ -228,6 +228,8 @@ fn train_says_which_steps_the_taught_sequences_take_first() {
         lines.push('\n');
     }
     let (_dir, catalog, train) = taught("seq.jsonl", &lines);
+    // The training file as the positional argument, where `train_args` passes `--train`:
+    // both spellings teach.
     let base = [
         "--store",
         "none",
