@@ -247,10 +247,10 @@ impl Engine {
         let analysis = self.analyse(request, context)?;
         let planner = self.planner();
         let mut reports = Vec::new();
-        let mut goals = analysis.understanding.goals.iter();
-        for clause in analysis.clauses.iter().filter(|c| c.is_action()) {
-            let hints = planner.hints_in(&analysis, clause, goals.next());
-            let ranking = self.index.rank(clause.tokens(), &hints, &self.lexicon);
+        for (span, clause, ranking) in planner.rankings(&analysis) {
+            let text = request
+                .get(span.start..span.end)
+                .map_or_else(|| clause.segment.clause.text.clone(), str::to_string);
             let recommendation = ranking
                 .first()
                 .filter(|c| c.score >= self.options.threshold)
@@ -258,7 +258,7 @@ impl Engine {
             let gap_warning = recommendation.is_none().then(|| {
                 format!(
                     "no catalog entry can “{}”; add a tool whose description or keywords cover it{}",
-                    clause.segment.clause.text,
+                    text,
                     ranking.first().map_or(String::new(), |c| format!(" (closest: `{}` at {:.2})", c.id, c.score))
                 )
             });
@@ -292,7 +292,7 @@ impl Engine {
                 })
                 .unwrap_or_default();
             reports.push(RouteReport {
-                clause: clause.segment.clause.text.clone(),
+                clause: text,
                 alternatives: ranking
                     .into_iter()
                     .skip(usize::from(recommendation.is_some()))

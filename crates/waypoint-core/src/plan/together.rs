@@ -2,10 +2,10 @@
 //! request ("can you tell me, …", a fact stated beside a request, a verb that shares
 //! the next clause's object).
 
-use waypoint_protocol::Candidate;
+use waypoint_protocol::{Candidate, TextSpan};
 
 use crate::text::Token;
-use crate::understand::ClauseAnalysis;
+use crate::understand::{Analysis, ClauseAnalysis};
 
 use super::{Planner, Routed, joined};
 
@@ -240,6 +240,37 @@ impl Planner<'_> {
         hints.head_verb = head_verb;
         hints.text = &text;
         self.index.rank(&tokens, &hints, self.lex)
+    }
+
+    /// Each action clause's ranking as a plan weighs it before choosing: with what the
+    /// clauses before it make, and one ranking for the whole request where the plan reads
+    /// it as one ([`Self::read_as_one`]). Each comes with the byte span of the request it
+    /// ranks (its clause's, or from the first clause to the last). `waypoint route` and
+    /// `waypoint calibrate` report these, so the scores they show and sweep are the ones
+    /// the plan compares with the threshold.
+    pub(crate) fn rankings<'g>(
+        &self,
+        analysis: &'g Analysis,
+    ) -> Vec<(TextSpan, &'g ClauseAnalysis, Vec<Candidate>)> {
+        let mut routed = self.route_actions(analysis);
+        let mut part_of = vec![None; routed.len()];
+        let whole = self.read_as_one(&mut routed, &mut part_of).then(|| {
+            let span = |r: Option<&Routed<'_>>| r.map(|r| r.clause.segment.clause.span);
+            let (first, last) = (span(routed.first()), span(routed.last()));
+            first.zip(last).map(|(a, b)| TextSpan {
+                start: a.start,
+                end: b.end,
+            })
+        });
+        routed
+            .into_iter()
+            .zip(part_of)
+            .filter(|(_, part)| part.is_none())
+            .map(|(r, _)| {
+                let span = whole.flatten().unwrap_or(r.clause.segment.clause.span);
+                (span, r.clause, r.ranking)
+            })
+            .collect()
     }
 
     /// Where the labelled requests the trained router was taught ask for one entry at a

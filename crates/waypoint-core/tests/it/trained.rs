@@ -230,6 +230,36 @@ fn requests_taught_one_entry_at_a_time_make_a_request_one_step() {
 }
 
 #[test]
+fn route_reports_a_request_read_whole_as_the_plan_reads_it() {
+    let e = taught_one_at_a_time();
+    let request = "put on some jazz and how humid is it in denver";
+    let reports = e.route(request, None).unwrap();
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(
+        reports[0].clause,
+        "put on some jazz and how humid is it in denver"
+    );
+    // The entry route recommends is the plan's one step: a threshold fitted on what
+    // `waypoint calibrate` sweeps is fitted on what the plan compares with it.
+    let plan = e.plan(request, None).unwrap();
+    let best = reports[0]
+        .recommendation
+        .as_ref()
+        .or(reports[0].alternatives.first())
+        .unwrap();
+    assert_eq!(plan.steps().len(), 1);
+    assert_eq!(plan.steps()[0].tool, best.id);
+    // Ordered requests stay apart in route as in the plan.
+    let ordered = e
+        .route(
+            "put on some jazz, then tell me if it will rain in denver",
+            None,
+        )
+        .unwrap();
+    assert_eq!(ordered.len(), 2);
+}
+
+#[test]
 fn labelled_requests_that_ask_for_two_entries_keep_requests_apart() {
     let mut catalog: Catalog = load(&[Source {
         name: "tools.yaml".into(),
