@@ -200,12 +200,24 @@ impl Learned {
             .iter()
             .map(|c| doc_of(c).unwrap_or(u32::MAX))
             .collect();
-        let word_vectors = meaning.is_none() && word_vectors && settings.network;
-        let words_near = word_vectors
+        // The closest requests vote where they ask for one entry each, and where the
+        // catalog is taught by its entries' `examples:` alone: a few examples per entry
+        // teach the linear model cues as thin as one shared word ("repeat *it*" for the
+        // weather of "is *it* going to snow"), which its cross-validation, scored on
+        // examples that each fit some entry, rates as sure as any. Nearness in meaning
+        // tells a paraphrase ("will it be sunny in rome") from a request near none of
+        // them. Only where every entry has examples (one without would lose the vote's
+        // share to those with) and none names two entries: there a clause may ask for
+        // two, and no example of either is near it.
+        let by_examples = catalog.taught().requests == 0 && examples_one_each(&set);
+        let word_vectors = meaning.is_none() && word_vectors;
+        let words_near = (word_vectors && (settings.network || by_examples))
             .then(|| WordNeighbours::with_readings(&set, &docs))
             .flatten()
             .map(|(near, readings)| {
-                set.set_probes(readings);
+                if settings.network {
+                    set.set_probes(readings);
+                }
                 near
             });
         let (model, source) = match how {
@@ -295,7 +307,7 @@ impl Learned {
     /// Whether the router reads the static word vectors (no encoder; requests for one
     /// entry each): its network reads them, and the nearest requests by them vote.
     pub fn reads_word_vectors(&self) -> bool {
-        self.words_near.is_some()
+        self.words_near.is_some() && self.model.has_head()
     }
 
     /// The model's calibrated probabilities for a text (with its sentence vector when the
@@ -313,13 +325,12 @@ impl Learned {
         let vector = self.meaning.as_ref().and_then(|m| m.vector(text));
         let linear = self.model.probabilities_with(text, vector.as_deref());
         // The network makes the entries compete for the clause's meaning.
-        let head_input = match &self.words_near {
-            Some(near) => near.reading(text).map(Arc::from),
-            None => self.encoder_reading(text, vector),
-        };
         let share = self.network_share();
         let hidden = share
-            .and(head_input)
+            .and_then(|_| match &self.words_near {
+                Some(near) => near.reading(text).map(Arc::from),
+                None => self.encoder_reading(text, vector),
+            })
             .and_then(|v| self.model.head_hidden(&v));
         let network = hidden
             .as_deref()
@@ -391,7 +402,8 @@ impl Learned {
     }
 
     /// `(entry, score)` from the taught requests nearest the text by static word
-    /// vectors, where the router reads them (no encoder, requests for one entry each).
+    /// vectors, where they vote (no encoder; requests for one entry each, or a catalog
+    /// taught by its entries' examples alone).
     pub(crate) fn words_near(&self, text: &str) -> Option<Vec<(u32, f32)>> {
         self.words_near.as_ref().map(|n| n.scores(text))
     }
@@ -535,6 +547,23 @@ pub fn training_set(catalog: &Catalog) -> (TrainingSet, usize) {
 /// build, never a different model.
 pub(crate) fn may_train_network(catalog: &Catalog) -> bool {
     asks_one_at_a_time(catalog.taught())
+}
+
+/// Whether every class of the set has requests of its own (not only its entry's own
+/// words) and each request names one class.
+fn examples_one_each(set: &TrainingSet) -> bool {
+    let mut taught = vec![false; set.classes().len()];
+    for e in set.examples().iter().filter(|e| e.held_out) {
+        if e.labels.len() > 1 {
+            return false;
+        }
+        for &l in &e.labels {
+            if let Some(t) = taught.get_mut(l as usize) {
+                *t = true;
+            }
+        }
+    }
+    taught.iter().all(|t| *t)
 }
 
 /// Whether labelled requests say people ask for one entry at a time. Examples written
