@@ -33,6 +33,10 @@ pub struct TrainSummary {
     /// The labelled requests ask for one entry at a time, so a request is planned as one
     /// request (docs/architecture.md, "Route").
     pub one_entry_per_request: bool,
+    /// The catalog is taught by its entries' examples alone, one entry each, and the
+    /// examples closest to a clause vote on how sure the router is (docs/routing.md,
+    /// "Requests").
+    pub examples_vote: bool,
     /// The share of the router's probability that a network over the encoder's readings
     /// of a request, or its static word vectors without an encoder, gives in ranking the
     /// entries (docs/routing.md, item 2); `None` where there is none.
@@ -165,6 +169,7 @@ pub fn train(setup: &Setup, extra: &[PathBuf]) -> Result<(TrainSummary, Vec<Noti
         labels_added: trained.examples,
         requests_asking_two: engine.catalog().taught().asking_two,
         one_entry_per_request: learned.one_at_a_time(),
+        examples_vote: learned.examples_vote(),
         network_share: learned.network_share(),
         network_sure_share: learned.network_sure_share(),
         network_reads: learned.network_share().map(|_| {

@@ -70,6 +70,12 @@ fn render_model(out: &mut impl std::io::Write, s: &TrainSummary) -> std::io::Res
             "  asked        one entry per request, so a request is planned as one (docs/architecture.md, \"Route\")"
         )?;
     }
+    if s.examples_vote {
+        writeln!(
+            out,
+            "  examples     the closest examples vote on how sure the router is: a request near none is a gap (docs/routing.md, \"Requests\")"
+        )?;
+    }
     if let Some(share) = s.network_share {
         let inputs = s
             .network_inputs

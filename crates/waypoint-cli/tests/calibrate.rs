@@ -187,6 +187,10 @@ fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time(
     assert_eq!(v["requests_added"], 60);
     assert_eq!(v["requests_asking_two"], 0);
     assert_eq!(v["one_entry_per_request"], true);
+    assert_eq!(
+        v["examples_vote"], false,
+        "labelled requests vote as requests"
+    );
     // Without an encoder, the network reads the built-in static word vectors.
     assert_eq!(v["network_reads"], "word_vectors");
     assert_eq!(v["network_inputs"], 128);
@@ -210,6 +214,59 @@ fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time(
         v["network_reads"].is_null(),
         "no network where requests ask for two"
     );
+}
+
+#[test]
+fn train_says_when_a_catalog_is_taught_by_examples_that_vote() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("tools.yaml");
+    // Each entry of TOOLS with three examples of its own, and no training file.
+    let mut text = TOOLS.to_string();
+    for (description, examples) in [
+        (
+            "weather forecast",
+            [
+                "will it rain tomorrow",
+                "how hot is it outside",
+                "is it going to snow",
+            ],
+        ),
+        (
+            "play music",
+            [
+                "play some jazz",
+                "put on my workout playlist",
+                "i want to hear rock",
+            ],
+        ),
+        (
+            "set an alarm",
+            [
+                "wake me up at 7am",
+                "set an alarm for six",
+                "alarm for noon please",
+            ],
+        ),
+    ] {
+        let listed = examples.map(|e| format!("      - {e}")).join("\n");
+        text = text.replace(
+            &format!("description: {description}\n"),
+            &format!("description: {description}\n    examples:\n{listed}\n"),
+        );
+    }
+    std::fs::write(&catalog, &text).unwrap();
+    let base = [
+        "--store",
+        "none",
+        "train",
+        "--catalog",
+        catalog.to_str().unwrap(),
+    ];
+    let v = json(&[&base[..], &["--json"]].concat());
+    assert_eq!(v["examples_vote"], true, "{text}");
+    assert_eq!(v["one_entry_per_request"], false);
+    let out = String::from_utf8_lossy(&waypoint(&base).stdout).into_owned();
+    assert!(out.contains("the closest examples vote"), "{out}");
 }
 
 #[test]

@@ -97,6 +97,9 @@ pub struct Learned {
     pub(crate) network_near: Option<NetworkNeighbours>,
     /// The labelled requests almost never ask for two entries at once.
     pub(crate) one_at_a_time: bool,
+    /// The catalog is taught by its entries' examples alone, one entry each, and the
+    /// closest of them vote (by the static word vectors) on how sure the router is.
+    pub(crate) examples_vote: bool,
     /// Entries (route-index ids) no labelled request taught, when the model leads the
     /// score: the model knows them only by their own few words, so a request for one is
     /// read as a request for whatever taught entry it resembles most.
@@ -220,6 +223,7 @@ impl Learned {
                 }
                 near
             });
+        let examples_vote = by_examples && !settings.network && words_near.is_some();
         let (model, source) = match how {
             // Turned away above.
             RouterModel::Off => return None,
@@ -259,6 +263,7 @@ impl Learned {
             words_near,
             network_near,
             one_at_a_time,
+            examples_vote,
             untaught,
             memo_id: NEXT_MEMO_ID.fetch_add(1, Ordering::Relaxed),
         })
@@ -282,6 +287,12 @@ impl Learned {
     /// one entry at a time.
     pub fn one_at_a_time(&self) -> bool {
         self.one_at_a_time
+    }
+
+    /// Whether the catalog's examples (its only requests, one entry each) vote on how
+    /// sure the router is (docs/routing.md, "Requests").
+    pub fn examples_vote(&self) -> bool {
+        self.examples_vote
     }
 
     /// The share of the router's probability a network over sentence vectors gives,
