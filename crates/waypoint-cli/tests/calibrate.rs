@@ -216,45 +216,24 @@ fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time(
     );
 }
 
+/// The entries of [`TOOLS`], each with three examples of its own.
+const TAUGHT_BY_EXAMPLES: &str = "tools:
+  - name: get_weather
+    description: weather forecast
+    examples: [will it rain tomorrow, how hot is it outside, is it going to snow]
+  - name: play_music
+    description: play music
+    examples: [play some jazz, put on my workout playlist, i want to hear rock]
+  - name: set_alarm
+    description: set an alarm
+    examples: [wake me up at 7am, set an alarm for six, alarm for noon please]
+";
+
 #[test]
 fn train_says_when_a_catalog_is_taught_by_examples_that_vote() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("tools.yaml");
-    // Each entry of TOOLS with three examples of its own, and no training file.
-    let mut text = TOOLS.to_string();
-    for (description, examples) in [
-        (
-            "weather forecast",
-            [
-                "will it rain tomorrow",
-                "how hot is it outside",
-                "is it going to snow",
-            ],
-        ),
-        (
-            "play music",
-            [
-                "play some jazz",
-                "put on my workout playlist",
-                "i want to hear rock",
-            ],
-        ),
-        (
-            "set an alarm",
-            [
-                "wake me up at 7am",
-                "set an alarm for six",
-                "alarm for noon please",
-            ],
-        ),
-    ] {
-        let listed = examples.map(|e| format!("      - {e}")).join("\n");
-        text = text.replace(
-            &format!("description: {description}\n"),
-            &format!("description: {description}\n    examples:\n{listed}\n"),
-        );
-    }
-    std::fs::write(&catalog, &text).unwrap();
+    std::fs::write(&catalog, TAUGHT_BY_EXAMPLES).unwrap();
     let base = [
         "--store",
         "none",
@@ -263,7 +242,7 @@ fn train_says_when_a_catalog_is_taught_by_examples_that_vote() {
         catalog.to_str().unwrap(),
     ];
     let v = json(&[&base[..], &["--json"]].concat());
-    assert_eq!(v["examples_vote"], true, "{text}");
+    assert_eq!(v["examples_vote"], true);
     assert_eq!(v["one_entry_per_request"], false);
     let out = String::from_utf8_lossy(&waypoint(&base).stdout).into_owned();
     assert!(out.contains("the closest examples vote"), "{out}");

@@ -223,7 +223,7 @@ impl Learned {
                 }
                 near
             });
-        let examples_vote = by_examples && !settings.network && words_near.is_some();
+        let examples_vote = by_examples && words_near.is_some();
         let (model, source) = match how {
             // Turned away above.
             RouterModel::Off => return None,

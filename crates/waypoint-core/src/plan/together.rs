@@ -254,22 +254,19 @@ impl Planner<'_> {
     ) -> Vec<(TextSpan, &'g ClauseAnalysis, Vec<Candidate>)> {
         let mut routed = self.route_actions(analysis);
         let mut part_of = vec![None; routed.len()];
-        let whole = self.read_as_one(&mut routed, &mut part_of).then(|| {
-            let span = |r: Option<&Routed<'_>>| r.map(|r| r.clause.segment.clause.span);
-            let (first, last) = (span(routed.first()), span(routed.last()));
-            first.zip(last).map(|(a, b)| TextSpan {
-                start: a.start,
-                end: b.end,
-            })
-        });
+        let span = |r: &Routed<'_>| r.clause.segment.clause.span;
+        let ends = routed.first().map(span).zip(routed.last().map(span));
+        let whole = ends
+            .filter(|_| self.read_as_one(&mut routed, &mut part_of))
+            .map(|(first, last)| TextSpan {
+                start: first.start,
+                end: last.end,
+            });
         routed
             .into_iter()
             .zip(part_of)
             .filter(|(_, part)| part.is_none())
-            .map(|(r, _)| {
-                let span = whole.flatten().unwrap_or(r.clause.segment.clause.span);
-                (span, r.clause, r.ranking)
-            })
+            .map(|(r, _)| (whole.unwrap_or(span(&r)), r.clause, r.ranking))
             .collect()
     }
 
