@@ -1,7 +1,8 @@
 //! Building the index: every entry's words by field and weight, its examples, what it
 //! makes and takes, and what its description says of the things it acts on.
 
-use waypoint_catalog::Catalog;
+use waypoint_catalog::plans::PlanDoc;
+use waypoint_catalog::{Catalog, Pipeline, Tool};
 use waypoint_protocol::{CandidateKind, ExtractedKind};
 
 use crate::hash::{HashMap, HashSet};
@@ -18,89 +19,15 @@ impl RouteIndex {
     pub(super) fn lexical_only(catalog: &Catalog, lex: &Lexicon) -> Self {
         let mut index = Self::default();
         for tool in catalog.tools() {
-            let specs = crate::args::arg_specs(tool, lex);
-            let mut fields: Vec<(f64, String)> =
-                vec![(W_NAME, tool.name.replace(['_', '.', '-'], " "))];
-            let (compound_verbs, compound_phrases) = lex.compounds(&tool.name);
-            if !compound_verbs.is_empty() {
-                fields.push((W_NAME, compound_verbs.join(" ")));
-            }
-            let description = fields.len();
-            fields.push((W_DESCRIPTION, tool.description.clone()));
-            fields.extend(tool.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
-            fields.extend(kind_fields(W_PRODUCES, &tool.produces));
-            fields.extend(kind_fields(W_ACCEPTS, &tool.accepts));
-            fields.extend(tool.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
-            fields.extend(
-                specs
-                    .iter()
-                    .flat_map(crate::args::ArgSpec::suggested)
-                    .map(|v| (suggested_weight(v), v.text.clone())),
-            );
-            let phrases: Vec<&String> = tool.keywords.iter().chain(&compound_phrases).collect();
-            let kind = CandidateKind::Tool;
-            index.add(&tool.name, kind, &fields, description, &phrases, lex);
-            index.add_finder(&tool.name, lex);
-            index.add_examples(&tool.examples, lex);
-            index.set_kinds(&tool.produces, &tool.accepts, lex);
-            let own = format!(
-                "{} . {} . {}",
-                tool.name.replace(['_', '.', '-'], " "),
-                tool.keywords.join(" . "),
-                lead_verb(&tool.description)
-            );
-            let takes = tool
-                .properties()
-                .filter_map(|(name, _)| arg_kind(name, lex))
-                .collect();
-            index.set_profile(&own, takes, lex);
-            let takes_text = crate::args::takes_free_text(tool, &specs);
-            index.arg_specs.insert(tool.name.clone(), specs);
-            if let Some(doc) = index.docs.last_mut() {
-                doc.effects = Some(tool.effects);
-                doc.takes_text = takes_text;
-                doc.takes_nothing =
-                    tool.input_schema.is_some() && tool.properties().next().is_none();
-                doc.standing = standing(&tool.description, lex);
-                doc.aged = aged_nouns(&tool.description, lex);
-            }
+            index.add_tool(tool, lex);
         }
         for p in catalog.pipelines() {
-            let short = crate::text::without_server(&p.id).replace(['_', '-'], " ");
-            let mut fields: Vec<(f64, String)> =
-                vec![(W_NAME, short), (W_DESCRIPTION, p.description.clone())];
-            fields.extend(
-                p.intent_keywords
-                    .iter()
-                    .map(|k| (keyword_weight(k), k.clone())),
-            );
-            fields.extend(p.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
-            fields.extend(p.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
-            let phrases: Vec<&String> = p.intent_keywords.iter().collect();
-            index.add(&p.id, CandidateKind::Pipeline, &fields, 1, &phrases, lex);
-            index.add_examples(&p.examples, lex);
-            index.set_kinds(&p.produces, &p.accepts, lex);
-            let own = format!(
-                "{} . {}",
-                p.intent_keywords.join(" . "),
-                lead_verb(&p.description)
-            );
-            index.set_profile(&own, Vec::new(), lex);
+            index.add_pipeline(p, lex);
         }
         // Plan documents are candidates beside pipelines: their intent reads
         // like a description, their keywords like a pipeline's intent keywords.
         for d in catalog.plans() {
-            let mut fields: Vec<(f64, String)> = vec![
-                (W_NAME, d.id.name.replace(['_', '-'], " ")),
-                (W_DESCRIPTION, d.intent.clone()),
-            ];
-            fields.extend(d.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
-            fields.extend(d.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
-            let phrases: Vec<&String> = d.keywords.iter().collect();
-            index.add(&d.uri, CandidateKind::Plan, &fields, 1, &phrases, lex);
-            index.set_kinds(&d.produces, &[], lex);
-            let own = format!("{} . {}", d.keywords.join(" . "), lead_verb(&d.intent));
-            index.set_profile(&own, Vec::new(), lex);
+            index.add_plan(d, lex);
         }
         let n = index.docs.len().max(1) as f64;
         let norm = (1.0 + n).ln();
@@ -117,6 +44,91 @@ impl RouteIndex {
         index.aged_apart = aged_apart(&index.docs);
         index.finish_examples();
         index
+    }
+
+    fn add_tool(&mut self, tool: &Tool, lex: &Lexicon) {
+        let specs = crate::args::arg_specs(tool, lex);
+        let mut fields: Vec<(f64, String)> =
+            vec![(W_NAME, tool.name.replace(['_', '.', '-'], " "))];
+        let (compound_verbs, compound_phrases) = lex.compounds(&tool.name);
+        if !compound_verbs.is_empty() {
+            fields.push((W_NAME, compound_verbs.join(" ")));
+        }
+        let description = fields.len();
+        fields.push((W_DESCRIPTION, tool.description.clone()));
+        fields.extend(tool.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
+        fields.extend(kind_fields(W_PRODUCES, &tool.produces));
+        fields.extend(kind_fields(W_ACCEPTS, &tool.accepts));
+        fields.extend(tool.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
+        fields.extend(
+            specs
+                .iter()
+                .flat_map(crate::args::ArgSpec::suggested)
+                .map(|v| (suggested_weight(v), v.text.clone())),
+        );
+        let phrases: Vec<&String> = tool.keywords.iter().chain(&compound_phrases).collect();
+        let kind = CandidateKind::Tool;
+        self.add(&tool.name, kind, &fields, description, &phrases, lex);
+        self.add_finder(&tool.name, lex);
+        self.add_examples(&tool.examples, lex);
+        self.set_kinds(&tool.produces, &tool.accepts, lex);
+        let own = format!(
+            "{} . {} . {}",
+            tool.name.replace(['_', '.', '-'], " "),
+            tool.keywords.join(" . "),
+            lead_verb(&tool.description)
+        );
+        let takes = tool
+            .properties()
+            .filter_map(|(name, _)| arg_kind(name, lex))
+            .collect();
+        self.set_profile(&own, takes, lex);
+        let takes_text = crate::args::takes_free_text(tool, &specs);
+        self.arg_specs.insert(tool.name.clone(), specs);
+        if let Some(doc) = self.docs.last_mut() {
+            doc.effects = Some(tool.effects);
+            doc.takes_text = takes_text;
+            doc.takes_nothing = tool.input_schema.is_some() && tool.properties().next().is_none();
+            doc.standing = standing(&tool.description, lex);
+            doc.aged = aged_nouns(&tool.description, lex);
+        }
+    }
+
+    fn add_pipeline(&mut self, p: &Pipeline, lex: &Lexicon) {
+        let short = crate::text::without_server(&p.id).replace(['_', '-'], " ");
+        let mut fields: Vec<(f64, String)> =
+            vec![(W_NAME, short), (W_DESCRIPTION, p.description.clone())];
+        fields.extend(
+            p.intent_keywords
+                .iter()
+                .map(|k| (keyword_weight(k), k.clone())),
+        );
+        fields.extend(p.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
+        fields.extend(p.examples.iter().map(|k| (W_EXAMPLE, k.clone())));
+        let phrases: Vec<&String> = p.intent_keywords.iter().collect();
+        self.add(&p.id, CandidateKind::Pipeline, &fields, 1, &phrases, lex);
+        self.add_examples(&p.examples, lex);
+        self.set_kinds(&p.produces, &p.accepts, lex);
+        let own = format!(
+            "{} . {}",
+            p.intent_keywords.join(" . "),
+            lead_verb(&p.description)
+        );
+        self.set_profile(&own, Vec::new(), lex);
+    }
+
+    fn add_plan(&mut self, d: &PlanDoc, lex: &Lexicon) {
+        let mut fields: Vec<(f64, String)> = vec![
+            (W_NAME, d.id.name.replace(['_', '-'], " ")),
+            (W_DESCRIPTION, d.intent.clone()),
+        ];
+        fields.extend(d.keywords.iter().map(|k| (keyword_weight(k), k.clone())));
+        fields.extend(d.produces.iter().map(|k| (W_PRODUCES, k.replace('_', " "))));
+        let phrases: Vec<&String> = d.keywords.iter().collect();
+        self.add(&d.uri, CandidateKind::Plan, &fields, 1, &phrases, lex);
+        self.set_kinds(&d.produces, &[], lex);
+        let own = format!("{} . {}", d.keywords.join(" . "), lead_verb(&d.intent));
+        self.set_profile(&own, Vec::new(), lex);
     }
 
     /// Indexes an entry's examples (the entry added last).
