@@ -158,10 +158,88 @@ enum Kind {
     Text,
 }
 
+/// What an argument's schema says of the values it takes, read once with its spec: a
+/// plan asks it of every argument many times, and each lookup in a JSON object hashes
+/// its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    /// A list of values.
+    list: bool,
+    /// What a value (an item of a list) is.
+    value: ValueType,
+    /// A value (an item of a list) has a format, pattern or enum.
+    constrained: bool,
+}
+
+/// The `type` a schema gives a single value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ValueType {
+    /// No `type`.
+    Untyped,
+    /// A `type` that is not one name (`["string", "null"]`).
+    Several,
+    String,
+    /// `number` or `integer`.
+    Number,
+    /// `boolean`, `object`, `array`, `null`.
+    Other,
+}
+
+impl Shape {
+    fn of(schema: &Value) -> Self {
+        let list = schema.get("type").and_then(Value::as_str) == Some("array");
+        let item = item_schema(schema);
+        let value = match item.get("type").map(Value::as_str) {
+            None => ValueType::Untyped,
+            Some(None) => ValueType::Several,
+            Some(Some("string")) => ValueType::String,
+            Some(Some("number" | "integer")) => ValueType::Number,
+            Some(Some(_)) => ValueType::Other,
+        };
+        Self {
+            list,
+            value,
+            constrained: !unconstrained(item),
+        }
+    }
+
+    fn numeric(self) -> bool {
+        self.value == ValueType::Number
+    }
+
+    fn untyped_items(self) -> bool {
+        self.list && self.value == ValueType::Untyped
+    }
+
+    fn plain_string(self) -> bool {
+        !self.list && self.value == ValueType::String && !self.constrained
+    }
+
+    /// Words of the clause can be a value: a string or untyped, with no constraint.
+    fn takes_words(self) -> bool {
+        matches!(
+            self.value,
+            ValueType::Untyped | ValueType::Several | ValueType::String
+        ) && !self.constrained
+    }
+}
+
+/// The schema a single value must fit: the items' for an array.
+fn item_schema(schema: &Value) -> &Value {
+    if schema.get("type").and_then(Value::as_str) == Some("array") {
+        schema.get("items").unwrap_or(&Value::Null)
+    } else {
+        schema
+    }
+}
+
 /// One argument of the schema with what it can take.
 struct Slot<'t> {
     name: &'t str,
     schema: &'t Value,
+    /// The schema a single value must fit: the items' for an array.
+    item: &'t Value,
+    shape: Shape,
     kinds: Vec<Kind>,
     required: bool,
     /// The arg cues (by index) that introduce this argument.
@@ -193,28 +271,21 @@ impl Slot<'_> {
     }
 
     fn is_array(&self) -> bool {
-        self.schema.get("type").and_then(Value::as_str) == Some("array")
+        self.shape.list
     }
 
     /// The schema a single value must fit: the items' for an array.
     fn item_schema(&self) -> &Value {
-        if self.is_array() {
-            self.schema.get("items").unwrap_or(&Value::Null)
-        } else {
-            self.schema
-        }
+        self.item
     }
 
     /// A list whose items the schema does not type: a number written into it is one.
     fn untyped_items(&self) -> bool {
-        self.is_array() && self.item_schema().get("type").is_none()
+        self.shape.untyped_items()
     }
 
     fn numeric(&self) -> bool {
-        matches!(
-            self.item_schema().get("type").and_then(Value::as_str),
-            Some("number" | "integer")
-        )
+        self.shape.numeric()
     }
 
     fn typed(&self) -> bool {
@@ -257,19 +328,12 @@ impl Slot<'_> {
 
     /// A single string with no format, pattern or enum, whatever its name suggests.
     fn plain_string(&self) -> bool {
-        !self.is_array()
-            && self.schema.get("type").and_then(Value::as_str) == Some("string")
-            && unconstrained(self.schema)
+        self.shape.plain_string()
     }
 
     /// Takes words of the clause: a plain string with no format, pattern or enum.
     fn free_text(&self) -> bool {
-        let s = self.item_schema();
-        self.kinds.contains(&Kind::Text)
-            && s.get("type")
-                .and_then(Value::as_str)
-                .is_none_or(|t| t == "string")
-            && unconstrained(s)
+        self.kinds.contains(&Kind::Text) && self.shape.takes_words()
     }
 }
 
@@ -586,6 +650,31 @@ mod tests {
         assert_eq!(before_open_aside("f(x) and (y)"), None);
         assert_eq!(before_open_aside("(form"), None);
         assert_eq!(before_open_aside("plain"), None);
+    }
+
+    #[test]
+    fn a_schema_is_read_once_into_the_shape_of_its_values() {
+        let shape = |schema: Value| Shape::of(&schema);
+        let words = shape(json!({"type": "string"}));
+        assert!(words.plain_string() && words.takes_words() && !words.list && !words.numeric());
+        let listed = shape(json!({"type": "string", "enum": ["a", "b"]}));
+        assert!(!listed.plain_string() && !listed.takes_words());
+        let dated = shape(json!({"type": "string", "format": "date"}));
+        assert!(!dated.plain_string() && !dated.takes_words());
+        let untyped = shape(json!({"description": "anything"}));
+        assert!(untyped.takes_words() && !untyped.plain_string() && !untyped.untyped_items());
+        let nullable = shape(json!({"type": ["string", "null"]}));
+        assert_eq!(nullable.value, ValueType::Several);
+        assert!(nullable.takes_words() && !nullable.plain_string());
+        let numbers = shape(json!({"type": "array", "items": {"type": "integer"}}));
+        assert!(numbers.list && numbers.numeric() && !numbers.takes_words());
+        assert!(!numbers.untyped_items());
+        let names = shape(json!({"type": "array", "items": {"type": "string"}}));
+        assert!(names.list && names.takes_words() && !names.plain_string());
+        let loose = shape(json!({"type": "array"}));
+        assert!(loose.untyped_items() && loose.takes_words() && !loose.numeric());
+        assert!(shape(json!({"type": "number"})).numeric());
+        assert!(!shape(json!({"type": "boolean"})).takes_words());
     }
 
     #[test]

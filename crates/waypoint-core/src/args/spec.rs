@@ -11,7 +11,7 @@ use crate::suggested::Suggestion;
 use super::names::{all_words, name_words, names_an_id, naming_words};
 use super::text::free_text_arg;
 use super::values::number_value;
-use super::{Kind, Slot};
+use super::{Kind, Shape, Slot};
 
 /// Whether a schema leaves its string free: no format, pattern or enum.
 pub(super) fn unconstrained(schema: &Value) -> bool {
@@ -70,6 +70,7 @@ pub fn takes_free_text(tool: &Tool, specs: &[ArgSpec]) -> bool {
 /// and looked up in the vocabulary), not once per request.
 #[derive(Debug, Clone)]
 pub struct ArgSpec {
+    pub(super) shape: Shape,
     pub(super) kinds: Vec<Kind>,
     pub(super) required: bool,
     pub(super) cued_by: Vec<usize>,
@@ -141,6 +142,8 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
             let mut slot = Slot {
                 name,
                 schema,
+                item: super::item_schema(schema),
+                shape: Shape::of(schema),
                 kinds: kinds_of(name, &words, schema, lex),
                 required: required.contains(&name),
                 cued_by: Vec::new(),
@@ -183,6 +186,7 @@ pub fn arg_specs(tool: &Tool, lex: &Lexicon) -> Vec<ArgSpec> {
                 && schema.get("enum").is_none()
                 && (names_an_id(name, lex) || described_words.iter().any(|w| names_an_id(w, lex)));
             ArgSpec {
+                shape: slot.shape,
                 kinds: slot.kinds,
                 required: slot.required,
                 cued_by: slot.cued_by,
@@ -205,6 +209,8 @@ pub(super) fn slots<'t>(tool: &'t Tool, specs: &'t [ArgSpec]) -> Vec<Slot<'t>> {
         .map(|((name, schema), spec)| Slot {
             name,
             schema,
+            item: super::item_schema(schema),
+            shape: spec.shape,
             kinds: spec.kinds.clone(),
             required: spec.required,
             cued_by: spec.cued_by.clone(),
