@@ -33,13 +33,19 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
         .filter(|w| is_list_marker(text, &w[0]))
         .map(|w| w[1].start)
         .collect();
-    let tokens: Vec<Token> = tokens
-        .iter()
-        .filter(|t| !is_list_marker(text, t))
-        .cloned()
-        .collect();
+    // Most requests have no list: their tokens are read as they are, not copied.
+    let unmarked: Vec<Token>;
+    let tokens: &[Token] = if tokens.iter().any(|t| is_list_marker(text, t)) {
+        unmarked = (tokens.iter())
+            .filter(|t| !is_list_marker(text, t))
+            .cloned()
+            .collect();
+        &unmarked
+    } else {
+        tokens
+    };
     let mut segments: Vec<(Vec<Token>, bool)> = Vec::new();
-    for run in hard_runs(text, &tokens, lex) {
+    for run in hard_runs(text, tokens, lex) {
         split_run(text, run, lex, &mut segments);
     }
     let mut segments: Vec<(Vec<Token>, bool)> = segments

@@ -44,7 +44,7 @@ use cues::fill_cued;
 pub use flow::Made;
 use flow::{fill_carried, fill_possessed, fill_refs, fill_said, output_named, unplaced_flow};
 pub use names::{last_name_word, made_for, name_stems, names_an_id};
-pub(crate) use names::{name_keys, name_parts};
+pub(crate) use names::{name_keys, name_parts, takes_by_id};
 pub(crate) use spec::fits;
 pub use spec::{ArgSpec, arg_specs, takes_free_text};
 use spec::{coerce, iso_date, slot_unit, slots, unconstrained, unit_after};

@@ -2,6 +2,7 @@
 //! products relate (`originSkyId` and `skyId`).
 
 use serde_json::{Map, Value};
+use waypoint_catalog::Tool;
 
 use crate::lexicon::Lexicon;
 use crate::text::Token;
@@ -204,4 +205,22 @@ pub(super) fn all_words(name: &str) -> Vec<String> {
         words.extend(full.split('_').map(str::to_string));
     }
     words
+}
+
+/// Whether a tool takes what it acts on by id: a required argument named so (`id`,
+/// `movie_id`), or, without a schema, a description that says "ID" — and a name that
+/// does not (`get_dish_id` gives ids).
+pub(crate) fn takes_by_id(tool: &Tool) -> bool {
+    let is_id = |w: &str| w.eq_ignore_ascii_case("id");
+    if name_parts(&tool.name).iter().any(|w| is_id(w)) {
+        return false;
+    }
+    if tool.properties().next().is_some() {
+        return tool
+            .required()
+            .any(|r| name_parts(r).last().is_some_and(|w| is_id(w)));
+    }
+    tool.description
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w == "ID" || w == "id")
 }

@@ -549,9 +549,10 @@ fn catalog_verbs(catalog: &Catalog, classes: &WordClasses) -> HashSet<String> {
 }
 
 /// Every artifact kind the catalog's entries make or take, and the words of their
-/// names: linking a later step to an earlier one asks for their keys and stems in every
-/// plan.
-fn kind_words(catalog: &Catalog) -> Vec<String> {
+/// names, the entries' own names and their arguments' names: linking a later step to an
+/// earlier one and reading which words name an argument ask for their keys and stems in
+/// every plan.
+fn catalog_words(catalog: &Catalog) -> Vec<String> {
     let tools = catalog
         .tools()
         .iter()
@@ -561,15 +562,18 @@ fn kind_words(catalog: &Catalog) -> Vec<String> {
         .iter()
         .flat_map(|p| p.produces.iter().chain(&p.accepts));
     let plans = catalog.plans().iter().flat_map(|d| d.produces.iter());
-    tools
-        .chain(pipelines)
-        .chain(plans)
-        .flat_map(|k| {
-            let mut forms = crate::args::name_parts(k);
-            forms.push(k.to_lowercase());
-            forms
-        })
-        .collect()
+    let kinds = tools.chain(pipelines).chain(plans).flat_map(|k| {
+        let mut forms = crate::args::name_parts(k);
+        forms.push(k.to_lowercase());
+        forms
+    });
+    let names = catalog.tools().iter().flat_map(|t| {
+        let own = crate::text::without_server(&t.name);
+        std::iter::once(own)
+            .chain(t.properties().map(|(arg, _)| arg))
+            .flat_map(crate::args::name_parts)
+    });
+    kinds.chain(names).collect()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use waypoint_catalog::Catalog;
 use crate::hash::{HashMap, HashSet};
 use crate::text::{Synonyms, stem};
 
-use super::kind_words;
+use super::catalog_words;
 use super::phrase::{Concept, Phrase};
 use super::rules::{Calendar, End, FileType, Range, Unit, WordClasses};
 
@@ -152,7 +152,7 @@ pub(super) struct Raw {
 
 impl Raw {
     /// The synonym groups, the verb-only ones among them, with the words most requests
-    /// and the catalog's kinds are made of stemmed once.
+    /// and the catalog's kinds and names are made of stemmed once.
     pub(super) fn synonyms(&self, catalog: &Catalog) -> Synonyms {
         let groups: Vec<(String, Vec<String>)> = self.synonyms.clone().into_iter().collect();
         let verb_groups: Vec<(String, Vec<String>)> =
@@ -167,7 +167,7 @@ impl Raw {
             .map(|s| s.to_lowercase());
         let mut synonyms = Synonyms::new(&groups).with_verb_only(&verb_groups, before_verbs);
         synonyms.remember(self.common_words());
-        synonyms.remember(kind_words(catalog).iter().map(String::as_str));
+        synonyms.remember(catalog_words(catalog).iter().map(String::as_str));
         synonyms
     }
 

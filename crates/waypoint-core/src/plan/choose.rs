@@ -5,7 +5,6 @@
 use waypoint_catalog::Entry;
 use waypoint_protocol::{Candidate, ExtractedKind};
 
-use crate::args;
 use crate::hash::HashMap;
 use crate::lexicon::Lexicon;
 use crate::route::Hints;
@@ -42,10 +41,9 @@ impl Planner<'_> {
                 hints.earlier_products.clone_from(&products);
                 let ranking = self.index.rank(clause.tokens(), &hints, self.lex);
                 if let Some(top) = ranking.first() {
-                    for kind in self.produces(&top.id) {
-                        let key = self.lex.synonyms.key(&args::last_name_word(kind));
-                        if !products.contains(&key) {
-                            products.push(key);
+                    for key in self.index.product_keys(&top.id) {
+                        if !products.contains(key) {
+                            products.push(key.clone());
                         }
                     }
                 }

@@ -2,7 +2,7 @@
 //! taught plans take first, lookups by a finder, restated requests, and the phases a
 //! request orders.
 
-use waypoint_catalog::{Catalog, Tool};
+use waypoint_catalog::Catalog;
 use waypoint_protocol::{ExtractedKind, StepKind};
 
 use crate::args;
@@ -186,7 +186,7 @@ impl Planner<'_> {
         let tool = (d.kind == StepKind::Tool)
             .then(|| self.catalog.tool(&d.tool))
             .flatten()?;
-        if !takes_by_id(tool) {
+        if !self.index.takes_by_id(&tool.name) {
             return None;
         }
         // An id the clause gives, or speaks of ("transaction ID T12345"), is the one to use.
@@ -352,24 +352,6 @@ fn remove_draft(drafts: &mut Vec<Draft>, at: usize, to: usize) {
             list.dedup();
         }
     }
-}
-
-/// Whether a tool takes what it acts on by id: a required argument named so (`id`,
-/// `movie_id`), or, without a schema, a description that says "ID" — and a name that
-/// does not (`get_dish_id` gives ids).
-fn takes_by_id(tool: &Tool) -> bool {
-    let is_id = |w: &str| w.eq_ignore_ascii_case("id");
-    if args::name_parts(&tool.name).iter().any(|w| is_id(w)) {
-        return false;
-    }
-    if tool.properties().next().is_some() {
-        return tool
-            .required()
-            .any(|r| args::name_parts(r).last().is_some_and(|w| is_id(w)));
-    }
-    tool.description
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| w == "ID" || w == "id")
 }
 
 /// Points the `inputs` and `after` of `drafts` that name a draft at `from` or later `n`

@@ -85,6 +85,9 @@ impl RouteIndex {
         self.set_profile(&own, takes, lex);
         let takes_text = crate::args::takes_free_text(tool, &specs);
         self.arg_specs.insert(tool.name.clone(), specs);
+        if crate::args::takes_by_id(tool) {
+            self.by_id.insert(tool.name.clone());
+        }
         if let Some(doc) = self.docs.last_mut() {
             doc.effects = Some(tool.effects);
             doc.takes_text = takes_text;
@@ -296,6 +299,10 @@ impl RouteIndex {
         if let Some(doc) = self.docs.last_mut() {
             let made = crate::args::Made::new(0, &doc.id, produces, lex);
             self.made.insert(doc.id.clone(), made);
+            let product_keys = (produces.iter())
+                .map(|k| lex.synonyms.key(&crate::args::last_name_word(k)))
+                .collect();
+            self.product_keys.insert(doc.id.clone(), product_keys);
             doc.produces = keys(produces);
             doc.accepts = keys(accepts);
             self.artifact_keys

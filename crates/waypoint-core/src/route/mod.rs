@@ -273,6 +273,13 @@ pub struct RouteIndex {
     arg_specs: HashMap<String, Vec<crate::args::ArgSpec>>,
     /// Entry id → the words that name what it makes, for later steps pointing back.
     made: HashMap<String, crate::args::Made>,
+    /// Entry id → the key of the last word of each kind it makes (`blog_post`: post), the
+    /// word a later clause names it by; worked out once, as every plan asks it of each
+    /// clause's best entry.
+    product_keys: HashMap<String, Vec<String>>,
+    /// Tools that take what they act on by id (see [`crate::args::takes_by_id`]), worked
+    /// out once: every plan asks it of each step.
+    by_id: HashSet<String>,
     /// Example requests, each a small document of its own: a clause close to one of an
     /// entry's examples is close to the entry (nearest neighbour over examples).
     examples: Vec<Example>,
@@ -457,6 +464,16 @@ impl RouteIndex {
     /// What the entry `id` makes, as made by the step at `step`.
     pub fn made(&self, id: &str, step: usize) -> Option<crate::args::Made> {
         self.made.get(id).map(|m| m.at(step))
+    }
+
+    /// The key of the last word of each kind the entry makes (see `product_keys`).
+    pub fn product_keys(&self, id: &str) -> &[String] {
+        self.product_keys.get(id).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether the tool takes what it acts on by id (see [`crate::args::takes_by_id`]).
+    pub fn takes_by_id(&self, tool: &str) -> bool {
+        self.by_id.contains(tool)
     }
 
     /// What filling needs to know of a tool's arguments (see [`crate::args::ArgSpec`]).
