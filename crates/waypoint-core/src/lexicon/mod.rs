@@ -548,10 +548,10 @@ fn catalog_verbs(catalog: &Catalog, classes: &WordClasses) -> HashSet<String> {
         .collect()
 }
 
-/// Every artifact kind the catalog's entries make or take, and the words of their
-/// names, the entries' own names and their arguments' names: linking a later step to an
-/// earlier one and reading which words name an argument ask for their keys and stems in
-/// every plan.
+/// The catalog's words that every plan stems: each artifact kind its entries make or
+/// take (whole and word by word), for linking a later step to an earlier one, and the
+/// words of its tools' names and of their arguments' names, for reading which words of a
+/// request name an argument.
 fn catalog_words(catalog: &Catalog) -> Vec<String> {
     let tools = catalog
         .tools()
