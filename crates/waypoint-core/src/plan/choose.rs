@@ -478,7 +478,8 @@ impl Planner<'_> {
             return true;
         };
         let supplied = supplied_kinds(clause);
-        let named = |kind: &str| self.names_kind(clause, kind);
+        let before = self.before_target(clause);
+        let named = |kind: &str| self.names_kind(before, clause.head_verb, kind);
         // The clause names something the chain makes midway ("post this *draft*"): start
         // there with the member tool, not at the pipeline's beginning.
         let midway = p
@@ -500,17 +501,19 @@ impl Planner<'_> {
                 .any(|d| self.produces(&d.tool).iter().any(|k| p.accepts.contains(k)))
     }
 
-    /// Whether the clause names an artifact kind before its target ("this *draft* to…"),
-    /// other than with its verb ("*draft* a post").
-    fn names_kind(&self, clause: &ClauseAnalysis, kind: &str) -> bool {
+    /// The clause's words before its target ("this *draft* to…"): an artifact kind named
+    /// there is what the clause acts on.
+    fn before_target<'c>(&self, clause: &'c ClauseAnalysis) -> &'c [Token] {
         let toks = clause.tokens();
-        let before_target =
-            Lexicon::after_marker(&self.lex.target_markers, toks).unwrap_or(toks.len());
+        let end = Lexicon::after_marker(&self.lex.target_markers, toks).unwrap_or(toks.len());
+        &toks[..end.min(toks.len())]
+    }
+
+    /// Whether a clause's words before its target (see `before_target`) name an artifact
+    /// kind other than with its verb ("*draft* a post").
+    fn names_kind(&self, before: &[Token], head_verb: Option<usize>, kind: &str) -> bool {
         let key = self.lex.synonyms.key(kind);
-        toks[..before_target.min(toks.len())]
-            .iter()
-            .enumerate()
-            .any(|(i, t)| t.key == key && Some(i) != clause.head_verb)
+        (before.iter().enumerate()).any(|(i, t)| t.key == key && Some(i) != head_verb)
     }
 
     /// The best candidate at or above the threshold that the request can feed.
@@ -556,6 +559,7 @@ impl Planner<'_> {
         let Some(Entry::Tool(tool)) = self.catalog.entry(&pick.id) else {
             return None;
         };
+        let before = self.before_target(clause);
         ranking
             .iter()
             .take_while(|c| c.score >= self.threshold)
@@ -568,7 +572,9 @@ impl Planner<'_> {
                     (p.supersedes.contains(&tool.name) || p.steps.contains(&tool.name))
                         && p.produces.iter().any(|k| tool.produces.contains(k))
                         // "post this draft": the tool takes the named input, the pipeline does not.
-                        && !tool.accepts.iter().any(|k| self.names_kind(clause, k) && !p.accepts.contains(k))
+                        && !tool.accepts.iter().any(|k| {
+                            self.names_kind(before, clause.head_verb, k) && !p.accepts.contains(k)
+                        })
                 })
             })
             .map(|c| {
