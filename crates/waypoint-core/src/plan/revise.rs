@@ -183,10 +183,8 @@ impl Planner<'_> {
         j: usize,
     ) -> Option<(String, String)> {
         let d = &drafts[j];
-        let tool = (d.kind == StepKind::Tool)
-            .then(|| self.catalog.tool(&d.tool))
-            .flatten()?;
-        if !self.index.takes_by_id(&tool.name) {
+        // The index knows this of the catalog's tools alone.
+        if d.kind != StepKind::Tool || !self.index.takes_by_id(&d.tool) {
             return None;
         }
         // An id the clause gives, or speaks of ("transaction ID T12345"), is the one to use.
@@ -201,14 +199,14 @@ impl Planner<'_> {
         }
         let name_keys = |name: &str| args::name_keys(name, self.lex);
         let earlier: Vec<Vec<String>> = drafts[..j].iter().map(|e| name_keys(&e.tool)).collect();
-        for kind in name_keys(&tool.name) {
+        for kind in name_keys(&d.tool) {
             if self.lex.lookup_verbs.contains(&kind) || self.lex.stopwords.contains(&kind) {
                 continue;
             }
             if earlier.iter().any(|keys| keys.contains(&kind)) {
                 return None;
             }
-            if let Some(f) = self.index.finder(&kind).filter(|f| f.tool != tool.name) {
+            if let Some(f) = self.index.finder(&kind).filter(|f| f.tool != d.tool) {
                 return Some((f.tool.clone(), f.word.clone()));
             }
         }
