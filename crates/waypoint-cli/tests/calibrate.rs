@@ -216,6 +216,25 @@ fn train_says_what_the_requests_taught_and_whether_they_ask_one_thing_at_a_time(
     );
 }
 
+/// `waypoint train` of the catalog and the labelled-request files given positionally:
+/// its report as JSON (`--json`) and as text.
+fn train_report(catalog: &Path, files: &[&str]) -> (serde_json::Value, String) {
+    let base = [
+        &[
+            "--store",
+            "none",
+            "train",
+            "--catalog",
+            catalog.to_str().unwrap(),
+        ],
+        files,
+    ]
+    .concat();
+    let v = json(&[&base[..], &["--json"]].concat());
+    let text = String::from_utf8_lossy(&waypoint(&base).stdout).into_owned();
+    (v, text)
+}
+
 /// The entries of [`TOOLS`], each with three examples of its own.
 const TAUGHT_BY_EXAMPLES: &str = "tools:
   - name: get_weather
@@ -234,17 +253,9 @@ fn train_says_when_a_catalog_is_taught_by_examples_that_vote() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("tools.yaml");
     std::fs::write(&catalog, TAUGHT_BY_EXAMPLES).unwrap();
-    let base = [
-        "--store",
-        "none",
-        "train",
-        "--catalog",
-        catalog.to_str().unwrap(),
-    ];
-    let v = json(&[&base[..], &["--json"]].concat());
+    let (v, out) = train_report(&catalog, &[]);
     assert_eq!(v["examples_vote"], true);
     assert_eq!(v["one_entry_per_request"], false);
-    let out = String::from_utf8_lossy(&waypoint(&base).stdout).into_owned();
     assert!(out.contains("the closest examples vote"), "{out}");
 }
 
@@ -266,15 +277,7 @@ fn train_says_which_steps_the_taught_sequences_take_first() {
     let (_dir, catalog, train) = taught("seq.jsonl", &lines);
     // The training file as the positional argument, where `train_args` passes `--train`:
     // both spellings teach.
-    let base = [
-        "--store",
-        "none",
-        "train",
-        "--catalog",
-        catalog.to_str().unwrap(),
-        train.to_str().unwrap(),
-    ];
-    let v = json(&[&base[..], &["--json"]].concat());
+    let (v, text) = train_report(&catalog, &[train.to_str().unwrap()]);
     assert_eq!(
         v["taken_first"],
         serde_json::json!([{"entry": "set_alarm", "first": "get_weather", "before": 9, "of": 12}])
@@ -283,7 +286,6 @@ fn train_says_which_steps_the_taught_sequences_take_first() {
         v["one_step_per_tool"], false,
         "twelve sequences say nothing"
     );
-    let text = String::from_utf8_lossy(&waypoint(&base).stdout).into_owned();
     assert!(
         text.contains("taken first  get_weather before set_alarm (9 of 12 taught sequences"),
         "{text}"
