@@ -199,6 +199,15 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// The words of a compound joined by hyphens ("fact-check", "line-by-line"), which
+/// people write as often with spaces: a catalog that says "fact check" meets a request
+/// that says "fact-check", and one whose description says "line-by-line" meets "line by
+/// line". Compounds with digits ("covid-19", "555-1234") are codes and stay whole.
+fn hyphenated(word: &str) -> Option<impl Iterator<Item = &str>> {
+    (word.contains('-') && word.split('-').all(|p| p.chars().all(char::is_alphabetic)))
+        .then(|| word.split('-'))
+}
+
 /// A tool's name past its server prefix (`fs.read_text_file` → `read_text_file`): what
 /// the tool does, not where it runs.
 pub fn without_server(name: &str) -> &str {
@@ -291,6 +300,10 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
             for p in parts {
                 push(p);
             }
+        } else if let Some(parts) = hyphenated(&lower) {
+            for p in parts {
+                push(p);
+            }
         } else if let Some((base, full)) = suffix_expansion(&lower) {
             push(base);
             push(full);
@@ -357,14 +370,21 @@ mod tests {
     #[test]
     fn a_count_joined_to_its_noun_is_two_words() {
         assert_eq!(forms("a 4-bedroom flat"), ["a", "4", "bedroom", "flat"]);
-        // Words joined by hyphens stay one word, and so do numbers joined to numbers.
-        assert_eq!(
-            forms("a well-known 555-1234"),
-            ["a", "well-known", "555-1234"]
-        );
+        // Numbers joined to numbers stay one word.
+        assert_eq!(forms("call 555-1234"), ["call", "555-1234"]);
         assert_eq!(forms("covid-19"), ["covid-19"]);
         // A number joined to capitals is a code ("form 10-K").
         assert_eq!(forms("form 10-K"), ["form", "10-k"]);
+    }
+
+    #[test]
+    fn a_compound_of_words_is_its_words() {
+        assert_eq!(forms("fact-check it"), ["fact", "check", "it"]);
+        assert_eq!(forms("line-by-line"), ["line", "by", "line"]);
+        let toks = tokenize("a well-known fact", &[], &Synonyms::default());
+        // Both words keep the compound's span, so a value cut from the text keeps it whole.
+        assert_eq!((toks[1].start, toks[1].end), (2, 12));
+        assert_eq!((toks[2].start, toks[2].end), (2, 12));
     }
 
     #[test]
