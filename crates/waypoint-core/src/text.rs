@@ -62,6 +62,9 @@ pub struct Synonyms {
     verb_only: HashSet<String>,
     /// Words after which a verb may stand: function words that are not determiners.
     before_verbs: HashSet<String>,
+    /// Stems of verbs that, before a verb in -ing, only say the other goes on ("the build
+    /// *keeps* failing"): there they are no synonym of anything.
+    aspect_verbs: HashSet<String>,
 }
 
 impl Synonyms {
@@ -97,6 +100,33 @@ impl Synonyms {
         self.verb_only.extend(variants);
         self.before_verbs.extend(before_verbs);
         self
+    }
+
+    /// Adds verbs that only say another goes on where a verb in -ing follows them.
+    #[must_use]
+    pub fn with_aspect_verbs(mut self, verbs: &[String]) -> Self {
+        self.aspect_verbs
+            .extend(verbs.iter().map(|v| stem(&v.to_lowercase())));
+        self
+    }
+
+    /// Gives an aspect verb before a verb in -ing its own stem back as its key: "keeps
+    /// failing" says nothing of keeping, so it meets no entry that keeps things.
+    fn read_aspect(&self, tokens: &mut [Token]) {
+        if self.aspect_verbs.is_empty() {
+            return;
+        }
+        for i in 1..tokens.len() {
+            let (before, this) = (&tokens[i - 1], &tokens[i]);
+            let goes_on = !this.value
+                && this.form.len() > 4
+                && this.form.ends_with("ing")
+                && before.end < this.start;
+            if goes_on && self.aspect_verbs.contains(&before.stem) {
+                let t = &mut tokens[i - 1];
+                t.key.clone_from(&t.stem);
+            }
+        }
     }
 
     /// Gives a verb-only synonym where no verb stands its own stem back as its key.
@@ -313,6 +343,7 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
         i = end;
     }
     synonyms.read_as_nouns(text, &mut tokens);
+    synonyms.read_aspect(&mut tokens);
     tokens
 }
 
@@ -385,6 +416,17 @@ mod tests {
         // Both words keep the compound's span, so a value cut from the text keeps it whole.
         assert_eq!((toks[1].start, toks[1].end), (2, 12));
         assert_eq!((toks[2].start, toks[2].end), (2, 12));
+    }
+
+    #[test]
+    fn a_verb_that_only_says_another_goes_on_is_no_synonym() {
+        let syn = Synonyms::new(&[("remember".into(), vec!["keep".into()])])
+            .with_aspect_verbs(&["keep".into()]);
+        let key = |text: &str, i: usize| tokenize(text, &[], &syn)[i].key.clone();
+        assert_eq!(key("the build keeps failing", 2), "keep");
+        assert_eq!(key("it kept crashing", 1), "kept");
+        assert_eq!(key("keep this note", 0), "rememb");
+        assert_eq!(key("keep notes.txt", 0), "rememb");
     }
 
     #[test]

@@ -122,6 +122,8 @@ pub(super) struct Raw {
     pub(super) synonyms: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     pub(super) verb_synonyms: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub(super) aspect_verbs: Vec<String>,
     pub(super) past_question: RawQuestion,
     pub(super) present_question: RawQuestion,
     pub(super) identifier_entity: Option<String>,
@@ -165,7 +167,9 @@ impl Raw {
         let before_verbs = (self.stopwords.iter())
             .filter(|s| !determiners.contains(s))
             .map(|s| s.to_lowercase());
-        let mut synonyms = Synonyms::new(&groups).with_verb_only(&verb_groups, before_verbs);
+        let mut synonyms = Synonyms::new(&groups)
+            .with_verb_only(&verb_groups, before_verbs)
+            .with_aspect_verbs(&self.aspect_verbs);
         synonyms.remember(self.common_words());
         synonyms.remember(catalog_words(catalog).iter().map(String::as_str));
         synonyms
