@@ -445,16 +445,13 @@ fn inside_one_phrase(toks: &[Token], left_end: usize, right_start: usize, lex: &
         joint == Some(r.words[1].as_str())
             && left.iter().rev().take(4).any(|t| t.form == r.words[0])
     });
-    // The stemmer took an "-ing" off: a participle or a gerund, not "thing" or "string".
-    let participle =
-        |t: &Token| !t.value && t.form.ends_with("ing") && t.stem.len() + 3 <= t.form.len();
     in_range
         || prepositions.contains(&first.form)
             && left.iter().any(|t| t.form == first.form)
             && !right
                 .iter()
                 .any(|t| lex.is_verb(t) || lex.opens_question(t))
-        || participle(first) && left.iter().any(participle)
+        || first.is_ing_form() && left.iter().any(Token::is_ing_form)
 }
 
 /// Whether a comma separates `run[i]` from the token before it; the comma of a number

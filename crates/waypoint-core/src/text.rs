@@ -31,6 +31,14 @@ pub struct Token {
     pub value: bool,
 }
 
+impl Token {
+    /// A gerund or present participle ("failing", "crashing"): the stemmer took an
+    /// "-ing" off, which it does not from "thing" or "string".
+    pub fn is_ing_form(&self) -> bool {
+        !self.value && self.form.ends_with("ing") && self.stem.len() + 3 <= self.form.len()
+    }
+}
+
 fn stemmer() -> &'static Stemmer {
     static STEMMER: OnceLock<Stemmer> = OnceLock::new();
     STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
@@ -118,10 +126,7 @@ impl Synonyms {
         }
         for i in 1..tokens.len() {
             let (before, this) = (&tokens[i - 1], &tokens[i]);
-            let goes_on = !this.value
-                && this.form.len() > 4
-                && this.form.ends_with("ing")
-                && before.end < this.start;
+            let goes_on = this.is_ing_form() && before.end < this.start;
             if goes_on && self.aspect_verbs.contains(&before.stem) {
                 let t = &mut tokens[i - 1];
                 t.key.clone_from(&t.stem);
