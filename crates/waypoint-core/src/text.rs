@@ -73,6 +73,9 @@ pub struct Synonyms {
     /// Stems of verbs that, before a verb in -ing, only say the other goes on ("the build
     /// *keeps* failing"): there they are no synonym of anything.
     aspect_verbs: HashSet<String>,
+    /// A verb's stem and the particle after it, and the stem of the verb the two stand
+    /// for together ("*pull up* the file": read): apart they mean something else.
+    phrasal: HashMap<(String, String), String>,
 }
 
 impl Synonyms {
@@ -116,6 +119,36 @@ impl Synonyms {
         self.aspect_verbs
             .extend(verbs.iter().map(|v| stem(&v.to_lowercase())));
         self
+    }
+
+    /// Adds verbs that stand for another only with the particle after them (`groups`:
+    /// the verb meant, then phrases of a verb and its particle).
+    #[must_use]
+    pub fn with_phrasal_verbs(mut self, groups: &[(String, Vec<String>)]) -> Self {
+        for (canonical, phrases) in groups {
+            let target = stem(&canonical.to_lowercase());
+            for phrase in phrases {
+                let lower = phrase.to_lowercase();
+                if let Some((verb, particle)) = lower.split_once(' ') {
+                    let key = (stem(verb), particle.trim().to_string());
+                    self.phrasal.insert(key, target.clone());
+                }
+            }
+        }
+        self
+    }
+
+    /// Gives a verb before its particle the key of the verb the two stand for.
+    fn read_phrasal(&self, tokens: &mut [Token]) {
+        if self.phrasal.is_empty() {
+            return;
+        }
+        for i in 1..tokens.len() {
+            let pair = (tokens[i - 1].stem.clone(), tokens[i].form.clone());
+            if let Some(target) = self.phrasal.get(&pair) {
+                tokens[i - 1].key.clone_from(target);
+            }
+        }
     }
 
     /// Gives an aspect verb before a verb in -ing its own stem back as its key: "keeps
@@ -349,6 +382,7 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
     }
     synonyms.read_as_nouns(text, &mut tokens);
     synonyms.read_aspect(&mut tokens);
+    synonyms.read_phrasal(&mut tokens);
     tokens
 }
 
@@ -432,6 +466,19 @@ mod tests {
         assert_eq!(key("it kept crashing", 1), "kept");
         assert_eq!(key("keep this note", 0), "rememb");
         assert_eq!(key("keep notes.txt", 0), "rememb");
+    }
+
+    #[test]
+    fn a_verb_and_its_particle_stand_for_another_verb() {
+        let syn = Synonyms::default()
+            .with_phrasal_verbs(&[("read".into(), vec!["pull up".into(), "bring up".into()])]);
+        let key = |text: &str, i: usize| tokenize(text, &[], &syn)[i].key.clone();
+        assert_eq!(key("pull up src/main.rs", 0), "read");
+        assert_eq!(key("please bring up the config", 1), "read");
+        assert_eq!(key("pulled up the notes", 0), "read");
+        // Apart, each word keeps its own meaning.
+        assert_eq!(key("pull the latest changes", 0), "pull");
+        assert_eq!(key("bring it up", 0), "bring");
     }
 
     #[test]

@@ -124,6 +124,8 @@ pub(super) struct Raw {
     pub(super) verb_synonyms: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     pub(super) aspect_verbs: Vec<String>,
+    #[serde(default)]
+    pub(super) phrasal_verbs: BTreeMap<String, Vec<String>>,
     pub(super) past_question: RawQuestion,
     pub(super) present_question: RawQuestion,
     pub(super) identifier_entity: Option<String>,
@@ -159,6 +161,8 @@ impl Raw {
         let groups: Vec<(String, Vec<String>)> = self.synonyms.clone().into_iter().collect();
         let verb_groups: Vec<(String, Vec<String>)> =
             self.verb_synonyms.clone().into_iter().collect();
+        let phrasal_groups: Vec<(String, Vec<String>)> =
+            self.phrasal_verbs.clone().into_iter().collect();
         let w = &self.word_classes;
         let determiners: HashSet<&String> = (w.articles.iter())
             .chain(&w.possessives)
@@ -169,7 +173,8 @@ impl Raw {
             .map(|s| s.to_lowercase());
         let mut synonyms = Synonyms::new(&groups)
             .with_verb_only(&verb_groups, before_verbs)
-            .with_aspect_verbs(&self.aspect_verbs);
+            .with_aspect_verbs(&self.aspect_verbs)
+            .with_phrasal_verbs(&phrasal_groups);
         synonyms.remember(self.common_words());
         synonyms.remember(catalog_words(catalog).iter().map(String::as_str));
         synonyms

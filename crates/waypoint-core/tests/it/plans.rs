@@ -106,3 +106,17 @@ fn diagrams_draw_every_step_and_edge() {
     let d = render::dot(&plan);
     assert!(d.contains("s1 -> s2;"));
 }
+
+
+#[test]
+fn a_past_span_is_no_schedule_and_staging_is_no_index() {
+    use crate::tools;
+    assert_eq!(
+        tools("show me the commit history for the past week"),
+        ["git_log"]
+    );
+    assert_eq!(
+        tools("note that the staging database password rotates on Fridays"),
+        ["memory_store"]
+    );
+}
