@@ -368,6 +368,25 @@ fn listed_between(request: &str, end: usize, start: usize, lex: &Lexicon) -> boo
     })
 }
 
+/// Whether the values follow one another with only list words between them, each
+/// perhaps behind the preposition the first is behind ("into French and into German").
+fn said_as_list(fitting: &[usize], pieces: &[Piece], cx: &Context<'_, '_>) -> bool {
+    let mut order: Vec<&Piece> = fitting.iter().map(|&i| &pieces[i]).collect();
+    order.sort_by_key(|p| p.start);
+    order.windows(2).all(|pair| {
+        let gap = cx.inputs.request.get(pair[0].end..pair[1].start);
+        gap.is_some_and(|gap| {
+            gap.split(|c: char| c.is_whitespace() || ",;'\"“”‘’]".contains(c))
+                .all(|w| {
+                    let w = w.to_lowercase();
+                    w.is_empty()
+                        || cx.lex.list_joiners.contains(&w)
+                        || cx.lex.value_prepositions.contains(&w)
+                })
+        })
+    })
+}
+
 /// Words either side of a value that say which of several arguments of its kind it is
 /// for: "the *first* 10 lines" goes to `head` ("returns only the first N lines"), not to
 /// `tail` ("… the last N lines"), though `tail` comes first in the schema. A value two or
@@ -482,12 +501,18 @@ pub(super) fn fill_typed(cx: &Context<'_, '_>, st: &mut State) {
             .iter()
             .map(|&i| pieces[i].coerce_for(slot, cx.lex))
             .collect();
-        // Several values where one fits, and no other argument takes this kind: one step
-        // per value ("translate it into French and German").
+        // Several values where one fits, said as a list, and no other argument takes this
+        // kind: one step per value ("translate it into French and German"). Values of the
+        // kind said apart are no list ("post the weekly metrics every Monday").
         let others_take = slots
             .iter()
             .any(|s| s.name != slot.name && s.takes(&pieces[first], cx.lex));
-        if !slot.is_array() && fitting.len() > 1 && !others_take && out.fan_out.is_none() {
+        if !slot.is_array()
+            && fitting.len() > 1
+            && !others_take
+            && out.fan_out.is_none()
+            && said_as_list(&fitting, pieces, cx)
+        {
             let all: Vec<Value> = fitting
                 .iter()
                 .map(|&i| pieces[i].coerce_for(slot, cx.lex))

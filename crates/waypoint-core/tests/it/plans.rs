@@ -120,3 +120,16 @@ fn a_past_span_is_no_schedule_and_staging_is_no_index() {
         ["memory_store"]
     );
 }
+
+#[test]
+fn values_said_apart_are_no_list_to_run_one_step_each() {
+    use crate::tools;
+    assert_eq!(
+        tools("create a workflow that posts the weekly metrics every Monday"),
+        ["create_workflow"]
+    );
+    assert_eq!(
+        tools("translate it into French and German"),
+        ["translate_text", "translate_text"]
+    );
+}
