@@ -2,7 +2,7 @@
 //! goal needs, stored plans and pipelines that fit, margins for harmful tools, and the
 //! several entries one clause may ask for.
 
-use waypoint_catalog::Entry;
+use waypoint_catalog::{Entry, Pipeline};
 use waypoint_protocol::{Candidate, ExtractedKind};
 
 use crate::hash::HashMap;
@@ -501,6 +501,73 @@ impl Planner<'_> {
                 .any(|d| self.produces(&d.tool).iter().any(|k| p.accepts.contains(k)))
     }
 
+    /// Whether a clause asks only for the chain's last step, `tool`, on a thing that
+    /// exists already ("publish *this* post", "post *them* on the blog"): no step that
+    /// makes the thing is asked for, unless the clause turns it into something ("turn
+    /// it *into* a blog post"), supplies what the chain starts from, or names its object
+    /// in an earlier step's words ("publish this *announcement*").
+    fn finished_chain(&self, p: &Pipeline, tool: &str, clause: &ClauseAnalysis) -> bool {
+        let Some((last, before_it)) = p.steps.split_last() else {
+            return false;
+        };
+        let before = self.before_target(clause);
+        if last != tool || before.len() < clause.tokens().len() || !self.acts_on_existing(clause) {
+            return false;
+        }
+        let supplied = supplied_kinds(clause);
+        if p.accepts.iter().any(|a| supplied.contains(a.as_str())) {
+            return false;
+        }
+        let object: Vec<&String> = before
+            .iter()
+            .skip(clause.head_verb.map_or(0, |h| h + 1))
+            .filter(|t| !t.value && self.lex.is_content(t))
+            .map(|t| &t.stem)
+            .collect();
+        !before_it.iter().any(|step| {
+            let own = self.index.own_words(step);
+            object.iter().any(|&w| own.contains(w))
+        })
+    }
+
+    /// Whether the clause's verb acts on something that exists already: its object's
+    /// article says so ("publish *this* post") or its object is a pronoun ("post *them*").
+    fn acts_on_existing(&self, clause: &ClauseAnalysis) -> bool {
+        let toks = clause.tokens();
+        let pronoun = clause
+            .head_verb
+            .and_then(|h| toks.get(h + 1))
+            .is_some_and(|t| self.lex.anaphora.contains(&t.form));
+        pronoun
+            || self.lex.article_after(toks, clause.head_verb)
+                == Some(crate::lexicon::Article::Existing)
+    }
+
+    /// The chain's last step alone, when the clause's best candidate is a pipeline whose
+    /// chain is finished but for that step (`finished_chain`) and the step itself clears
+    /// the threshold.
+    pub(super) fn last_step_only(
+        &self,
+        pick: &Candidate,
+        ranking: &[Candidate],
+        clause: &ClauseAnalysis,
+    ) -> Option<Candidate> {
+        let p = self.catalog.pipeline(&pick.id)?;
+        let last = p.steps.last()?;
+        if !self.finished_chain(p, last, clause) {
+            return None;
+        }
+        ranking
+            .iter()
+            .take_while(|c| c.score >= self.threshold)
+            .find(|c| c.id == *last)
+            .map(|c| {
+                let mut c = c.clone();
+                c.why.insert(0, format!("the rest of `{}` is done", p.id));
+                c
+            })
+    }
+
     /// The clause's words before its target ("this *draft* to…"): an artifact kind named
     /// there is what the clause acts on.
     fn before_target<'c>(&self, clause: &'c ClauseAnalysis) -> &'c [Token] {
@@ -569,7 +636,8 @@ impl Planner<'_> {
             })
             .find(|c| {
                 self.catalog.pipeline(&c.id).is_some_and(|p| {
-                    (p.supersedes.contains(&tool.name) || p.steps.contains(&tool.name))
+                    !self.finished_chain(p, &tool.name, clause)
+                    && (p.supersedes.contains(&tool.name) || p.steps.contains(&tool.name))
                         && p.produces.iter().any(|k| tool.produces.contains(k))
                         // "post this draft": the tool takes the named input, the pipeline does not.
                         && !tool.accepts.iter().any(|k| {

@@ -159,6 +159,7 @@ impl Planner<'_> {
                 let pick = self
                     .prefer_pipeline(top, clause)
                     .or_else(|| self.covering_pipeline(top, &ranking, clause, &out.drafts))
+                    .or_else(|| self.last_step_only(top, &ranking, clause))
                     .unwrap_or_else(|| top.clone());
                 if let Some(why) = self.too_close_to_harm(&pick, &ranking, clause) {
                     let mut g = gap(clause, Some(&pick));

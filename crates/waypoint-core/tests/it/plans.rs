@@ -133,3 +133,18 @@ fn values_said_apart_are_no_list_to_run_one_step_each() {
         ["translate_text", "translate_text"]
     );
 }
+
+#[test]
+fn a_finished_thing_needs_only_the_chains_last_step() {
+    use crate::tools;
+    assert_eq!(tools("publish this post to the blog"), ["blog_publish"]);
+    // Turned into something, or named by an earlier step's words, it needs the chain.
+    assert_eq!(
+        tools("publish this announcement as a blog post"),
+        ["builtin.brief-rewrite-blog"]
+    );
+    assert_eq!(
+        tools("write a blog post about our launch"),
+        ["builtin.brief-rewrite-blog"]
+    );
+}
