@@ -267,7 +267,10 @@ impl RouteIndex {
         // "create a logo", "schedule a haircut": a new thing for the verb to act on, which
         // an entry making a kind of its own does not take unless it is that kind. A
         // lookup ("find a play") asks for something that exists, whatever it is.
+        // A verb that changes something ("*add* a retry to the fetch loop") makes a part of
+        // what it changes, whatever the article.
         let asks_to_make = matches!(hints.article, Some(Article::New))
+            && hints.intent != Some(lex.articles.existing_intent.as_str())
             && (hints.intent == Some(lex.articles.new_intent.as_str())
                 || hints
                     .head_verb

@@ -107,17 +107,18 @@ fn diagrams_draw_every_step_and_edge() {
     assert!(d.contains("s1 -> s2;"));
 }
 
-
 #[test]
-fn a_past_span_is_no_schedule_and_staging_is_no_index() {
+fn a_finished_thing_needs_only_the_chains_last_step() {
     use crate::tools;
+    assert_eq!(tools("publish this post to the blog"), ["blog_publish"]);
+    // Turned into something, or named by an earlier step's words, it needs the chain.
     assert_eq!(
-        tools("show me the commit history for the past week"),
-        ["git_log"]
+        tools("publish this announcement as a blog post"),
+        ["builtin.brief-rewrite-blog"]
     );
     assert_eq!(
-        tools("note that the staging database password rotates on Fridays"),
-        ["memory_store"]
+        tools("write a blog post about our launch"),
+        ["builtin.brief-rewrite-blog"]
     );
 }
 
@@ -135,16 +136,24 @@ fn values_said_apart_are_no_list_to_run_one_step_each() {
 }
 
 #[test]
-fn a_finished_thing_needs_only_the_chains_last_step() {
+fn a_verb_that_changes_makes_a_part_of_what_it_changes() {
     use crate::tools;
-    assert_eq!(tools("publish this post to the blog"), ["blog_publish"]);
-    // Turned into something, or named by an earlier step's words, it needs the chain.
+    assert_eq!(tools("add a retry to the fetch loop"), ["apply_patch"]);
     assert_eq!(
-        tools("publish this announcement as a blog post"),
-        ["builtin.brief-rewrite-blog"]
+        tools("add a null check to parse_config in src/config.rs"),
+        ["apply_patch"]
+    );
+}
+
+#[test]
+fn a_past_span_is_no_schedule_and_staging_is_no_index() {
+    use crate::tools;
+    assert_eq!(
+        tools("show me the commit history for the past week"),
+        ["git_log"]
     );
     assert_eq!(
-        tools("write a blog post about our launch"),
-        ["builtin.brief-rewrite-blog"]
+        tools("note that the staging database password rotates on Fridays"),
+        ["memory_store"]
     );
 }
