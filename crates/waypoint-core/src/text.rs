@@ -73,9 +73,9 @@ pub struct Synonyms {
     /// Stems of verbs that, before a verb in -ing, only say the other goes on ("the build
     /// *keeps* failing"): there they are no synonym of anything.
     aspect_verbs: HashSet<String>,
-    /// A verb's stem and the particle after it, and the stem of the verb the two stand
-    /// for together ("*pull up* the file": read): apart they mean something else.
-    phrasal: HashMap<(String, String), String>,
+    /// By particle, then the stem of the verb before it: the stem of the verb the two
+    /// stand for together ("*pull up* the file": read); apart they mean something else.
+    phrasal: HashMap<String, HashMap<String, String>>,
 }
 
 impl Synonyms {
@@ -130,8 +130,9 @@ impl Synonyms {
             for phrase in phrases {
                 let lower = phrase.to_lowercase();
                 if let Some((verb, particle)) = lower.split_once(' ') {
-                    let key = (stem(verb), particle.trim().to_string());
-                    self.phrasal.insert(key, target.clone());
+                    (self.phrasal.entry(particle.trim().to_string()))
+                        .or_default()
+                        .insert(stem(verb), target.clone());
                 }
             }
         }
@@ -143,12 +144,11 @@ impl Synonyms {
         if self.phrasal.is_empty() {
             return;
         }
-        for i in 1..tokens.len() {
-            let pair = (tokens[i - 1].stem.clone(), tokens[i].form.clone());
-            if let Some(target) = self.phrasal.get(&pair) {
-                tokens[i - 1].key.clone_from(target);
-            }
-        }
+        rekey_by_next(tokens, |before, this| {
+            (self.phrasal.get(&this.form))
+                .and_then(|verbs| verbs.get(&before.stem))
+                .cloned()
+        });
     }
 
     /// Gives an aspect verb before a verb in -ing its own stem back as its key: "keeps
@@ -157,14 +157,10 @@ impl Synonyms {
         if self.aspect_verbs.is_empty() {
             return;
         }
-        for i in 1..tokens.len() {
-            let (before, this) = (&tokens[i - 1], &tokens[i]);
+        rekey_by_next(tokens, |before, this| {
             let goes_on = this.is_ing_form() && before.end < this.start;
-            if goes_on && self.aspect_verbs.contains(&before.stem) {
-                let t = &mut tokens[i - 1];
-                t.key.clone_from(&t.stem);
-            }
-        }
+            (goes_on && self.aspect_verbs.contains(&before.stem)).then(|| before.stem.clone())
+        });
     }
 
     /// Gives a verb-only synonym where no verb stands its own stem back as its key.
@@ -384,6 +380,16 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
     synonyms.read_aspect(&mut tokens);
     synonyms.read_phrasal(&mut tokens);
     tokens
+}
+
+/// Gives each token the key `rule` makes of it and the token after it, where it makes
+/// one.
+fn rekey_by_next(tokens: &mut [Token], rule: impl Fn(&Token, &Token) -> Option<String>) {
+    for i in 1..tokens.len() {
+        if let Some(key) = rule(&tokens[i - 1], &tokens[i]) {
+            tokens[i - 1].key = key;
+        }
+    }
 }
 
 fn sentence_start(bytes: &[u8], at: usize) -> bool {

@@ -362,27 +362,32 @@ pub(super) fn fill_kind(cx: &Context<'_, '_>, st: &mut State) {
 
 /// Whether only list punctuation and "and"/"or" stand between two values.
 fn listed_between(request: &str, end: usize, start: usize, lex: &Lexicon) -> bool {
+    only_between(request, end, start, |w| lex.list_joiners.contains(w))
+}
+
+/// Whether only list punctuation and words `allowed` takes (lower case) stand between
+/// `end` and `start` of the request.
+fn only_between(
+    request: &str,
+    end: usize,
+    start: usize,
+    allowed: impl Fn(&String) -> bool,
+) -> bool {
     request.get(end..start).is_some_and(|gap| {
         gap.split(|c: char| c.is_whitespace() || ",;'\"“”‘’]".contains(c))
-            .all(|w| w.is_empty() || lex.list_joiners.iter().any(|j| w.eq_ignore_ascii_case(j)))
+            .all(|w| w.is_empty() || allowed(&w.to_lowercase()))
     })
 }
 
-/// Whether the values follow one another with only list words between them, each
-/// perhaps behind the preposition the first is behind ("into French and into German").
+/// Whether the values follow one another as a list, each perhaps behind the preposition
+/// the first is behind ("into French and into German").
 fn said_as_list(fitting: &[usize], pieces: &[Piece], cx: &Context<'_, '_>) -> bool {
     let mut order: Vec<&Piece> = fitting.iter().map(|&i| &pieces[i]).collect();
     order.sort_by_key(|p| p.start);
+    let lex = cx.lex;
     order.windows(2).all(|pair| {
-        let gap = cx.inputs.request.get(pair[0].end..pair[1].start);
-        gap.is_some_and(|gap| {
-            gap.split(|c: char| c.is_whitespace() || ",;'\"“”‘’]".contains(c))
-                .all(|w| {
-                    let w = w.to_lowercase();
-                    w.is_empty()
-                        || cx.lex.list_joiners.contains(&w)
-                        || cx.lex.value_prepositions.contains(&w)
-                })
+        only_between(cx.inputs.request, pair[0].end, pair[1].start, |w| {
+            lex.list_joiners.contains(w) || lex.value_prepositions.contains(w)
         })
     })
 }
