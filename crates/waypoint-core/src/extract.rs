@@ -31,6 +31,8 @@ pub struct Extractor {
     bare_url: Regex,
     email: Regex,
     path: Regex,
+    /// Files known by a name alone (the lexicon's file types' `names`).
+    file_names: Vec<String>,
     id: Regex,
     quoted: Regex,
     listed: Regex,
@@ -94,6 +96,15 @@ impl Extractor {
         } else {
             alt(&extensions)
         };
+        let names: Vec<String> = (lex.file_types.iter())
+            .flat_map(|f| f.names.iter().cloned())
+            .collect();
+        let file_names = names.clone();
+        let names = if names.is_empty() {
+            r"[^\s\S]".to_string()
+        } else {
+            alt(&names)
+        };
         // "7 PM." ends a sentence: the period is the time's only when written "p.m.".
         let time = r"(?:\d{1,2}:\d{2}(?:\s?(?:[ap]m\b|[ap]\.m\.))?|\d{1,2}\s?(?:[ap]m\b|[ap]\.m\.)|noon|midnight)";
         let at_time = format!(r"(?:\s+(?:at|@)\s+(?:{time}|\d{{1,2}}\b))?");
@@ -134,10 +145,12 @@ impl Extractor {
                 r#"\b(?:www\.)?(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:{tlds})\b(?:/[^\s<>"'`]*)?"#
             ))?,
             email: build(r"\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b")?,
+            file_names,
             path: build(&format!(
                 // Segments with slashes between; one absolute segment ("/tmp"); a
-                // file name with a known extension; a directory with a trailing slash.
-                r"(?:~|\.{{1,2}})?/?(?:[\w.-]+/)+[\w.-]*[\w]|(?:~|\.{{1,2}})?/[\w.-]*\w|\b[\w-]+\.(?:{extensions})\b|\b[\w.-]{{2,}}/"
+                // file name with a known extension; a directory with a trailing slash;
+                // a file known by its name alone, as written ("README").
+                r"(?:~|\.{{1,2}})?/?(?:[\w.-]+/)+[\w.-]*[\w]|(?:~|\.{{1,2}})?/[\w.-]*\w|\b[\w-]+\.(?:{extensions})\b|\b[\w.-]{{2,}}/|(?-i:\b(?:{names})\b)"
             ))?,
             id: build(
                 r"(?-i:\b[A-Z][A-Z0-9]+-\d+\b|\b\d+-[A-Z]{1,3}\b)|#\d+\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[a-z]{2,6}_[A-Za-z0-9]{6,}\b|\b(?:[0-9]+[a-f]|[a-f]+[0-9])[0-9a-f]{5,38}\b",
@@ -198,6 +211,32 @@ impl Extractor {
         }
     }
 
+    /// Whether `v`, matched by the path pattern at `start` of `text`, is a path. A lone
+    /// "a/b" between words is usually "and/or": a path has a dot or 2+ slashes, starts
+    /// at the root or home, ends in a slash or is a file known by its name. "01/15/2024"
+    /// is a date, and "/tmp" after a word is part of it ("km/h" is matched whole, not here).
+    fn is_path(&self, v: &str, text: &str, start: usize) -> bool {
+        let numeric = v.bytes().all(|b| b.is_ascii_digit() || b == b'/');
+        let glued = v.starts_with('/')
+            && text[..start]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric);
+        let named = || {
+            let file = v.rsplit('/').next().unwrap_or(v);
+            self.file_names.iter().any(|n| n == file)
+        };
+        !numeric
+            && !glued
+            && !abbreviation(v, text.get(start + v.len()..))
+            && (v.contains('.')
+                || v.matches('/').count() >= 2
+                || v.starts_with('/')
+                || v.starts_with('~')
+                || v.ends_with('/')
+                || named())
+    }
+
     /// Finds every value in `text`. Later kinds never claim a span an earlier kind took,
     /// in this order: URLs, e-mails, paths, quoted text, ids; dates, times, schedules and
     /// numbers may overlap them only where they add meaning.
@@ -229,25 +268,7 @@ impl Extractor {
         }
         for m in self.path.find_iter(stand_in) {
             let v = trim_trailing(m.as_str());
-            // A lone "a/b" between words is usually "and/or"; a path has a dot or 2+ slashes.
-            // "01/15/2024" is a date.
-            let numeric = v.bytes().all(|b| b.is_ascii_digit() || b == b'/');
-            let end = m.start() + v.len();
-            // "/tmp" after a word is part of it ("km/h" is matched whole, not here).
-            let glued = v.starts_with('/')
-                && stand_in[..m.start()]
-                    .chars()
-                    .next_back()
-                    .is_some_and(char::is_alphanumeric);
-            let real = !numeric
-                && !glued
-                && !abbreviation(v, stand_in.get(end..))
-                && (v.contains('.')
-                    || v.matches('/').count() >= 2
-                    || v.starts_with('/')
-                    || v.starts_with('~')
-                    || v.ends_with('/'));
-            if real {
+            if self.is_path(v, stand_in, m.start()) {
                 c.claim_free(ExtractedKind::Paths, m.start(), m.start() + v.len());
             }
         }
@@ -609,6 +630,16 @@ mod tests {
         // One absolute segment, or a directory with its trailing slash, is a path too.
         assert_eq!(of("list the files in /tmp", ExtractedKind::Paths), ["/tmp"]);
         assert_eq!(of("list src/ please", ExtractedKind::Paths), ["src/"]);
+        // A file known by its name alone is one as written, not as a common noun.
+        assert_eq!(
+            of("translate the README into Japanese", ExtractedKind::Paths),
+            ["README"]
+        );
+        assert_eq!(
+            of("fix docs/Makefile", ExtractedKind::Paths),
+            ["docs/Makefile"]
+        );
+        assert!(of("what license does the readme give", ExtractedKind::Paths).is_empty());
         // A slash between words or numbers is not one.
         for text in [
             "either and/or both",

@@ -85,13 +85,20 @@ pub struct FileType {
     pub name: String,
     pub extensions: Vec<String>,
     pub args: Vec<String>,
+    /// Files known by a name alone (`README`, `Makefile`), matched as written.
+    #[serde(default)]
+    pub names: Vec<String>,
 }
 
 impl FileType {
-    /// Whether `path` ends in one of the family's extensions.
+    /// Whether `path` ends in one of the family's extensions, or its last part is one
+    /// of the family's names.
     pub fn holds(&self, path: &str) -> bool {
-        path.rsplit_once('.')
-            .is_some_and(|(_, ext)| self.extensions.iter().any(|e| e.eq_ignore_ascii_case(ext)))
+        let file = path.rsplit('/').next().unwrap_or(path);
+        self.names.iter().any(|n| n.eq_ignore_ascii_case(file))
+            || path
+                .rsplit_once('.')
+                .is_some_and(|(_, ext)| self.extensions.iter().any(|e| e.eq_ignore_ascii_case(ext)))
     }
 }
 
