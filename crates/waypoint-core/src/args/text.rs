@@ -364,6 +364,17 @@ fn object_words(inputs: &Inputs<'_>, lex: &Lexicon, used: &Used, own: &[String])
     while end > start && used.covers(&toks[end - 1]) {
         end -= 1;
     }
+    // Nor at its start: "update *the Makefile* to add a lint target", where the
+    // articles before the value another argument took go with it.
+    let mut start = start;
+    let articles = (start..end)
+        .find(|&i| toks[i].value || !lex.is_determiner(&toks[i]))
+        .unwrap_or(end);
+    if articles > start && articles < end && used.covers(&toks[articles]) {
+        start = (articles..end)
+            .find(|&i| !used.covers(&toks[i]))
+            .unwrap_or(end);
+    }
     let mut run = before_own_conjunct(&toks[start..end], lex);
     // "a blog post about": at most three words naming an artifact, then a preposition.
     if let Some(p) = run

@@ -57,6 +57,8 @@ pub struct Lexicon {
     pub situation: Situation,
     /// Keys of the verbs a finder is named for (`search_movie`).
     pub lookup_verbs: HashSet<String>,
+    /// Keys of the verbs that say an entry reads a file's contents (`read_file`).
+    pub reading_verbs: HashSet<String>,
     /// Openings of a clause that describes what the clause before it named (", which
     /// are dishes 101 and 102"); only after another clause and a comma, where they are
     /// no question.
@@ -176,6 +178,7 @@ impl Lexicon {
             report_back: ReportBack::compile(&raw.report_back),
             situation: Situation::compile(&raw.situation, &synonyms),
             lookup_verbs: raw.lookup_verbs.iter().map(|w| synonyms.key(w)).collect(),
+            reading_verbs: raw.reading_verbs.iter().map(|w| synonyms.key(w)).collect(),
             describing: exact(&raw.describing),
             topic_markers: exact(&raw.topic_markers),
             target_markers: exact(&raw.target_markers),

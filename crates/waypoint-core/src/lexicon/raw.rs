@@ -97,6 +97,7 @@ pub(super) struct Raw {
     pub(super) report_back: RawReportBack,
     pub(super) situation: RawSituation,
     pub(super) lookup_verbs: Vec<String>,
+    pub(super) reading_verbs: Vec<String>,
     pub(super) describing: Vec<String>,
     pub(super) topic_markers: Vec<String>,
     pub(super) target_markers: Vec<String>,

@@ -242,6 +242,57 @@ impl Planner<'_> {
         drafts[at + 1].inputs.push(at);
     }
 
+    /// "translate notes.txt into French": the step just chosen takes text and no path,
+    /// and the clause's verb acts on a file of a kind the step accepts. The catalog's
+    /// reader (a tool that takes a path, changes nothing and says it reads) runs first
+    /// and the step takes what it read, so the file's name is not taken as the text.
+    pub(super) fn read_what_it_names(&self, clause: &ClauseAnalysis, drafts: &mut Vec<Draft>) {
+        let Some(at) = drafts.len().checked_sub(1) else {
+            return;
+        };
+        let step = &drafts[at];
+        let takes_paths = |id: &str| self.index.takers(ExtractedKind::Paths).any(|t| t == id);
+        if step.kind != waypoint_protocol::StepKind::Tool
+            || !step.inputs.is_empty()
+            || takes_paths(&step.tool)
+        {
+            return;
+        }
+        let toks = clause.tokens();
+        let Some(file) = clause
+            .head_verb
+            .and_then(|h| crate::route::object_value(toks, h, self.lex))
+            .and_then(|i| clause.values.iter().find(|v| v.start == toks[i].start))
+            .filter(|v| v.kind == ExtractedKind::Paths)
+        else {
+            return;
+        };
+        let accepts = self.accepts(&step.tool);
+        let of_accepted_kind =
+            (self.lex.file_types.iter()).any(|t| t.holds(&file.value) && accepts.contains(&t.name));
+        if !of_accepted_kind {
+            return;
+        }
+        let reads = |id: &str| {
+            (self.index.own_words(id).iter())
+                .any(|w| self.lex.reading_verbs.contains(&self.lex.synonyms.key(w)))
+        };
+        let Some(reader) = self
+            .index
+            .takers(ExtractedKind::Paths)
+            .filter_map(|id| self.catalog.tool(id))
+            .find(|t| {
+                Harm::of(t.effects) == Harm::None && t.required().count() <= 1 && reads(&t.name)
+            })
+        else {
+            return;
+        };
+        let why = format!("reads {} for `{}`", file.value, step.tool);
+        let draft = self.new_draft(&reader.name, step.clause, step.score, why);
+        drafts.insert(at, draft);
+        drafts[at + 1].inputs.push(at);
+    }
+
     /// The entries a clause asks for, in its order, when the trained router, splitting it
     /// at its joints, routes every part confidently to a different entry ("a table for
     /// two, how humid is it here and put on some jazz"). Of the ways to split, the one

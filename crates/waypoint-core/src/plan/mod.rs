@@ -175,6 +175,7 @@ impl Planner<'_> {
                 ));
                 self.other_requests(clause, &pick.id, &tops, &mut out.drafts);
                 self.make_what_it_takes(clause, &ranking, &mut out.drafts);
+                self.read_what_it_names(clause, &mut out.drafts);
             } else {
                 out.drafts.push(gap(clause, ranking.first()));
             }

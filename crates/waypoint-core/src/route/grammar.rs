@@ -19,22 +19,7 @@ pub(crate) fn names(verb: &Token, name_stems: &[String]) -> bool {
 /// that follow it (skipping a particle, articles and pronouns), stopping at the first other word,
 /// a verb, or a cue that a value follows ("a folder *named* logs" acts on a folder).
 pub(crate) fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
-    let mut i = h + 1;
-    // A particle right after the verb is part of it ("kick *off* a build", "turn *off*
-    // the lights"), not what it acts on.
-    if tokens
-        .get(i)
-        .is_some_and(|t| lex.words.verb_particles.contains(&t.form))
-    {
-        i += 1;
-    }
-    while tokens.get(i).is_some_and(|t| {
-        !t.value
-            && !lex.is_content(t)
-            && (lex.is_determiner(t) || lex.words.particles.contains(&t.form))
-    }) {
-        i += 1;
-    }
+    let mut i = object_start(tokens, h, lex);
     let mut last = None;
     while let Some(t) = tokens.get(i) {
         if t.value
@@ -50,6 +35,34 @@ pub(crate) fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<u
         i += 1;
     }
     last
+}
+
+/// Where the noun phrase after the verb at `h` starts: past a particle that is part of
+/// the verb ("kick *off* a build", "turn *off* the lights") and the articles and
+/// pronouns before the phrase's first word.
+fn object_start(tokens: &[Token], h: usize, lex: &Lexicon) -> usize {
+    let mut i = h + 1;
+    if tokens
+        .get(i)
+        .is_some_and(|t| lex.words.verb_particles.contains(&t.form))
+    {
+        i += 1;
+    }
+    while tokens.get(i).is_some_and(|t| {
+        !t.value
+            && !lex.is_content(t)
+            && (lex.is_determiner(t) || lex.words.particles.contains(&t.form))
+    }) {
+        i += 1;
+    }
+    i
+}
+
+/// The value the verb at `h` acts on, when the noun phrase after it is that value
+/// ("translate *notes.txt*", "email my *report.md*"): the value's token.
+pub(crate) fn object_value(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
+    let i = object_start(tokens, h, lex);
+    tokens.get(i).is_some_and(|t| t.value).then_some(i)
 }
 
 /// "Fetch a *stored* credential", "checks a *saved* search": a past participle between a

@@ -35,7 +35,7 @@ mod rank;
 mod rules;
 
 use doc::Doc;
-pub(crate) use grammar::{complement_at, names, object_noun};
+pub(crate) use grammar::{complement_at, names, object_noun, object_value};
 use index::named_by;
 
 /// Field weights: how strongly a word in each part of an entry speaks for it.
@@ -134,6 +134,10 @@ const NEW_THING_UNKNOWN: f64 = 0.5;
 /// "Add new observations to existing entities"), or on new ones when the clause names
 /// an existing one, where another entry's description says it acts on the age asked.
 const OTHER_AGE: f64 = 0.35;
+
+/// Factor on the score of an entry that declares what it acts on, and takes neither a
+/// path nor a file of the kind, when the clause's verb acts on a file.
+const ACTS_ON_SOMETHING_ELSE: f64 = 0.5;
 
 /// Factor on the score of an entry that takes no arguments at all when the clause names
 /// a file, a page or an address: "read README.md" is not "Read the entire knowledge

@@ -341,6 +341,7 @@ impl RouteIndex {
         self.makes_what_is_asked(asked, &mut scored);
         self.reads_where_change_is_asked(tokens, hints, lex, &mut scored);
         self.given_a_file(tokens, hints, lex, &mut scored);
+        self.acts_on_a_file(&tokens[..own], hints, lex, &mut scored);
         self.asked_of_untaught(tokens, lex, &mut scored, &mut reasons);
         self.object_names_entry(object.map(|o| &tokens[o]), &mut scored, &mut reasons);
         self.break_tie_by_context(&hints.context, &mut scored, &mut reasons);

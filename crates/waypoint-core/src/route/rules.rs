@@ -8,13 +8,13 @@ use crate::meaning::{MeaningState, merge_max};
 use crate::text::Token;
 
 use super::doc::Doc;
-use super::grammar::{answers, names};
+use super::grammar::{answers, names, object_value};
 use super::rank::{
     Ordering, Reason, Share, best_score, blend, blend_ordering, reorder, settle_level,
 };
 use super::{
-    ASKED_ELSEWHERE, CONSUMES_TARGET, DESTROYS_SOMETHING_ELSE, Hints, MAKES_ANOTHER,
-    NAMED_BY_OBJECT, NOT_FOR_THE_FILE, OTHER_AGE, READS_FOR_A_CHANGE, RouteIndex,
+    ACTS_ON_SOMETHING_ELSE, ASKED_ELSEWHERE, CONSUMES_TARGET, DESTROYS_SOMETHING_ELSE, Hints,
+    MAKES_ANOTHER, NAMED_BY_OBJECT, NOT_FOR_THE_FILE, OTHER_AGE, READS_FOR_A_CHANGE, RouteIndex,
     TAKES_NOTHING_GIVEN, W_ARTICLE, W_TARGET,
 };
 
@@ -84,6 +84,38 @@ impl RouteIndex {
         }
         self.scale_where(scored, NOT_FOR_THE_FILE, |d| {
             lex.unsaid.named_for_a_folder_only(&d.name_keys)
+        });
+    }
+
+    /// "update src/main.rs": the verb acts on a file, so an entry that says what it
+    /// acts on (`accepts`) and takes neither a path nor the file's kind is not what acts
+    /// on it, however well the verb names it (`update_workflow` acts on workflows). It
+    /// loses part of its score, second opinions included.
+    pub(super) fn acts_on_a_file(
+        &self,
+        tokens: &[Token],
+        hints: &Hints<'_>,
+        lex: &Lexicon,
+        scored: &mut [(f64, u32)],
+    ) {
+        let Some(object) = hints
+            .head_verb
+            .and_then(|h| object_value(tokens, h, lex))
+            .map(|i| &tokens[i])
+        else {
+            return;
+        };
+        let families: Vec<String> = (lex.file_types.iter())
+            .filter(|t| t.holds(&object.form))
+            .map(|t| lex.synonyms.key(&t.name))
+            .collect();
+        if families.is_empty() {
+            return;
+        }
+        self.scale_where(scored, ACTS_ON_SOMETHING_ELSE, |d| {
+            !d.takes.contains(&ExtractedKind::Paths)
+                && !d.accepts.is_empty()
+                && !d.accepts.iter().any(|a| families.contains(a))
         });
     }
 

@@ -157,3 +157,44 @@ fn a_past_span_is_no_schedule_and_staging_is_no_index() {
         ["memory_store"]
     );
 }
+
+#[test]
+fn a_named_text_file_is_read_before_a_tool_that_takes_text() {
+    use crate::{engine, tools};
+    for request in [
+        "translate notes.txt into French",
+        "translate the README into Japanese",
+    ] {
+        let plan = engine().plan(request, None).unwrap();
+        let steps = plan.steps();
+        let names: Vec<&str> = steps.iter().map(|s| s.tool.as_str()).collect();
+        assert_eq!(names, ["read_file", "translate_text"], "{request}");
+        assert_eq!(steps[1].input_refs, [steps[0].id.clone()], "{request}");
+        // The file's name is the reader's path, never the text to translate.
+        assert!(steps[0].args["path"].is_string(), "{request}");
+        assert!(!steps[1].args["text"].is_string(), "{request}");
+    }
+    // A tool that takes the path itself needs no reader; nor does text given inline.
+    assert_eq!(tools("summarize report.pdf"), ["pdf_summarize"]);
+    assert_eq!(
+        tools("translate 'good morning' into French"),
+        ["translate_text"]
+    );
+}
+
+#[test]
+fn a_file_the_verb_acts_on_is_not_for_an_entry_that_acts_on_something_else() {
+    use crate::engine;
+    let plan = engine()
+        .plan("update the Makefile to add a lint target", None)
+        .unwrap();
+    let step = &plan.steps()[0];
+    assert_eq!(step.tool, "apply_patch");
+    assert_eq!(step.args["path"], "Makefile");
+    // The article before the file goes with it, not into the instructions.
+    assert_eq!(step.args["instructions"], "lint target");
+    assert_eq!(
+        crate::tools("update src/main.rs to add logging"),
+        ["apply_patch"]
+    );
+}
