@@ -1,5 +1,6 @@
 //! Words a question means without saying them: "what's in the src folder" asks to
-//! *list* it, "how big is report.pdf" asks for its *size*. Catalogs describe tools by
+//! *list* it, "how big is report.pdf" asks for its *size*, "put this paragraph into
+//! German" asks to *translate* it. Catalogs describe tools by
 //! what they do ("Get a detailed listing of all files…", "…including size, creation
 //! time…"), so a question that names neither the action nor the quantity meets no
 //! tool's words; read with the words it means, it meets the tool it asks for.
@@ -20,6 +21,7 @@ use crate::text::{Synonyms, Token, tokenize};
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawUnsaid {
     contents: RawContents,
+    language: RawLanguage,
     file: RawFile,
     /// The word that asks for a degree ("how").
     degree: String,
@@ -36,6 +38,13 @@ struct RawFile {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawLanguage {
+    before: Vec<String>,
+    means: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawContents {
     prepositions: Vec<String>,
     means: String,
@@ -48,6 +57,11 @@ pub struct Unsaid {
     prepositions: HashSet<String>,
     /// What a question for contents means ("list").
     means: Vec<Token>,
+    /// Words before a language's name that make it the language something is put into
+    /// ("into").
+    into_language: HashSet<String>,
+    /// What putting something into a language means ("translate").
+    language_means: Vec<Token>,
     /// The word that asks for a degree ("how").
     degree: String,
     /// Adjective → the nouns of what it measures ("long" → duration, length).
@@ -74,6 +88,8 @@ impl Unsaid {
         Self {
             prepositions: crate::lexicon::forms(&raw.contents.prepositions),
             means: tokens(&raw.contents.means),
+            into_language: crate::lexicon::forms(&raw.language.before),
+            language_means: tokens(&raw.language.means),
             degree: raw.degree.to_lowercase(),
             measures,
             file_key: key(&raw.file.word),
@@ -110,6 +126,12 @@ impl Unsaid {
             add(&self.means, &tokens[at]);
         }
         for pair in tokens.windows(2) {
+            if self.into_language.contains(&pair[0].form)
+                && !pair[1].value
+                && lex.languages.contains(&pair[1].form)
+            {
+                add(&self.language_means, &pair[1]);
+            }
             if pair[0].form == self.degree
                 && !pair[1].value
                 && let Some(meant) = self.measures.get(&pair[1].form)
@@ -179,5 +201,16 @@ mod tests {
         assert_eq!(meant("how long is the trip", false), ["duration", "length"]);
         assert!(meant("a big file", false).is_empty());
         assert!(meant("how is the weather", false).is_empty());
+    }
+
+    #[test]
+    fn a_language_something_is_put_into_means_translate() {
+        assert_eq!(
+            meant("put this paragraph into German", false),
+            ["translate"]
+        );
+        // Only after "into": a language named otherwise is no such request.
+        assert!(meant("write the reply in German", false).is_empty());
+        assert!(meant("turn it into a blog post", false).is_empty());
     }
 }

@@ -198,3 +198,16 @@ fn a_file_the_verb_acts_on_is_not_for_an_entry_that_acts_on_something_else() {
         ["apply_patch"]
     );
 }
+
+#[test]
+fn putting_something_into_a_language_is_translating_it() {
+    use crate::engine;
+    let plan = engine()
+        .plan("put this paragraph into German", None)
+        .unwrap();
+    let step = &plan.steps()[0];
+    assert_eq!(step.tool, "translate_text");
+    assert_eq!(step.args["target_language"], "German");
+    // "put" is the verb, not part of what is translated.
+    assert!(!step.args["text"].to_string().contains("put"));
+}
