@@ -144,10 +144,17 @@ impl Unsaid {
 
     /// Where a question for a thing's contents has its preposition: "what is *in* …",
     /// "what files are *inside* …" — an asking word (`asking_words`), at most one word, a
-    /// form of "be" (`copulas`), then a preposition of place. Only at the clause's start:
-    /// "tell me what is in …" already has its verb.
+    /// form of "be" (`copulas`), then a preposition of place. At the clause's start, or
+    /// asked of a verb's person ("show me what's in …", "give us what is in …"): the
+    /// question is then what the verb gives. "tell me what is in …" reports back.
     fn contents_asked(&self, tokens: &[Token], lex: &Lexicon) -> Option<usize> {
         let plain = |i: usize| tokens.get(i).filter(|t| !t.value);
+        // "tell me what is in …" reports back on an earlier step (`report_back`).
+        let asked_of = plain(0).is_some_and(|t| lex.is_verb(t))
+            && plain(1).is_some_and(|t| lex.words.object_pronouns.contains(&t.form))
+            && !(lex.report_back.openings.iter()).any(|p| p.matches_at(tokens, 0));
+        let skip = if asked_of { 2 } else { 0 };
+        let plain = |i: usize| tokens.get(skip + i).filter(|t| !t.value);
         if !plain(0).is_some_and(|t| lex.asking_words.contains(&t.form)) {
             return None;
         }
@@ -159,7 +166,7 @@ impl Unsaid {
         let prep = be_at + 1;
         plain(prep)
             .is_some_and(|t| self.prepositions.contains(&t.form))
-            .then_some(prep)
+            .then_some(skip + prep)
     }
 }
 
@@ -201,6 +208,17 @@ mod tests {
         assert_eq!(meant("how long is the trip", false), ["duration", "length"]);
         assert!(meant("a big file", false).is_empty());
         assert!(meant("how is the weather", false).is_empty());
+    }
+
+    #[test]
+    fn a_question_for_contents_asked_of_a_verbs_person_means_list() {
+        assert_eq!(
+            meant("show me what's in the config folder", false),
+            ["list"]
+        );
+        assert_eq!(meant("show us what is inside docs", false), ["list"]);
+        // A verb's object that is no person asks nothing of the kind.
+        assert!(meant("show the files in docs", false).is_empty());
     }
 
     #[test]

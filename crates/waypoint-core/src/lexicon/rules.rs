@@ -88,9 +88,17 @@ pub struct FileType {
     /// Files known by a name alone (`README`, `Makefile`), matched as written.
     #[serde(default)]
     pub names: Vec<String>,
+    /// Families its files belong to as well: a source file is a text file too.
+    #[serde(default)]
+    pub also: Vec<String>,
 }
 
 impl FileType {
+    /// The family's name, then the families its files belong to as well.
+    pub fn families(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name.as_str()).chain(self.also.iter().map(String::as_str))
+    }
+
     /// Whether `path` ends in one of the family's extensions, or its last part is one
     /// of the family's names.
     pub fn holds(&self, path: &str) -> bool {

@@ -268,8 +268,8 @@ impl Planner<'_> {
             return;
         };
         let accepts = self.accepts(&step.tool);
-        let of_accepted_kind =
-            (self.lex.file_types.iter()).any(|t| t.holds(&file.value) && accepts.contains(&t.name));
+        let of_accepted_kind = (self.lex.file_types.iter())
+            .any(|t| t.holds(&file.value) && t.families().any(|f| accepts.iter().any(|k| k == f)));
         if !of_accepted_kind {
             return;
         }
@@ -392,7 +392,7 @@ impl Planner<'_> {
             .filter(|v| v.kind == ExtractedKind::Paths)
             .filter(|v| clause.describing_from.is_none_or(|from| v.start < from))
             .filter_map(|v| self.lex.file_types.iter().find(|t| t.holds(&v.value)))
-            .map(|t| t.name.as_str())
+            .flat_map(crate::lexicon::FileType::families)
             .collect();
         let intent = goal
             .filter(|g| g.confidence >= 0.3)

@@ -107,7 +107,8 @@ impl RouteIndex {
         };
         let families: Vec<String> = (lex.file_types.iter())
             .filter(|t| t.holds(&object.form))
-            .map(|t| lex.synonyms.key(&t.name))
+            .flat_map(crate::lexicon::FileType::families)
+            .map(|f| lex.synonyms.key(f))
             .collect();
         if families.is_empty() {
             return;

@@ -306,3 +306,40 @@ fn words_said_together_speak_for_the_entry_that_says_them_together() {
     assert_eq!(ranked[0].0, "shelf", "{ranked:?}");
     assert!(ranked[0].1 > ranked[1].1, "{ranked:?}");
 }
+
+#[test]
+fn a_source_file_is_text_and_contents_asked_of_me_are_a_listing() {
+    let engine = engine_over(
+        "fs.yaml",
+        r"
+tools:
+  - name: read_text_file
+    description: Read the complete contents of a file from the file system as text.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+  - name: read_media_file
+    description: Read a file and return it as base64. Image and audio files are returned as content blocks.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+  - name: read_multiple_files
+    description: Read the contents of multiple files simultaneously.
+    input_schema: {type: object, properties: {paths: {type: array, items: {type: string}}}, required: [paths]}
+  - name: list_directory
+    description: Get a detailed listing of all files and directories in a specified path.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+  - name: create_directory
+    description: Create a new directory or ensure a directory exists.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+    effects: write
+",
+    );
+    let top = |request: &str| {
+        let routes = engine.route(request, None).unwrap();
+        routes[0].recommendation.as_ref().map(|c| c.id.clone())
+    };
+    // Source code is text: of three readers alike, the one for text.
+    assert_eq!(top("cat src/lib.rs").as_deref(), Some("read_text_file"));
+    // "show me what's in …" asks what "what's in …" asks.
+    assert_eq!(
+        top("show me what's in the config folder").as_deref(),
+        Some("list_directory")
+    );
+}
