@@ -66,10 +66,52 @@ impl Planner<'_> {
     ) -> Hints<'g> {
         let mut hints = self.hints(clause, goal);
         hints.context = self.context_of(analysis, clause);
+        self.file_it_names(analysis, clause, &mut hints);
         if self.index.reads_meaning() {
             hints.setting = analysis.setting_of(clause);
         }
         hints
+    }
+
+    /// "check how large data.csv is and then *read it*": a clause whose object is only a
+    /// pronoun, after an action clause that names files, and that names none, acts
+    /// on those files as routing sees it (an entry that takes a path, one for the file's
+    /// family).
+    fn file_it_names<'g>(
+        &'g self,
+        analysis: &'g Analysis,
+        clause: &ClauseAnalysis,
+        hints: &mut Hints<'g>,
+    ) {
+        let toks = clause.tokens();
+        let after_verb = clause.head_verb.map_or(0, |h| h + 1);
+        let mut rest =
+            (toks.iter().skip(after_verb)).filter(|t| !self.lex.words.articles.contains(&t.form));
+        let pronoun = rest
+            .next()
+            .is_some_and(|t| self.lex.anaphora.contains(&t.form))
+            && rest.next().is_none_or(|t| !self.lex.is_content(t));
+        if !pronoun || !hints.supplied.is_empty() {
+            return;
+        }
+        let own = clause.segment.clause.index;
+        let Some(before) =
+            (analysis.clauses.iter()).rfind(|c| c.segment.clause.index < own && c.is_action())
+        else {
+            return;
+        };
+        let files = (before.values.iter()).filter(|v| v.kind == ExtractedKind::Paths);
+        for file in files {
+            if !hints.supplied.contains(&ExtractedKind::Paths) {
+                hints.supplied.push(ExtractedKind::Paths);
+            }
+            let family = self.lex.file_types.iter().find(|t| t.holds(&file.value));
+            hints.file_types.extend(
+                family
+                    .into_iter()
+                    .flat_map(crate::lexicon::FileType::families),
+            );
+        }
     }
 
     /// What the clauses before `clause` talk about: their content words but their head

@@ -17,7 +17,8 @@ pub(crate) fn names(verb: &Token, name_stems: &[String]) -> bool {
 
 /// The head noun of the noun phrase after the verb at `h`: the last of the content words
 /// that follow it (skipping a particle, articles and pronouns), stopping at the first other word,
-/// a verb, or a cue that a value follows ("a folder *named* logs" acts on a folder).
+/// a verb, a preposition ("the relation *between* …") or a cue that a value follows ("a
+/// folder *named* logs" acts on a folder).
 pub(crate) fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<usize> {
     let mut i = object_start(tokens, h, lex);
     let mut last = None;
@@ -27,7 +28,10 @@ pub(crate) fn object_noun(tokens: &[Token], h: usize, lex: &Lexicon) -> Option<u
             || t.identifier
             || t.proper
             || (last.is_some()
-                && (lex.is_verb(t) || post_modifier(tokens, i, lex) || lex.opens_cue(&t.form)))
+                && (lex.is_verb(t)
+                    || lex.words.prepositions.contains(&t.form)
+                    || post_modifier(tokens, i, lex)
+                    || lex.opens_cue(&t.form)))
         {
             break;
         }

@@ -332,7 +332,7 @@ impl RouteIndex {
             });
             let support = (words_part / MIN_SUPPORT).min(1.0);
             let mut adjusted = (words_part + support * bonus) * age_factor;
-            adjusted *= self.harm_factor(d, hints, &change) * d.reread_factor(hints);
+            adjusted *= self.harm_factor(d, hints, &change, lacks_object) * d.reread_factor(hints);
             adjusted *= d.standing;
             scored.push((1.0 - (-adjusted / SCALE).exp(), doc));
         }

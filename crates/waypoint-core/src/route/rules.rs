@@ -460,12 +460,20 @@ impl RouteIndex {
     /// What is left of a destructive entry's score where it would destroy something the
     /// clause does not name (its arguments take none of the values given), and again
     /// where the clause asks for no change ([`ChangeAsked`]).
-    pub(super) fn harm_factor(&self, d: &Doc, hints: &Hints<'_>, change: &ChangeAsked<'_>) -> f64 {
+    pub(super) fn harm_factor(
+        &self,
+        d: &Doc,
+        hints: &Hints<'_>,
+        change: &ChangeAsked<'_>,
+        lacks_object: bool,
+    ) -> f64 {
         if !d.destructive() {
             return 1.0;
         }
         let mut factor = 1.0;
-        if !d.can_take(&hints.supplied) {
+        // Nor when the clause names what it destroys by a word the catalog has and the
+        // entry's words lack it ("remove the *relation* between …" to `move_file`).
+        if !d.can_take(&hints.supplied) || lacks_object {
             factor *= DESTROYS_SOMETHING_ELSE;
         }
         if !change.of_entry(self.name_stems(&d.id)) {

@@ -343,3 +343,55 @@ tools:
         Some("list_directory")
     );
 }
+
+/// Tools as the filesystem and memory servers describe them, destructive ones marked.
+const FILES_AND_GRAPH: &str = r"
+tools:
+  - name: move_file
+    description: Move or rename files and directories. Can move files between directories and rename them in a single operation.
+    input_schema: {type: object, properties: {source: {type: string}, destination: {type: string}}, required: [source, destination]}
+    effects: destructive
+  - name: get_file_info
+    description: Retrieve detailed metadata about a file or directory, including size, creation time and permissions.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+  - name: read_text_file
+    description: Read the complete contents of a file from the file system as text.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+  - name: open_nodes
+    description: Open specific nodes in the knowledge graph by their names
+    input_schema: {type: object, properties: {names: {type: array, items: {type: string}}}, required: [names]}
+  - name: read_graph
+    description: Read the entire knowledge graph
+  - name: create_relations
+    description: Create multiple new relations between entities in the knowledge graph
+    input_schema: {type: object, properties: {relations: {type: array, items: {type: object}}}, required: [relations]}
+    effects: write
+  - name: delete_relations
+    description: Delete multiple relations from the knowledge graph
+    input_schema: {type: object, properties: {relations: {type: array, items: {type: object}}}, required: [relations]}
+    effects: destructive
+";
+
+#[test]
+fn a_destructive_entry_without_the_word_for_what_is_destroyed_destroys_something_else() {
+    let engine = engine_over("servers.yaml", FILES_AND_GRAPH);
+    let routes = engine
+        .route("remove the relation between Dana and Apollo", None)
+        .unwrap();
+    let report = &routes[0];
+    let ranked: Vec<_> = (report.recommendation.iter())
+        .chain(&report.alternatives)
+        .collect();
+    let score = |id: &str| ranked.iter().find(|c| c.id == id).map_or(0.0, |c| c.score);
+    // `move_file` moves things "between directories", but what is removed is a relation.
+    assert!(score("delete_relations") > score("move_file"), "{ranked:?}");
+}
+
+#[test]
+fn a_pronoun_after_a_clause_that_names_a_file_acts_on_the_file() {
+    let engine = engine_over("servers.yaml", FILES_AND_GRAPH);
+    assert_eq!(
+        crate::tools_of(&engine, "check how large data.csv is and then read it"),
+        ["get_file_info", "read_text_file"]
+    );
+}
