@@ -296,11 +296,12 @@ impl RouteIndex {
             let lacks_object = object_key.is_some_and(|k| !self.has_word(doc, k));
             // A head verb that destroys ("delete the build directory") leaves no other
             // intent, nor the evidence that intent needs, to a tool that destroys nothing:
-            // "build" is its object.
+            // "build" is its object. Nor the intent of the article ("remove *the*
+            // observation" changes no existing one by adding to it).
             let destroys_not = hints.destructive && !d.destructive();
             let fit = HintFit {
                 intent: !(destroys_not || lacks_object && light_verb),
-                article: !lacks_object && !verb_decides,
+                article: !lacks_object && !verb_decides && !destroys_not,
                 kind: object_kind.filter(|k| self.has_word(doc, k)),
             };
             let mut bonus = hint_bonus(d, doc, hints, lex, &mut reasons, fit);

@@ -417,3 +417,31 @@ tools:
         ["read_media_file"]
     );
 }
+
+#[test]
+fn a_verb_that_destroys_asks_nothing_of_an_entry_that_adds() {
+    let engine = engine_over(
+        "memory.yaml",
+        r"
+tools:
+  - name: add_observations
+    description: Add new observations to existing entities in the knowledge graph
+    input_schema: {type: object, properties: {observations: {type: array}}, required: [observations]}
+    effects: write
+  - name: delete_observations
+    description: Delete specific observations from entities in the knowledge graph
+    input_schema: {type: object, properties: {deletions: {type: array}}, required: [deletions]}
+    effects: destructive
+",
+    );
+    for request in [
+        "remove the observation that Bob likes tea",
+        "drop the observation that Bob likes tea",
+    ] {
+        assert_eq!(
+            crate::tools_of(&engine, request),
+            ["delete_observations"],
+            "{request}"
+        );
+    }
+}
