@@ -243,6 +243,9 @@ pub struct WordClasses {
     pub possessives: HashSet<String>,
     /// Possessives that point back at something said or made before ("*its* statements").
     pub referring_possessives: HashSet<String>,
+    /// Of those, the ones that point back at a thing, not a person: "add *its* main
+    /// points" takes what the step before made, "retrieve *his* albums" the person.
+    pub thing_possessives: HashSet<String>,
     pub object_pronouns: HashSet<String>,
     pub referring_pronouns: HashSet<String>,
     pub output_nouns: HashSet<String>,

@@ -146,7 +146,8 @@ impl<'a> Planner<'a> {
     }
 
     /// Links draft `j` to the latest earlier step it can take from, when its clause
-    /// points back: an anaphor after its verb, or a word naming what an earlier step made.
+    /// points back: an anaphor or a possessive of a thing ("add *its* main points") after
+    /// its verb, or a word naming what an earlier step made.
     fn link_one(
         &self,
         analysis: &Analysis,
@@ -183,6 +184,7 @@ impl<'a> Planner<'a> {
             .skip(clause.head_verb.map_or(0, |h| h + 1))
             .any(|t| {
                 self.lex.anaphora.contains(&t.form)
+                    || self.lex.words.thing_possessives.contains(&t.form)
                     || made_before.contains(&t.key)
                     || untyped_name.iter().any(|w| echoes(&t.stem, w))
             });

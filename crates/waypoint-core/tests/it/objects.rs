@@ -445,3 +445,30 @@ tools:
         );
     }
 }
+
+#[test]
+fn a_possessive_of_a_thing_takes_what_the_step_before_made() {
+    let engine = engine_over(
+        "servers.yaml",
+        r"
+tools:
+  - name: read_text_file
+    description: Read the complete contents of a file from the file system as text.
+    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
+  - name: add_observations
+    description: Add new observations to existing entities in the knowledge graph
+    input_schema: {type: object, properties: {observations: {type: array}}, required: [observations]}
+    effects: write
+",
+    );
+    let plan = engine
+        .plan(
+            "read notes.md and add its main points as observations on Dana",
+            None,
+        )
+        .unwrap();
+    let steps = plan.steps();
+    let tools: Vec<&str> = steps.iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(tools, ["read_text_file", "add_observations"]);
+    assert_eq!(steps[1].input_refs, [steps[0].id.clone()]);
+}
