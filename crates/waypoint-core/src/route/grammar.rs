@@ -79,19 +79,6 @@ pub(super) fn attributive_participle(tokens: &[Token], i: usize, lex: &Lexicon) 
         && tokens.get(i + 1).is_some_and(|t| lex.is_content(t))
 }
 
-/// "Returns a git-style diff *showing* the changes", "files *matching* a pattern": an
-/// -ing word after a noun and before a function word describes the noun, not what the
-/// entry does, so "show me the image" is no request for the tool that edits. Its word
-/// is not one of the entry's ("web *scraping* tool" keeps its own).
-pub(super) fn describing_participle(tokens: &[Token], i: usize, lex: &Lexicon) -> bool {
-    tokens[i].is_ing_form()
-        && i > 0
-        && (!tokens[i - 1].value && lex.is_content(&tokens[i - 1]) && !lex.is_verb(&tokens[i - 1]))
-        && tokens
-            .get(i + 1)
-            .is_some_and(|t| !t.value && !lex.is_content(t))
-}
-
 /// Each two content words next to each other, function words between them aside, by
 /// key. A participle after a noun describes it ("a diff *showing* the changes"): what
 /// the entry gives back, not what it does, so it pairs with neither neighbour.

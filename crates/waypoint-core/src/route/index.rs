@@ -9,7 +9,7 @@ use crate::hash::{HashMap, HashSet};
 use crate::lexicon::{Article, Lexicon};
 
 use super::doc::Doc;
-use super::grammar::{attributive_participle, describing_participle, word_pairs};
+use super::grammar::{attributive_participle, word_pairs};
 use super::{
     DEPRECATED, Example, Finder, RouteIndex, W_ACCEPTS, W_DESCRIPTION, W_EXAMPLE, W_KEYWORD,
     W_KEYWORD_PART, W_NAME, W_PRODUCES, W_SUGGESTED, W_SUGGESTED_WORDS,
@@ -251,10 +251,7 @@ impl RouteIndex {
         for (f, (w, text)) in fields.iter().enumerate() {
             let toks = lex.tokenize(text, &[]);
             for (j, tok) in toks.iter().enumerate() {
-                if lex.is_content(tok)
-                    && !attributive_participle(&toks, j, lex)
-                    && !describing_participle(&toks, j, lex)
-                {
+                if lex.is_content(tok) && !attributive_participle(&toks, j, lex) {
                     let e = best.entry(tok.key.clone()).or_insert(0.0);
                     *e = e.max(*w);
                 }

@@ -397,28 +397,6 @@ fn a_pronoun_after_a_clause_that_names_a_file_acts_on_the_file() {
 }
 
 #[test]
-fn a_participle_that_describes_a_noun_is_not_what_the_entry_does() {
-    let engine = engine_over(
-        "fs.yaml",
-        r"
-tools:
-  - name: edit_file
-    description: Make line-based edits to a text file. Returns a git-style diff showing the changes made.
-    input_schema: {type: object, properties: {path: {type: string}, edits: {type: array}}, required: [path, edits]}
-    effects: destructive
-  - name: read_media_file
-    description: Read a file and return it as base64. Image and audio files are returned as content blocks.
-    input_schema: {type: object, properties: {path: {type: string}}, required: [path]}
-",
-    );
-    // "showing" describes the diff; "show" asks nothing of the tool that edits.
-    assert_eq!(
-        crate::tools_of(&engine, "show me the image logo.svg"),
-        ["read_media_file"]
-    );
-}
-
-#[test]
 fn a_verb_that_destroys_asks_nothing_of_an_entry_that_adds() {
     let engine = engine_over(
         "memory.yaml",
