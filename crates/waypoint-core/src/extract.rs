@@ -76,6 +76,18 @@ fn alt(words: &[String]) -> String {
     sorted.join("|")
 }
 
+/// A pattern that matches nothing: an alternative of no words.
+const NOTHING: &str = r"[^\s\S]";
+
+/// [`alt`] of `words`, or a pattern that matches nothing when there are none.
+fn alt_or_nothing(words: &[String]) -> String {
+    if words.is_empty() {
+        NOTHING.to_string()
+    } else {
+        alt(words)
+    }
+}
+
 impl Extractor {
     pub fn new(lex: &Lexicon) -> Result<Self, CoreError> {
         let cal = &lex.calendar;
@@ -91,20 +103,11 @@ impl Extractor {
             .flat_map(|f| f.extensions.iter().cloned())
             .collect();
         // No extensions: the alternative matches nothing rather than every "word.".
-        let extensions = if extensions.is_empty() {
-            r"[^\s\S]".to_string()
-        } else {
-            alt(&extensions)
-        };
-        let names: Vec<String> = (lex.file_types.iter())
+        let extensions = alt_or_nothing(&extensions);
+        let file_names: Vec<String> = (lex.file_types.iter())
             .flat_map(|f| f.names.iter().cloned())
             .collect();
-        let file_names = names.clone();
-        let names = if names.is_empty() {
-            r"[^\s\S]".to_string()
-        } else {
-            alt(&names)
-        };
+        let names = alt_or_nothing(&file_names);
         // "7 PM." ends a sentence: the period is the time's only when written "p.m.".
         let time = r"(?:\d{1,2}:\d{2}(?:\s?(?:[ap]m\b|[ap]\.m\.))?|\d{1,2}\s?(?:[ap]m\b|[ap]\.m\.)|noon|midnight)";
         let at_time = format!(r"(?:\s+(?:at|@)\s+(?:{time}|\d{{1,2}}\b))?");
@@ -118,17 +121,13 @@ impl Extractor {
             .map(|(w, _)| w.clone())
             .collect::<Vec<_>>());
         // A unit written onto a number ("70kg", "1.8m") ends the number.
-        let attached = if lex.attached_units.is_empty() {
-            r"[^\s\S]".to_string()
-        } else {
-            alt(&lex.attached_units)
-        };
+        let attached = alt_or_nothing(&lex.attached_units);
         // A number after "at" followed by a unit ("at 15%", "at 7 percent") is a measure,
         // not an hour.
         let mut unit_names: Vec<String> = lex.units.keys().cloned().collect();
         unit_names.sort();
         let measured = if unit_names.is_empty() {
-            r"[^\s\S]".to_string()
+            NOTHING.to_string()
         } else {
             let bounded: Vec<String> = unit_names
                 .iter()

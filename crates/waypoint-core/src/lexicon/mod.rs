@@ -393,6 +393,13 @@ impl Lexicon {
                 .is_some_and(|t| self.words.subject_pronouns.contains(&t.form))
     }
 
+    /// The families of a file (`file_types`): the first whose extensions or names hold
+    /// it, then the ones it belongs to as well; none for a path of no known type.
+    pub fn file_families(&self, path: &str) -> impl Iterator<Item = &str> {
+        let family = self.file_types.iter().find(|t| t.holds(path));
+        family.into_iter().flat_map(FileType::families)
+    }
+
     pub fn is_determiner(&self, tok: &Token) -> bool {
         self.articles.existing.contains(&tok.form) || self.articles.new.contains(&tok.form)
     }

@@ -100,18 +100,15 @@ impl Planner<'_> {
         else {
             return;
         };
-        let files = (before.values.iter()).filter(|v| v.kind == ExtractedKind::Paths);
-        for file in files {
-            if !hints.supplied.contains(&ExtractedKind::Paths) {
-                hints.supplied.push(ExtractedKind::Paths);
-            }
-            let family = self.lex.file_types.iter().find(|t| t.holds(&file.value));
-            hints.file_types.extend(
-                family
-                    .into_iter()
-                    .flat_map(crate::lexicon::FileType::families),
-            );
+        let mut files = (before.values.iter())
+            .filter(|v| v.kind == ExtractedKind::Paths)
+            .peekable();
+        if files.peek().is_some() {
+            hints.supplied.push(ExtractedKind::Paths);
         }
+        hints
+            .file_types
+            .extend(files.flat_map(|f| self.lex.file_families(&f.value)));
     }
 
     /// What the clauses before `clause` talk about: their content words but their head
@@ -310,8 +307,8 @@ impl Planner<'_> {
             return;
         };
         let accepts = self.accepts(&step.tool);
-        let of_accepted_kind = (self.lex.file_types.iter())
-            .any(|t| t.holds(&file.value) && t.families().any(|f| accepts.iter().any(|k| k == f)));
+        let of_accepted_kind =
+            (self.lex.file_families(&file.value)).any(|f| accepts.iter().any(|k| k == f));
         if !of_accepted_kind {
             return;
         }
@@ -433,8 +430,7 @@ impl Planner<'_> {
         let file_types = (clause.values.iter())
             .filter(|v| v.kind == ExtractedKind::Paths)
             .filter(|v| clause.describing_from.is_none_or(|from| v.start < from))
-            .filter_map(|v| self.lex.file_types.iter().find(|t| t.holds(&v.value)))
-            .flat_map(crate::lexicon::FileType::families)
+            .flat_map(|v| self.lex.file_families(&v.value))
             .collect();
         let intent = goal
             .filter(|g| g.confidence >= 0.3)

@@ -105,9 +105,7 @@ impl RouteIndex {
         else {
             return;
         };
-        let families: Vec<String> = (lex.file_types.iter())
-            .filter(|t| t.holds(&object.form))
-            .flat_map(crate::lexicon::FileType::families)
+        let families: Vec<String> = (lex.file_families(&object.form))
             .map(|f| lex.synonyms.key(f))
             .collect();
         if families.is_empty() {
