@@ -105,9 +105,15 @@ fn a_request_that_shares_no_word_with_its_tool_finds_it_by_meaning() {
     let words = Engine::new(catalog(), Options::default()).unwrap();
     let meaning = with_meaning(catalog(), encoder);
     assert!(matches!(meaning.meaning(), MeaningState::On(_)));
-    let request = "show me what's in the folder";
+    // The words alone now read "what's in" as asking for a listing; "peek inside" they
+    // do not know.
+    let request = "peek inside the folder";
     assert_ne!(best(&words, request).as_deref(), Some("list_directory"));
     assert_eq!(best(&meaning, request).as_deref(), Some("list_directory"));
+    assert_eq!(
+        best(&meaning, "show me what's in the folder").as_deref(),
+        Some("list_directory")
+    );
     assert_eq!(
         best(&meaning, "what's the forecast like in Lisbon").as_deref(),
         Some("get_weather")
