@@ -382,6 +382,14 @@ impl Lexicon {
         None
     }
 
+    /// Whether the verb at `head` brings its object to the one asking ("show *me* the
+    /// folder's contents"): the object's article then says it exists, not that it is to
+    /// be changed.
+    pub fn brings_to_asker(&self, tokens: &[Token], head: Option<usize>) -> bool {
+        head.and_then(|h| tokens.get(h + 1))
+            .is_some_and(|t| !t.value && self.words.asker_pronouns.contains(&t.form))
+    }
+
     /// Whether a free relative and its subject open at `i` ("*what you* find"): the
     /// verb after them is the caller's to check.
     pub fn opens_free_relative(&self, tokens: &[Token], i: usize) -> bool {

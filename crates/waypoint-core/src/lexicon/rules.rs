@@ -247,6 +247,9 @@ pub struct WordClasses {
     /// points" takes what the step before made, "retrieve *his* albums" the person.
     pub thing_possessives: HashSet<String>,
     pub object_pronouns: HashSet<String>,
+    /// Stand for the one asking between a verb and its object ("show *me* the report"):
+    /// the object is brought to them, not changed, whatever its article says.
+    pub asker_pronouns: HashSet<String>,
     pub referring_pronouns: HashSet<String>,
     pub output_nouns: HashSet<String>,
     /// Before an output phrase, fill two arguments with it ("with *both* the values").

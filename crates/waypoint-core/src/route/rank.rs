@@ -207,6 +207,19 @@ impl RouteIndex {
             .is_some_and(|h| self.postings.contains_key(tokens[h].key.as_str()))
     }
 
+    /// Whether the verb says what to do, so the object's article adds nothing: an entry
+    /// has the verb (a light one says too little), or the verb brings the object to the
+    /// one asking ("show me the folder's contents" changes nothing).
+    fn verb_decides(
+        &self,
+        tokens: &[Token],
+        hints: &Hints<'_>,
+        light: bool,
+        lex: &Lexicon,
+    ) -> bool {
+        !light && self.knows_verb(tokens, hints) || lex.brings_to_asker(tokens, hints.head_verb)
+    }
+
     /// Whether a word that `entries` entries have is noise: it is in more than half of a
     /// catalog of at least [`COMMON_MIN_DOCS`].
     fn is_noise(&self, entries: usize) -> bool {
@@ -263,7 +276,7 @@ impl RouteIndex {
         let light_verb = hints
             .head_verb
             .is_some_and(|h| lex.is_light_verb(&tokens[h]));
-        let verb_decides = !light_verb && self.knows_verb(tokens, hints);
+        let verb_decides = self.verb_decides(tokens, hints, light_verb, lex);
         // "create a logo", "schedule a haircut": a new thing for the verb to act on, which
         // an entry making a kind of its own does not take unless it is that kind. A
         // lookup ("find a play") asks for something that exists, whatever it is.

@@ -344,6 +344,37 @@ tools:
     );
 }
 
+#[test]
+fn a_thing_shown_to_the_asker_is_not_a_thing_to_change() {
+    let engine = engine_over(
+        "fs.yaml",
+        r"
+tools:
+  - name: list_directory
+    description: Get a detailed listing of all files and directories in a specified path.
+  - name: edit_file
+    description: Make line-based edits to a text file. Each edit replaces exact line sequences with new content.
+  - name: read_text_file
+    description: Read the complete contents of a file from the file system as text.
+",
+    );
+    let top = |request: &str| {
+        let routes = engine.route(request, None).unwrap();
+        let first = routes[0].recommendation.as_ref().map(|c| c.id.clone());
+        let scores: Vec<(String, f64)> = (routes[0].recommendation.iter())
+            .chain(&routes[0].alternatives)
+            .map(|c| (c.id.clone(), c.score))
+            .collect();
+        (first, scores)
+    };
+    // "the" says the contents exist; shown to "me", they are not what an edit changes.
+    let (first, scores) = top("show me the folder's contents");
+    assert_ne!(first.as_deref(), Some("edit_file"), "{scores:?}");
+    let edit = scores.iter().find(|(id, _)| id == "edit_file");
+    let list = scores.iter().find(|(id, _)| id == "list_directory");
+    assert!(edit.zip(list).is_none_or(|(e, l)| e.1 <= l.1), "{scores:?}");
+}
+
 /// Tools as the filesystem and memory servers describe them, destructive ones marked.
 const FILES_AND_GRAPH: &str = r"
 tools:
