@@ -375,6 +375,31 @@ tools:
     assert!(edit.zip(list).is_none_or(|(e, l)| e.1 <= l.1), "{scores:?}");
 }
 
+#[test]
+fn a_verb_of_change_is_no_request_to_move_a_file() {
+    let engine = engine_over(
+        "fs.yaml",
+        r"
+tools:
+  - name: move_file
+    description: Move or rename files and directories. Can move files between directories and rename them in a single operation.
+    input_schema: {type: object, properties: {source: {type: string}, destination: {type: string}}, required: [source, destination]}
+    effects: destructive
+  - name: edit_file
+    description: Make line-based edits to a text file. Each edit replaces exact line sequences with new content.
+    input_schema: {type: object, properties: {path: {type: string}, edits: {type: array}}, required: [path, edits]}
+    effects: destructive
+",
+    );
+    // "move" is a verb of change, but "change" is not a verb of moving.
+    let tools = crate::tools_of(&engine, "in app.py change the port from 8000 to 8080");
+    assert!(!tools.iter().any(|t| t == "move_file"), "{tools:?}");
+    assert_eq!(
+        crate::tools_of(&engine, "move notes.txt to archive/notes.txt"),
+        ["move_file"]
+    );
+}
+
 /// Tools as the filesystem and memory servers describe them, destructive ones marked.
 const FILES_AND_GRAPH: &str = r"
 tools:
