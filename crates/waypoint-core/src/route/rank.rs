@@ -198,18 +198,10 @@ impl RouteIndex {
         }
     }
 
-    /// Whether some entry is named or described by the clause's verb ("*cancel* my
-    /// booking"): the verb then says what to do to the object, and whether the object
-    /// exists already ("my", "the") adds nothing.
-    fn knows_verb(&self, tokens: &[Token], hints: &Hints<'_>) -> bool {
-        hints
-            .head_verb
-            .is_some_and(|h| self.postings.contains_key(tokens[h].key.as_str()))
-    }
-
-    /// Whether the verb says what to do, so the object's article adds nothing: an entry
-    /// has the verb (a light one says too little), or the verb brings the object to the
-    /// one asking ("show me the folder's contents" changes nothing).
+    /// Whether the verb says what to do, so whether the object exists already ("my",
+    /// "the") adds nothing: some entry is named or described by it ("*cancel* my
+    /// booking"; a light verb says too little), or it brings the object to the one asking
+    /// ("show me the folder's contents" changes nothing).
     fn verb_decides(
         &self,
         tokens: &[Token],
@@ -217,7 +209,10 @@ impl RouteIndex {
         light: bool,
         lex: &Lexicon,
     ) -> bool {
-        !light && self.knows_verb(tokens, hints) || lex.brings_to_asker(tokens, hints.head_verb)
+        let known = hints
+            .head_verb
+            .is_some_and(|h| self.postings.contains_key(tokens[h].key.as_str()));
+        !light && known || lex.brings_to_asker(tokens, hints.head_verb)
     }
 
     /// Whether a word that `entries` entries have is noise: it is in more than half of a
