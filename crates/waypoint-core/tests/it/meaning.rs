@@ -11,7 +11,8 @@ use waypoint_core::{Engine, Options};
 use waypoint_embed::Encoder;
 use waypoint_protocol::Candidate;
 
-const TOOLS: &str = r"
+/// Tools as imported MCP servers describe them (filesystem, knowledge graph, weather).
+pub(crate) const TOOLS: &str = r"
 tools:
   - name: list_directory
     description: Get a detailed listing of all files and directories in a specified path.

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use waypoint_catalog::{Source, load};
 use waypoint_core::{Engine, Options};
 
-use crate::engine_over;
+use crate::{engine_over, score_of};
 
 fn media() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
@@ -331,48 +331,27 @@ tools:
     effects: write
 ",
     );
-    let top = |request: &str| {
-        let routes = engine.route(request, None).unwrap();
-        routes[0].recommendation.as_ref().map(|c| c.id.clone())
-    };
     // Source code is text: of three readers alike, the one for text.
-    assert_eq!(top("cat src/lib.rs").as_deref(), Some("read_text_file"));
+    assert_eq!(
+        top(&engine, "cat src/lib.rs").as_deref(),
+        Some("read_text_file")
+    );
     // "show me what's in …" asks what "what's in …" asks.
     assert_eq!(
-        top("show me what's in the config folder").as_deref(),
+        top(&engine, "show me what's in the config folder").as_deref(),
         Some("list_directory")
     );
 }
 
 #[test]
 fn a_thing_shown_to_the_asker_is_not_a_thing_to_change() {
-    let engine = engine_over(
-        "fs.yaml",
-        r"
-tools:
-  - name: list_directory
-    description: Get a detailed listing of all files and directories in a specified path.
-  - name: edit_file
-    description: Make line-based edits to a text file. Each edit replaces exact line sequences with new content.
-  - name: read_text_file
-    description: Read the complete contents of a file from the file system as text.
-",
-    );
-    let top = |request: &str| {
-        let routes = engine.route(request, None).unwrap();
-        let first = routes[0].recommendation.as_ref().map(|c| c.id.clone());
-        let scores: Vec<(String, f64)> = (routes[0].recommendation.iter())
-            .chain(&routes[0].alternatives)
-            .map(|c| (c.id.clone(), c.score))
-            .collect();
-        (first, scores)
-    };
+    let engine = engine_over("mcp.yaml", crate::meaning::TOOLS);
     // "the" says the contents exist; shown to "me", they are not what an edit changes.
-    let (first, scores) = top("show me the folder's contents");
-    assert_ne!(first.as_deref(), Some("edit_file"), "{scores:?}");
-    let edit = scores.iter().find(|(id, _)| id == "edit_file");
-    let list = scores.iter().find(|(id, _)| id == "list_directory");
-    assert!(edit.zip(list).is_none_or(|(e, l)| e.1 <= l.1), "{scores:?}");
+    let request = "show me the folder's contents";
+    assert_ne!(top(&engine, request).as_deref(), Some("edit_file"));
+    assert!(
+        score_of(&engine, request, "edit_file") <= score_of(&engine, request, "list_directory")
+    );
 }
 
 #[test]
