@@ -16,69 +16,39 @@ A CORPUS is a JSON-lines file with a "request" field per line (the evaluation co
 case files); ":N" takes a sample of N of its distinct requests (seeded, the same every
 run). Needs numpy, scipy, safetensors and tokenizers.
 """
-import argparse
-import json
-import random
 import sys
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import cg
-from tokenizers import Tokenizer
 
-from minilm import Model, rank_weights, reduce, write_table
+from minilm import Model, batches_by_length, corpus_parser, encode, rank_weights, read_corpus, read_pieces, reduce, write_table
 
-parser = argparse.ArgumentParser()
-parser.add_argument("model_dir")
-parser.add_argument("out_file")
-parser.add_argument("corpus", nargs="+")
-parser.add_argument("--dims", type=int, default=128)
+parser = corpus_parser()
 parser.add_argument("--lambda", dest="lam", type=float, default=3.0)
 args = parser.parse_args()
 
-texts = set()
-for spec in args.corpus:
-    path, _, n = spec.partition(":")
-    lines = sorted({json.loads(l)["request"].strip().lower() for l in open(path) if l.strip()})
-    random.Random(7).shuffle(lines)
-    texts.update(lines[: int(n)] if n else lines)
-texts = sorted(texts)
-print(f"{len(texts)} sentences", file=sys.stderr)
-
+texts = read_corpus(args.corpus)
 model = Model(args.model_dir)
-tokenizer = Tokenizer.from_file(f"{args.model_dir}/tokenizer.json")
-tokenizer.no_padding()
-tokenizer.enable_truncation(256)  # as sentence-transformers reads this model
-encoded = [tokenizer.encode(t) for t in texts]
+encoded = encode(args.model_dir, texts)
 
-# The model's sentence vectors, batched by length so no batch needs padding.
+# The model's sentence vectors.
 vectors = np.zeros((len(texts), model.hidden), np.float64)
-by_length = {}
-for i, e in enumerate(encoded):
-    by_length.setdefault(len(e.ids), []).append(i)
 done = 0
-for _, group in sorted(by_length.items()):
-    for start in range(0, len(group), 64):
-        batch = group[start:start + 64]
-        out = model.forward(np.array([encoded[i].ids for i in batch])).mean(1)
-        vectors[batch] = out / np.linalg.norm(out, axis=1, keepdims=True)
-        done += len(batch)
-        print(f"\r{done}/{len(texts)} sentences encoded", end="", file=sys.stderr)
+for batch in batches_by_length(encoded):
+    out = model.forward(np.array([encoded[i].ids for i in batch])).mean(1)
+    vectors[batch] = out / np.linalg.norm(out, axis=1, keepdims=True)
+    done += len(batch)
+    print(f"\r{done}/{len(texts)} sentences encoded", end="", file=sys.stderr)
 print(file=sys.stderr)
 
 # Each sentence's pieces, as the table's reader takes them.
 unknown = model.vocab["[UNK]"]
 rows, cols = [], []
 for i, (text, e) in enumerate(zip(texts, encoded)):
-    words = {}
-    for piece, word in zip(e.ids, e.word_ids):
-        if word is not None and piece != unknown:
-            words.setdefault(word, []).append(piece)
-    for word, pieces in words.items():
-        start, end = e.word_to_chars(word)
-        if any(c.isalpha() for c in text[start:end]):
-            rows += [i] * len(pieces)
-            cols += pieces
+    for _, piece in read_pieces(text, e, unknown):
+        rows.append(i)
+        cols.append(piece)
 vocab_size = len(model.tokens)
 s = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(texts), vocab_size))
 count = np.asarray(s.sum(1)).ravel()

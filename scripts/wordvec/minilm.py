@@ -1,12 +1,73 @@
-"""all-MiniLM-L6-v2 in numpy, and the word-vector table file: what distill.py and
-learn.py share. The table format is read by crates/waypoint-wordvec (src/table.rs)."""
+"""all-MiniLM-L6-v2 in numpy, the corpus and how the table's reader splits it, and the
+word-vector table file: what distill.py, learn.py and contexts.py share. The table
+format is read by crates/waypoint-wordvec (src/table.rs)."""
+import argparse
 import json
+import random
 import struct
 import sys
 
 import numpy as np
 import scipy.special
 from safetensors.numpy import load_file
+from tokenizers import Tokenizer
+
+
+def corpus_parser():
+    """The arguments learn.py and contexts.py share: MODEL_DIR OUT_FILE CORPUS[:N]...
+    [--dims 128]."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model_dir")
+    parser.add_argument("out_file")
+    parser.add_argument("corpus", nargs="+")
+    parser.add_argument("--dims", type=int, default=128)
+    return parser
+
+
+def read_corpus(specs):
+    """The distinct lower-cased requests of JSON-lines files, sorted; "PATH:N" takes a
+    seeded sample of N of a file's requests (the same every run)."""
+    texts = set()
+    for spec in specs:
+        path, _, n = spec.partition(":")
+        lines = sorted({json.loads(l)["request"].strip().lower() for l in open(path) if l.strip()})
+        random.Random(7).shuffle(lines)
+        texts.update(lines[: int(n)] if n else lines)
+    texts = sorted(texts)
+    print(f"{len(texts)} sentences", file=sys.stderr)
+    return texts
+
+
+def encode(model_dir, texts):
+    """Each text as the model's tokenizer splits it, unpadded and truncated as
+    sentence-transformers reads this model."""
+    tokenizer = Tokenizer.from_file(f"{model_dir}/tokenizer.json")
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(256)
+    return [tokenizer.encode(t) for t in texts]
+
+
+def batches_by_length(encoded, size=64):
+    """Index lists of texts of one length, so no batch needs padding."""
+    by_length = {}
+    for i, e in enumerate(encoded):
+        by_length.setdefault(len(e.ids), []).append(i)
+    for _, group in sorted(by_length.items()):
+        for start in range(0, len(group), size):
+            yield group[start:start + size]
+
+
+def read_pieces(text, encoding, unknown):
+    """`(position, piece)` for each piece crates/waypoint-wordvec reads of the text: the
+    pieces of each word with a letter, unknown words left out."""
+    words = {}
+    for at, (piece, word) in enumerate(zip(encoding.ids, encoding.word_ids)):
+        if word is not None and piece != unknown:
+            words.setdefault(word, []).append((at, piece))
+    for word, pieces in words.items():
+        start, end = encoding.word_to_chars(word)
+        if any(c.isalpha() for c in text[start:end]):
+            yield from pieces
 
 
 class Model:

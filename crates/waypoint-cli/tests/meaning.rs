@@ -282,8 +282,11 @@ fn where_requests_ask_for_one_entry_each_training_adds_a_network_over_what_it_ca
     let (text, v) = report(false);
     assert_eq!(v["network_reads"], "word_vectors");
     assert_eq!(v["network_inputs"], 128);
+    // Over the pieces in context it ranks about as well as the linear model: one share.
+    assert_eq!(v["network_share"], 0.5);
+    assert_eq!(v["network_sure_share"], 0.5);
     assert!(
-        text.contains("a network over the static word vectors (128 values a request)"),
+        text.contains("a network over the static word vectors (128 values a request) gives 50% of the router's probability (docs"),
         "{text}"
     );
 }
@@ -311,12 +314,14 @@ fn where_the_router_leads_a_request_close_to_no_taught_request_is_a_gap() {
             with.then(|| model.to_str().unwrap()),
         ))
     };
-    // The words alone make a guess of an unrelated request; the taught requests closest
-    // in meaning are all far from it, so with the model it is a gap.
+    // The words alone make a guess of an unrelated request (a taught alarm request says
+    // "two"); the taught requests closest in meaning are all far from it, so with the
+    // model it is a gap.
     assert_eq!(
-        best("i want to order a pizza", false).as_deref(),
-        Some("play_music")
+        best("book me a table for two", false).as_deref(),
+        Some("set_alarm")
     );
+    assert_eq!(best("book me a table for two", true), None);
     assert_eq!(best("i want to order a pizza", true), None);
     // A request phrased like none of the taught ones but close to them in meaning still
     // finds its entry.

@@ -43,11 +43,12 @@ const WHOLE_SUPPORTS: f32 = 0.1;
 /// request no entry handles as of one it knows: how sure the router is takes
 /// `HEAD_SHARE` of it. Which entry is best takes `ENCODER_HEAD_SHARE` where the network
 /// reads an encoder's vectors, by which it ranks the entries better than the linear
-/// model (CLINC150 dev: 96.8% of in-scope requests ranked right, against 96.2%); over
-/// the static word vectors it ranks worse (90.0% against 92.9%) and keeps `HEAD_SHARE`
-/// (docs/performance.md).
+/// model (CLINC150 dev: 96.8% of in-scope requests ranked right, against 96.2%). Over
+/// the static word vectors of pieces in context it ranks about as well as the linear
+/// model and takes `WORDS_HEAD_SHARE` in both (docs/performance.md).
 const HEAD_SHARE: f32 = 0.4;
 const ENCODER_HEAD_SHARE: f32 = 0.7;
+const WORDS_HEAD_SHARE: f32 = 0.5;
 /// An entry's own words count less than a request phrased by a person.
 const OWN_WORDS: f32 = 0.5;
 /// The labelled requests a catalog was taught say people ask for one entry at a time
@@ -215,10 +216,10 @@ impl Learned {
         let by_examples = catalog.taught().requests == 0 && examples_one_each(&set);
         let word_vectors = meaning.is_none() && word_vectors;
         let words_near = (word_vectors && (settings.network || by_examples))
-            .then(|| WordNeighbours::with_readings(&set, &docs))
+            .then(|| WordNeighbours::with_readings(&set, &docs, settings.network))
             .flatten()
             .map(|(near, readings)| {
-                if settings.network {
+                if let Some(readings) = readings {
                     set.set_probes(readings);
                 }
                 near
@@ -299,10 +300,10 @@ impl Learned {
     /// where it has one (docs/routing.md): it is trained only where requests ask for one
     /// entry each (`Settings::network`) and every text had a vector, so having one is
     /// where it is asked. This is its share in ranking the entries; in how sure the
-    /// router is of the best it has `HEAD_SHARE` (see there).
+    /// router is of the best it has [`Self::network_sure_share`].
     pub fn network_share(&self) -> Option<f32> {
         let share = if self.words_near.is_some() {
-            HEAD_SHARE
+            WORDS_HEAD_SHARE
         } else {
             ENCODER_HEAD_SHARE
         };
@@ -310,9 +311,15 @@ impl Learned {
     }
 
     /// The share of the router's probability a network gives in how sure the router is
-    /// of its best entry, where it has one (`HEAD_SHARE`).
+    /// of its best entry, where it has one (`HEAD_SHARE`; over the static word vectors
+    /// the share it ranks with).
     pub fn network_sure_share(&self) -> Option<f32> {
-        self.model.has_head().then_some(HEAD_SHARE)
+        let share = if self.words_near.is_some() {
+            WORDS_HEAD_SHARE
+        } else {
+            HEAD_SHARE
+        };
+        self.model.has_head().then_some(share)
     }
 
     /// Whether the router reads the static word vectors (no encoder; requests for one

@@ -8,13 +8,15 @@
 //! that "fare" and "flight" are near, which n-grams cannot: the trained router reads it
 //! beside them. [`sentences`] holds the same pieces fitted so that a sentence's mean
 //! comes near the model's vector for the whole sentence (`scripts/wordvec/learn.py`);
-//! zero-shot routing compares descriptions with it. [`wordpiece`] splits text the way the
-//! model's tokenizer does; [`table`] reads the file format; [`centre`] takes what a set
-//! of texts shares out of their vectors.
+//! zero-shot routing compares descriptions with it. [`contexts`] holds each piece as the
+//! model reads it inside requests (`scripts/wordvec/contexts.py`); the trained router's
+//! network reads that one. [`wordpiece`] splits text the way the model's tokenizer does;
+//! [`table`] reads the file format; [`centre`] takes what a set of texts shares out of
+//! their vectors.
 
 pub mod centre;
 pub mod table;
 pub mod wordpiece;
 
 pub use centre::{Centre, unit};
-pub use table::{TableError, WordVectors, builtin, sentences};
+pub use table::{TableError, WordVectors, builtin, contexts, sentences};

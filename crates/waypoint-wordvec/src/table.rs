@@ -16,6 +16,8 @@ const FORMAT: u32 = 1;
 static BUILTIN_BYTES: &[u8] = include_bytes!("../data/minilm-l6-static.bin");
 /// The same pieces fitted to the model's sentence vectors by `scripts/wordvec/learn.py`.
 static SENTENCES_BYTES: &[u8] = include_bytes!("../data/minilm-l6-sentences.bin");
+/// The same pieces as the model reads them in requests, by `scripts/wordvec/contexts.py`.
+static CONTEXTS_BYTES: &[u8] = include_bytes!("../data/minilm-l6-contexts.bin");
 
 /// A table file that cannot be read, and where.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -56,6 +58,16 @@ pub fn builtin() -> &'static WordVectors {
 pub fn sentences() -> &'static WordVectors {
     static TABLE: OnceLock<WordVectors> = OnceLock::new();
     TABLE.get_or_init(|| read_builtin(SENTENCES_BYTES))
+}
+
+/// The built-in table of the pieces in context, read on first use: each piece's row the
+/// mean of the model's outputs for it across a corpus of requests, so a piece that means
+/// one thing in requests ("book" a table) is not the piece of every sense. Sentences
+/// are told apart by it better than by the pieces alone, which is what the trained
+/// router's network learns from (docs/routing.md, "Static word vectors").
+pub fn contexts() -> &'static WordVectors {
+    static TABLE: OnceLock<WordVectors> = OnceLock::new();
+    TABLE.get_or_init(|| read_builtin(CONTEXTS_BYTES))
 }
 
 fn read_builtin(bytes: &'static [u8]) -> WordVectors {

@@ -1,13 +1,17 @@
 //! The built-in tables as shipped: readable, and closer for related words than unrelated.
 
-use waypoint_wordvec::{WordVectors, builtin, sentences};
+use waypoint_wordvec::{WordVectors, builtin, contexts, sentences};
 
 fn cos(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-fn tables() -> [(&'static str, &'static WordVectors); 2] {
-    [("builtin", builtin()), ("sentences", sentences())]
+fn tables() -> [(&'static str, &'static WordVectors); 3] {
+    [
+        ("builtin", builtin()),
+        ("sentences", sentences()),
+        ("contexts", contexts()),
+    ]
 }
 
 #[test]
@@ -35,9 +39,11 @@ fn related_requests_are_closer_than_unrelated_ones() {
 }
 
 #[test]
-fn the_sentence_table_is_a_different_table() {
+fn the_sentence_and_context_tables_are_different_tables() {
     let text = "book a table for two tonight";
     assert_ne!(builtin().sentence(text), sentences().sentence(text));
+    assert_ne!(builtin().sentence(text), contexts().sentence(text));
+    assert_ne!(sentences().sentence(text), contexts().sentence(text));
 }
 
 proptest::proptest! {
