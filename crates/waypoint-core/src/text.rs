@@ -23,7 +23,7 @@ pub struct Token {
     /// Byte range in the original text.
     pub start: usize,
     pub end: usize,
-    /// Looks like a code identifier (`CommandRouter`, `token_manager`).
+    /// Looks like a code identifier (`CommandRouter`, `token_manager`, `unwrap()`).
     pub identifier: bool,
     /// Capitalised mid-sentence: a name (`Lisbon`, `Agent`), maybe a symbol.
     pub proper: bool,
@@ -339,7 +339,10 @@ pub fn tokenize(text: &str, values: &[(usize, usize)], synonyms: &Synonyms) -> V
         let raw = &text[start..end];
         let lower = raw.to_lowercase().replace('’', "'");
         let at_start = start == 0 || sentence_start(bytes, start);
-        let identifier = looks_like_identifier(raw);
+        // A word written as a call ("unwrap()", "parse_args()") names code: the function,
+        // without its parentheses, which a symbol's definition does not write that way.
+        let call = text[end..].starts_with("()") && raw.chars().any(char::is_alphabetic);
+        let identifier = call || looks_like_identifier(raw);
         let proper = !identifier
             && !at_start
             && raw.chars().count() >= 2
@@ -531,5 +534,22 @@ mod tests {
             .map(|t| t.form.as_str())
             .collect();
         assert_eq!(ids, ["commandrouter", "token_manager"]);
+    }
+
+    #[test]
+    fn a_word_written_as_a_call_is_an_identifier() {
+        let text = "grep the codebase for unwrap() and (maybe) 42()";
+        let toks = tokenize(text, &[], &Synonyms::default());
+        let ids: Vec<_> = toks
+            .iter()
+            .filter(|t| t.identifier)
+            .map(|t| &text[t.start..t.end])
+            .collect();
+        assert_eq!(
+            ids,
+            ["unwrap"],
+            "a number is no call, a parenthesis alone no code"
+        );
+        assert!(toks.iter().any(|t| t.form == "maybe" && !t.identifier));
     }
 }

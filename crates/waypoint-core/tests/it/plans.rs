@@ -211,3 +211,19 @@ fn putting_something_into_a_language_is_translating_it() {
     // "put" is the verb, not part of what is translated.
     assert!(!step.args["text"].to_string().contains("put"));
 }
+
+#[test]
+fn a_word_written_as_a_call_is_the_code_it_names() {
+    use crate::engine;
+    let plan = engine()
+        .plan("grep the codebase for unwrap()", None)
+        .unwrap();
+    let step = &plan.steps()[0];
+    assert_eq!(step.tool, "grep");
+    assert_eq!(
+        step.args["pattern"], "unwrap",
+        "not a question for the pattern"
+    );
+    let plan = engine().plan("where is parse_args() called", None).unwrap();
+    assert_eq!(plan.steps()[0].args["name"], "parse_args");
+}
