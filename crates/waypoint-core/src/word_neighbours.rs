@@ -43,7 +43,6 @@ pub(crate) struct WordNeighbours {
     rows: QuantRows,
     /// Per entry with requests: its index in the route index and its rows in `rows`.
     spans: Vec<(u32, std::ops::Range<usize>)>,
-    scale: Scale,
     /// Where a network learns from the requests: the same requests' mean in the table it
     /// reads ([`waypoint_wordvec::contexts`]).
     network: Option<Centre>,
@@ -72,7 +71,6 @@ impl WordNeighbours {
             voting.iter().filter_map(|&i| vectors[i].as_deref()),
             table.dims(),
         );
-        let scale = if network { SCALE } else { EXAMPLES_SCALE };
         let (network, readings) = if network {
             let table = waypoint_wordvec::contexts();
             let (centre, vectors) = centred(sentences(table, set), &per_class, table.dims());
@@ -89,7 +87,6 @@ impl WordNeighbours {
                 centre,
                 rows,
                 spans,
-                scale,
                 network,
             },
             readings,
@@ -108,14 +105,23 @@ impl WordNeighbours {
     }
 
     /// `(entry, score)` for every entry with a score above zero: the mean cosine of its
-    /// [`NEIGHBOURS`] requests closest to the text, on its scale.
+    /// [`NEIGHBOURS`] requests closest to the text, on [`Self::scale`].
     pub(crate) fn scores(&self, text: &str) -> Vec<(u32, f32)> {
         let Some(mut v) = waypoint_wordvec::builtin().sentence(text) else {
             return Vec::new();
         };
         self.centre.apply(&mut v);
         let cosines = self.rows.dots(&v);
-        vote::<NEIGHBOURS>(&cosines, &self.spans, self.scale)
+        vote::<NEIGHBOURS>(&cosines, &self.spans, self.scale())
+    }
+
+    /// The vote's cosine scale: [`SCALE`] beside a network, else [`EXAMPLES_SCALE`].
+    fn scale(&self) -> Scale {
+        if self.network.is_some() {
+            SCALE
+        } else {
+            EXAMPLES_SCALE
+        }
     }
 }
 
@@ -204,12 +210,12 @@ mod tests {
         let (near, readings) = WordNeighbours::with_readings(&set, &[0, 1], false).unwrap();
         assert!(readings.is_none());
         assert!(near.reading("what is my balance").is_none());
-        assert_eq!(near.scale, EXAMPLES_SCALE);
+        assert_eq!(near.scale(), EXAMPLES_SCALE);
 
         let (near, readings) = WordNeighbours::with_readings(&set, &[0, 1], true).unwrap();
         let readings = readings.expect("one reading per example");
         assert_eq!(readings.len(), 2);
-        assert_eq!(near.scale, SCALE);
+        assert_eq!(near.scale(), SCALE);
         let read = near
             .reading("what is my account balance")
             .expect("known words");
