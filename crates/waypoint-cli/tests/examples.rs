@@ -89,3 +89,23 @@ fn a_fix_takes_what_was_read_and_a_missing_tool_is_a_gap() {
 fn a_folder_called_something_is_its_path() {
     insta::assert_snapshot!(plan("make a folder called reports", Some(MCP)));
 }
+
+#[test]
+fn what_is_looked_for_is_not_made() {
+    // "any" after "look for" asks whether such files exist: no directory is to be made.
+    let o = waypoint(&[
+        "route",
+        "look for any .env files under the project",
+        "--catalog",
+        MCP,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let clause = &v["clauses"][0];
+    let ranked: Vec<&str> = std::iter::once(&clause["recommendation"])
+        .chain(clause["alternatives"].as_array().into_iter().flatten())
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    assert_eq!(ranked.first(), Some(&"fs.search_files"), "{ranked:?}");
+}

@@ -277,16 +277,18 @@ impl RouteIndex {
         // lookup ("find a play") asks for something that exists, whatever it is.
         // A verb that changes something ("*add* a retry to the fetch loop") makes a part of
         // what it changes, whatever the article.
+        let (head_looks_up, looks_up) = lookup_asked(tokens, hints, lex);
         let asks_to_make = matches!(hints.article, Some(Article::New))
             && hints.intent != Some(lex.articles.existing_intent.as_str())
             && (hints.intent == Some(lex.articles.new_intent.as_str())
-                || hints
-                    .head_verb
-                    .is_some_and(|h| !lex.lookup_verbs.contains(&tokens[h].key)));
+                || hints.head_verb.is_some() && !head_looks_up);
         let change = ChangeAsked::of(tokens, hints, lex);
         let asked = self.asked_kind(tokens, hints, &touched, lex);
-        let asked_age =
-            (object_key.zip(hints.article)).filter(|(k, _)| self.aged_apart.contains(*k));
+        // Nor does a lookup's article ask for a new one ("look for *any* .env files"):
+        // what is looked for exists or is not found, never made.
+        let new_looked_up = matches!(hints.article, Some(Article::New)) && looks_up;
+        let asked_age = (object_key.zip(hints.article))
+            .filter(|(k, _)| self.aged_apart.contains(*k) && !new_looked_up);
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
         for &doc in &touched {
             let Some(d) = self.docs.get(doc as usize) else {
@@ -309,7 +311,7 @@ impl RouteIndex {
             let destroys_not = hints.destructive && !d.destructive();
             let fit = HintFit {
                 intent: !(destroys_not || lacks_object && light_verb),
-                article: !lacks_object && !verb_decides && !destroys_not,
+                article: !lacks_object && !verb_decides && !destroys_not && !new_looked_up,
                 kind: object_kind.filter(|k| self.has_word(doc, k)),
             };
             let mut bonus = hint_bonus(d, doc, hints, lex, &mut reasons, fit);
@@ -710,6 +712,16 @@ struct HintFit<'l> {
     /// The kind of thing the object is, when the entry's words name it and no entry
     /// names the object itself (`RouteIndex::kind_of`).
     pub(super) kind: Option<&'l str>,
+}
+
+/// Whether the clause looks something up: by its head verb (`lookup_verbs` in the
+/// vocabulary), and by its head verb or its goal's intent ("look for" locates).
+fn lookup_asked(tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> (bool, bool) {
+    let by_verb = (hints.head_verb)
+        .and_then(|h| tokens.get(h))
+        .is_some_and(|t| lex.lookup_verbs.contains(&t.key));
+    let by_intent = (hints.intent).is_some_and(|i| lex.lookup_verbs.contains(&lex.synonyms.key(i)));
+    (by_verb, by_verb || by_intent)
 }
 
 /// The bonus from what is known beyond the words: the goal's intent, whether the
