@@ -277,16 +277,14 @@ impl RouteIndex {
         // lookup ("find a play") asks for something that exists, whatever it is.
         // A verb that changes something ("*add* a retry to the fetch loop") makes a part of
         // what it changes, whatever the article.
-        let (head_looks_up, looks_up) = lookup_asked(tokens, hints, lex);
+        let head_looks_up = head_looks_up(tokens, hints, lex);
         let asks_to_make = matches!(hints.article, Some(Article::New))
             && hints.intent != Some(lex.articles.existing_intent.as_str())
             && (hints.intent == Some(lex.articles.new_intent.as_str())
-                || hints.head_verb.is_some() && !head_looks_up);
+                || head_looks_up == Some(false));
         let change = ChangeAsked::of(tokens, hints, lex);
         let asked = self.asked_kind(tokens, hints, &touched, lex);
-        // Nor does a lookup's article ask for a new one ("look for *any* .env files"):
-        // what is looked for exists or is not found, never made.
-        let new_looked_up = matches!(hints.article, Some(Article::New)) && looks_up;
+        let new_looked_up = new_looked_up(hints, head_looks_up, lex);
         let asked_age = (object_key.zip(hints.article))
             .filter(|(k, _)| self.aged_apart.contains(*k) && !new_looked_up);
         let mut scored: Vec<(f64, u32)> = Vec::with_capacity(touched.len());
@@ -714,14 +712,21 @@ struct HintFit<'l> {
     pub(super) kind: Option<&'l str>,
 }
 
-/// Whether the clause looks something up: by its head verb (`lookup_verbs` in the
-/// vocabulary), and by its head verb or its goal's intent ("look for" locates).
-fn lookup_asked(tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> (bool, bool) {
-    let by_verb = (hints.head_verb)
+/// Whether the clause's head verb looks something up (`lookup_verbs` in the
+/// vocabulary); `None` without a head verb.
+fn head_looks_up(tokens: &[Token], hints: &Hints<'_>, lex: &Lexicon) -> Option<bool> {
+    (hints.head_verb)
         .and_then(|h| tokens.get(h))
-        .is_some_and(|t| lex.lookup_verbs.contains(&t.key));
-    let by_intent = (hints.intent).is_some_and(|i| lex.lookup_verbs.contains(&lex.synonyms.key(i)));
-    (by_verb, by_verb || by_intent)
+        .map(|t| lex.lookup_verbs.contains(&t.key))
+}
+
+/// Whether the clause's article asks for a new one where the clause looks it up, by its
+/// head verb or its goal's intent ("look for *any* .env files" locates): what is looked
+/// for exists or is not found, never made, so the article speaks for no entry.
+fn new_looked_up(hints: &Hints<'_>, head_looks_up: Option<bool>, lex: &Lexicon) -> bool {
+    let looks_up = |intent: &str| lex.lookup_verbs.contains(&lex.synonyms.key(intent));
+    matches!(hints.article, Some(Article::New))
+        && (head_looks_up == Some(true) || hints.intent.is_some_and(looks_up))
 }
 
 /// The bonus from what is known beyond the words: the goal's intent, whether the

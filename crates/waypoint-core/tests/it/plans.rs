@@ -184,7 +184,6 @@ fn a_named_text_file_is_read_before_a_tool_that_takes_text() {
 
 #[test]
 fn a_file_the_verb_acts_on_is_not_for_an_entry_that_acts_on_something_else() {
-    use crate::engine;
     let plan = engine()
         .plan("update the Makefile to add a lint target", None)
         .unwrap();
@@ -201,7 +200,6 @@ fn a_file_the_verb_acts_on_is_not_for_an_entry_that_acts_on_something_else() {
 
 #[test]
 fn putting_something_into_a_language_is_translating_it() {
-    use crate::engine;
     let plan = engine()
         .plan("put this paragraph into German", None)
         .unwrap();
@@ -214,7 +212,6 @@ fn putting_something_into_a_language_is_translating_it() {
 
 #[test]
 fn a_word_written_as_a_call_is_the_code_it_names() {
-    use crate::engine;
     let plan = engine()
         .plan("grep the codebase for unwrap()", None)
         .unwrap();
