@@ -21,8 +21,8 @@ mod phrase;
 mod raw;
 mod rules;
 
-use phrase::compile_phrases;
 pub use phrase::{Concept, Concepts, Phrase};
+use phrase::{compile_intent_phrases, compile_phrases};
 pub(crate) use raw::forms;
 use raw::{Raw, attached_units, concepts, extend, lower, one_word_cues, stems, units};
 pub use rules::{
@@ -160,7 +160,8 @@ impl Lexicon {
                 .map(|w| synonyms.key(&w.to_lowercase()))
                 .collect()
         };
-        let (mut intents, mut entities) = concepts(&raw, &phrases);
+        let intent_phrases = |list: &[String]| compile_intent_phrases(list, &synonyms);
+        let (mut intents, mut entities) = concepts(&raw, &intent_phrases, &phrases);
         extend(&mut intents, &catalog.lexicon().intents, &synonyms);
         extend(&mut entities, &catalog.lexicon().entities, &synonyms);
 
@@ -697,6 +698,28 @@ mod tests {
         assert!(!p.matches_at(&lex.tokenize("change", &[]), 0));
         let q = Phrase::compile("change", &lex.synonyms).unwrap();
         assert!(q.matches_at(&lex.tokenize("changing", &[]), 0));
+    }
+
+    #[test]
+    fn an_intents_word_stands_for_its_group_only_where_the_intent_says_the_groups_own() {
+        let lex = lexicon();
+        let starts = |intent: &str, text: &str| {
+            let tokens = lex.tokenize(text, &[]);
+            let concept = lex.intent(intent).expect("a built-in intent");
+            concept
+                .phrases
+                .iter()
+                .any(|p| p.find_all(&tokens).next().is_some())
+        };
+        // `create` says "draw", a word of the `image` group, but never "image".
+        assert!(starts("create", "draw a cat"));
+        assert!(!starts(
+            "create",
+            "a high level picture of how this repo is organized"
+        ));
+        assert!(!starts("create", "show me the photo"));
+        // `remember` says "remember", its group's own word: "stash" is one of it.
+        assert!(starts("remember", "stash my wifi password"));
     }
 
     #[test]

@@ -4,11 +4,13 @@
 use crate::hash::HashMap;
 use crate::text::{Synonyms, Token, tokenize};
 
-/// One word of a phrase: a stem key, or an exact form (written `=word`).
+/// One word of a phrase: a stem key, an exact form (written `=word`), or the stem of the
+/// word itself, not its synonym group's ([`compile_intent_phrases`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Term {
     Key(String),
     Form(String),
+    Stem(String),
 }
 
 /// A short multi-word pattern matched on consecutive tokens.
@@ -20,6 +22,16 @@ pub struct Phrase {
 
 impl Phrase {
     pub(super) fn compile(text: &str, synonyms: &Synonyms) -> Option<Self> {
+        Self::compile_within(text, synonyms, |_| true)
+    }
+
+    /// [`Phrase::compile`], where a word that is not its synonym group's own word stands
+    /// for the group only where `for_group` says so of the group's key.
+    fn compile_within(
+        text: &str,
+        synonyms: &Synonyms,
+        for_group: impl Fn(&str) -> bool,
+    ) -> Option<Self> {
         let terms: Vec<Term> = text
             .split_whitespace()
             .flat_map(|w| {
@@ -28,7 +40,13 @@ impl Phrase {
                 } else {
                     tokenize(w, &[], synonyms)
                         .into_iter()
-                        .map(|t| Term::Key(t.key))
+                        .map(|t| {
+                            if t.key == t.stem || for_group(&t.key) {
+                                Term::Key(t.key)
+                            } else {
+                                Term::Stem(t.stem)
+                            }
+                        })
                         .collect()
                 }
             })
@@ -87,6 +105,7 @@ pub(super) fn term_matches(term: &Term, tok: &Token) -> bool {
     match term {
         Term::Key(k) => *k == tok.key,
         Term::Form(f) => *f == tok.form,
+        Term::Stem(s) => *s == tok.stem,
     }
 }
 
@@ -107,20 +126,23 @@ pub struct Concept {
 #[derive(Debug, Clone, Default)]
 pub struct Concepts {
     pub(super) list: Vec<Concept>,
-    /// First term of a phrase (a key or an exact form) → the concepts it starts.
+    /// First term of a phrase (a key, an exact form or a stem) → the concepts it starts.
     pub(super) by_key: HashMap<String, Vec<usize>>,
     pub(super) by_form: HashMap<String, Vec<usize>>,
+    pub(super) by_stem: HashMap<String, Vec<usize>>,
 }
 
 impl Concepts {
     pub fn new(list: Vec<Concept>) -> Self {
         let mut by_key: HashMap<String, Vec<usize>> = HashMap::default();
         let mut by_form: HashMap<String, Vec<usize>> = HashMap::default();
+        let mut by_stem: HashMap<String, Vec<usize>> = HashMap::default();
         for (i, c) in list.iter().enumerate() {
             for p in &c.phrases {
                 let (map, word) = match p.terms.first() {
                     Some(Term::Key(k)) => (&mut by_key, k),
                     Some(Term::Form(f)) => (&mut by_form, f),
+                    Some(Term::Stem(s)) => (&mut by_stem, s),
                     None => continue,
                 };
                 let starts = map.entry(word.clone()).or_default();
@@ -133,6 +155,7 @@ impl Concepts {
             list,
             by_key,
             by_form,
+            by_stem,
         }
     }
 
@@ -141,7 +164,11 @@ impl Concepts {
     pub fn starting_in<'a>(&'a self, tokens: &[Token]) -> impl Iterator<Item = &'a Concept> + 'a {
         let mut hit = vec![false; self.list.len()];
         for t in tokens.iter().filter(|t| !t.value) {
-            let starts = [self.by_key.get(&t.key), self.by_form.get(&t.form)];
+            let starts = [
+                self.by_key.get(&t.key),
+                self.by_form.get(&t.form),
+                self.by_stem.get(&t.stem),
+            ];
             for &i in starts.into_iter().flatten().flatten() {
                 hit[i] = true;
             }
@@ -163,13 +190,38 @@ impl std::ops::Deref for Concepts {
 
 /// Phrases compiled against the synonyms, each once: synonyms can make two phrases one.
 pub(super) fn compile_phrases(list: &[String], synonyms: &Synonyms) -> Vec<Phrase> {
+    unique(list.iter().filter_map(|p| Phrase::compile(p, synonyms)))
+}
+
+/// The phrases, each once (by what they match).
+fn unique(phrases: impl Iterator<Item = Phrase>) -> Vec<Phrase> {
     let mut out: Vec<Phrase> = Vec::new();
-    for p in list.iter().filter_map(|p| Phrase::compile(p, synonyms)) {
+    for p in phrases {
         if !out.iter().any(|q| q.terms == p.terms) {
             out.push(p);
         }
     }
     out
+}
+
+/// An intent's phrases, each once. A word of a synonym group stands for the whole group
+/// only where one of the intent's phrases says the group's own word: `remember` says
+/// "remember", so its "save" finds "stash" too; `create` says "draw" but never "image",
+/// so there "draw" is "draw" alone, and the nouns of its group ("a high level *picture*
+/// of how this repo is organized") ask to make nothing.
+pub(super) fn compile_intent_phrases(list: &[String], synonyms: &Synonyms) -> Vec<Phrase> {
+    let said: Vec<String> = list
+        .iter()
+        .flat_map(|p| p.split_whitespace())
+        .filter(|w| !w.starts_with('='))
+        .flat_map(|w| tokenize(w, &[], synonyms))
+        .filter(|t| t.key == t.stem)
+        .map(|t| t.key)
+        .collect();
+    unique(
+        list.iter()
+            .filter_map(|p| Phrase::compile_within(p, synonyms, |k| said.iter().any(|s| s == k))),
+    )
 }
 
 impl Phrase {

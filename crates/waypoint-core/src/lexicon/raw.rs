@@ -262,6 +262,7 @@ pub(super) fn lower(list: &[String]) -> Vec<String> {
 /// The built-in intents and entities, compiled.
 pub(super) fn concepts(
     raw: &Raw,
+    intent_phrases: &dyn Fn(&[String]) -> Vec<Phrase>,
     phrases: &dyn Fn(&[String]) -> Vec<Phrase>,
 ) -> (Vec<Concept>, Vec<Concept>) {
     let intents: Vec<Concept> = raw
@@ -269,7 +270,7 @@ pub(super) fn concepts(
         .iter()
         .map(|(name, i)| Concept {
             name: name.clone(),
-            phrases: phrases(&i.phrases),
+            phrases: intent_phrases(&i.phrases),
             artifact: i.artifact.clone(),
             default_entity: i.default_entity.clone(),
             named_entity: i.named_entity.clone(),

@@ -314,6 +314,17 @@ fn evidence_rules_pick_deterministic_tools_in_order() {
 }
 
 #[test]
+fn a_picture_of_how_something_is_organized_asks_to_make_nothing() {
+    // "picture" is a word of the `image` group, as `create`'s "draw" is; it is no verb
+    // of making (docs/architecture.md, "Vocabulary is data").
+    assert_eq!(
+        tools("give me a high level picture of how this repo is organized"),
+        ["repo_discovery", "read_file"]
+    );
+    assert_eq!(tools("draw a picture of a lighthouse"), ["image_generate"]);
+}
+
+#[test]
 fn a_clause_asking_to_hear_how_the_step_before_went_adds_no_step() {
     // The review is what "tell me what could be better" asks for; "let me know" and "tell
     // me if it passes" ask for the tests' outcome.
