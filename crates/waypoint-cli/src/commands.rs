@@ -369,9 +369,16 @@ fn print_understanding(u: &Understanding) -> Result<()> {
             c.span.start,
             c.span.end
         )?;
-        if c.role == waypoint_protocol::ClauseRole::Context {
-            writeln!(out, "   context (material for the other clauses)")?;
-            continue;
+        match c.role {
+            waypoint_protocol::ClauseRole::Context => {
+                writeln!(out, "   context (material for the other clauses)")?;
+                continue;
+            }
+            waypoint_protocol::ClauseRole::Declined => {
+                writeln!(out, "   declined (says what not to do: no step)")?;
+                continue;
+            }
+            waypoint_protocol::ClauseRole::Action => {}
         }
         if let Some(g) = goals.next() {
             writeln!(

@@ -187,12 +187,16 @@ impl Engine {
         }
         let analysis = {
             let _span = tracing::info_span!("understand").entered();
+            // Where labelled requests lead routing, they say what a request that only
+            // rules something out means.
+            let taught_leads = self.index.learned().is_some_and(|l| l.leads());
             understand(
                 request,
                 context,
                 &self.lexicon,
                 &self.extractor,
                 self.catalog.evidence(),
+                !taught_leads,
             )
         };
         // With a sentence encoder, every action clause is encoded in one batch up front,

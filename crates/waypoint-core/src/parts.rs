@@ -131,7 +131,7 @@ fn decode(bytes: &[u8], key: &[u8; 32], set: &TrainingSet) -> Option<Vec<Part>> 
 fn atoms(request: &str, lex: &Lexicon) -> Vec<(usize, usize)> {
     let tokens = lex.tokenize(request, &[]);
     let mut out = Vec::new();
-    for seg in segment(request, &tokens, lex) {
+    for seg in segment(request, &tokens, lex, false) {
         let toks = &seg.tokens;
         // Each joint ends the piece before it; the clause's last token ends the last one.
         let ends = seg

@@ -26,7 +26,11 @@ pub struct Segment {
 }
 
 /// Splits the request's tokens into clauses. `text` is the original request.
-pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
+/// `declined_alone`: whether a request whose every clause says what not to do is read
+/// so (no step). Where labelled requests lead routing, they say what such a request
+/// means instead: CLINC150 teaches "don't sync with my phone anymore" as a request to
+/// change how syncing works.
+pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon, declined_alone: bool) -> Vec<Segment> {
     // Where a numbered item ("2." or "b)" opening a line) starts: its order is the list's.
     let numbered: Vec<usize> = tokens
         .windows(2)
@@ -81,13 +85,17 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon) -> Vec<Segment> {
             || after_comma[i] && lex.describing.iter().any(|p| p.matches_at(toks, 0))
     };
     let all_context = (segments.iter().enumerate()).all(|(i, (toks, _))| presents(i, toks));
+    let declines = |toks: &[Token]| lex.declines(toks, past_fillers(toks, 0, lex));
+    let all_declined = segments.iter().all(|(toks, _)| declines(toks));
     segments
         .into_iter()
         .enumerate()
         .map(|(index, (toks, follows))| {
             let start = toks.first().map_or(0, |t| t.start);
             let end = toks.last().map_or(0, |t| closing_quote_end(text, t));
-            let role = if !all_context && presents(index, &toks) {
+            let role = if declines(&toks) && (declined_alone || !all_declined) {
+                ClauseRole::Declined
+            } else if !all_context && presents(index, &toks) {
                 ClauseRole::Context
             } else {
                 ClauseRole::Action
@@ -245,6 +253,18 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
                 || current.first().is_some_and(|t| lex.opens_question(t))
                 || opens_presenting(&current, lex)
         };
+        // "run the tests *but* don't commit": a clause that declines something ends the
+        // one before it, however that one ends.
+        if lex.declining.joints.contains(&tok.form)
+            && !current.is_empty()
+            && lex.declines(run, past_fillers(run, i + 1, lex))
+        {
+            flush(&mut current, &mut follows, out);
+            head_verb = None;
+            in_relative = false;
+            i += 1;
+            continue;
+        }
         if let Some(next) = joint_at(text, run, i)
             && asks()
             && (!in_relative
@@ -501,5 +521,35 @@ fn starts_action(run: &[Token], at: usize, lex: &Lexicon) -> bool {
 fn flush(current: &mut Vec<Token>, follows: &mut bool, out: &mut Vec<(Vec<Token>, bool)>) {
     if !current.is_empty() {
         out.push((std::mem::take(current), std::mem::take(follows)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use waypoint_protocol::ClauseRole;
+
+    use super::segment;
+    use crate::lexicon::Lexicon;
+
+    fn roles(request: &str, declined_alone: bool) -> Vec<ClauseRole> {
+        let lex = Lexicon::for_catalog(&waypoint_catalog::Catalog::default()).unwrap();
+        let tokens = lex.tokenize(request, &[]);
+        (segment(request, &tokens, &lex, declined_alone).into_iter())
+            .map(|s| s.clause.role)
+            .collect()
+    }
+
+    #[test]
+    fn a_request_that_only_declines_is_read_as_the_caller_says() {
+        let alone = "don't sync with my phone anymore";
+        assert_eq!(roles(alone, true), [ClauseRole::Declined]);
+        assert_eq!(roles(alone, false), [ClauseRole::Action]);
+        // Beside a request, a declining clause declines either way.
+        for declined_alone in [true, false] {
+            assert_eq!(
+                roles("run the tests but don't commit", declined_alone),
+                [ClauseRole::Action, ClauseRole::Declined]
+            );
+        }
     }
 }

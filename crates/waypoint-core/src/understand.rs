@@ -42,6 +42,16 @@ impl ClauseAnalysis {
         self.segment.clause.role == ClauseRole::Action
     }
 
+    /// Whether the clause says what not to do: it neither asks nor gives.
+    pub fn declined(&self) -> bool {
+        self.segment.clause.role == ClauseRole::Declined
+    }
+
+    /// Whether the clause presents material the other clauses' steps may take.
+    pub fn is_context(&self) -> bool {
+        self.segment.clause.role == ClauseRole::Context
+    }
+
     /// The clause text after its head verb: what the verb acts on.
     pub fn object_text(&self, request: &str) -> Option<String> {
         let toks = self.tokens();
@@ -100,13 +110,15 @@ impl Analysis {
     }
 }
 
-/// Understands `request`; `context` is the caller's optional payload.
+/// Understands `request`; `context` is the caller's optional payload; `declined_alone`
+/// as [`segment`] takes it.
 pub fn understand(
     request: &str,
     context: Option<&serde_json::Value>,
     lex: &Lexicon,
     extractor: &Extractor,
     evidence: &[EvidenceRule],
+    declined_alone: bool,
 ) -> Analysis {
     let found = extractor.find(request);
     let mut extracted = Extracted::default();
@@ -123,7 +135,7 @@ pub fn understand(
         .map(|f| (f.start, f.end))
         .collect();
     let tokens = lex.tokenize(request, &masked);
-    let segments = segment(request, &tokens, lex);
+    let segments = segment(request, &tokens, lex, declined_alone);
 
     let mut clauses = Vec::with_capacity(segments.len());
     let mut goals = Vec::new();

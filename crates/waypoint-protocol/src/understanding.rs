@@ -10,7 +10,8 @@ pub struct TextSpan {
     pub end: usize,
 }
 
-/// Whether a clause asks for something or only supplies material for other clauses.
+/// Whether a clause asks for something, only supplies material for other clauses, or
+/// says what not to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ClauseRole {
@@ -19,6 +20,9 @@ pub enum ClauseRole {
     Action,
     /// Presents material ("here's the announcement"): it feeds args, gets no step.
     Context,
+    /// Says what not to do ("… but don't commit", "commit nothing"): it gets no step and
+    /// feeds nothing.
+    Declined,
 }
 
 /// One intent-bearing part of a request.

@@ -464,7 +464,7 @@ fn fill_slots(tool: &Tool, specs: &[ArgSpec], inputs: &Inputs<'_>, lex: &Lexicon
         .earlier
         .iter()
         .chain(inputs.later)
-        .filter(|c| !c.is_action())
+        .filter(|c| c.is_context())
         .chain(inputs.sharing)
         .flat_map(|c| self::pieces(c, inputs.request, lex))
         // What a person presents: files, addresses, ids — not a count or a date that

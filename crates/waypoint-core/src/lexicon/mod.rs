@@ -26,8 +26,8 @@ use phrase::{compile_intent_phrases, compile_phrases};
 pub(crate) use raw::forms;
 use raw::{Raw, attached_units, concepts, extend, lower, one_word_cues, stems, units};
 pub use rules::{
-    ArgCue, Article, Articles, Calendar, End, FileType, QuestionRule, Range, ReportBack, Situation,
-    Unit, WordClasses,
+    ArgCue, Article, Articles, Calendar, Declining, End, FileType, QuestionRule, Range, ReportBack,
+    Situation, Unit, WordClasses,
 };
 
 const BUILTIN: &str = include_str!("../../data/lexicon.yaml");
@@ -54,6 +54,9 @@ pub struct Lexicon {
     /// Clauses that ask to hear how the step before them went ("… and tell me what could
     /// be better", "… and let me know"); see [`Lexicon::reports_back`].
     pub report_back: ReportBack,
+    /// Clauses that say what not to do ("… but don't commit"); see
+    /// [`Lexicon::declines`].
+    pub declining: Declining,
     pub situation: Situation,
     /// Keys of the verbs a finder is named for (`search_movie`).
     pub lookup_verbs: HashSet<String>,
@@ -177,6 +180,7 @@ impl Lexicon {
             presentational: exact(&raw.presentational),
             background: exact(&raw.background),
             report_back: ReportBack::compile(&raw.report_back),
+            declining: Declining::compile(&raw.declining),
             situation: Situation::compile(&raw.situation, &synonyms),
             lookup_verbs: raw.lookup_verbs.iter().map(|w| synonyms.key(w)).collect(),
             reading_verbs: raw.reading_verbs.iter().map(|w| synonyms.key(w)).collect(),
@@ -423,26 +427,53 @@ impl Lexicon {
 
     /// Whether a clause asks only to hear how the step before it went: an opening of
     /// `report_back`, then nothing, or (after a question word or a `lead_ins` word) a
-    /// pronoun or a modal that stands for that step's outcome. "tell me what the weather
-    /// is" names a thing of its own and is not.
+    /// pronoun, a modal or a word for an outcome ("the result") that stands for that
+    /// step's outcome; after a `showing` opening ("show me") no question word may come
+    /// first. "tell me what the weather is" names a thing of its own and is not.
     pub fn reports_back(&self, tokens: &[Token]) -> bool {
-        let Some(opening) = self
-            .report_back
-            .openings
-            .iter()
-            .find(|p| p.matches_at(tokens, 0))
-        else {
-            return false;
+        let rb = &self.report_back;
+        let longest = |phrases: &[Phrase]| {
+            (phrases.iter())
+                .filter(|p| p.matches_at(tokens, 0))
+                .map(Phrase::len)
+                .max()
         };
-        let mut rest = tokens.get(opening.len()..).unwrap_or_default();
+        let (opened, showing) = match longest(&rb.openings) {
+            Some(len) => (len, false),
+            None => match longest(&rb.showing) {
+                Some(len) => (len, true),
+                None => return false,
+            },
+        };
+        let mut rest = tokens.get(opened..).unwrap_or_default();
         if let Some((first, after)) = rest.split_first()
-            && (self.question_words.contains(&first.form)
-                || self.report_back.lead_ins.contains(&first.form))
+            && !showing
+            && (self.question_words.contains(&first.form) || rb.lead_ins.contains(&first.form))
         {
             rest = after;
         }
-        rest.first()
-            .is_none_or(|t| self.report_back.about_it.contains(&t.form))
+        let about_it = |t: &Token| rb.about_it.contains(&t.form);
+        // "… and show me *the* result": an article may come before the outcome's word.
+        if let [article, after @ ..] = rest
+            && self.is_determiner(article)
+            && after.first().is_some_and(about_it)
+        {
+            rest = after;
+        }
+        rest.first().is_none_or(about_it)
+    }
+
+    /// Whether a clause says what not to do, from its token `at` on: a `declining`
+    /// opening then a verb ("don't commit", read "do not commit"; "never push to main"),
+    /// or a verb then a declining object ("commit nothing"). Such a clause asks for no
+    /// step: planning it would do what the person ruled out.
+    pub fn declines(&self, tokens: &[Token], at: usize) -> bool {
+        let verb_at = |i: usize| tokens.get(i).is_some_and(|t| self.is_verb(t));
+        let opened = (self.declining.openings.iter())
+            .any(|p| p.matches_at(tokens, at) && verb_at(at + p.len()));
+        opened
+            || verb_at(at)
+                && (tokens.get(at + 1)).is_some_and(|t| self.declining.objects.contains(&t.form))
     }
 
     /// Whether a clause tells of the speaker's situation ("I'm a nurse moving to
@@ -676,6 +707,9 @@ mod tests {
             "tell me if it passes",
             "report back",
             "tell me how they went",
+            "show it to me",
+            "show me the result",
+            "tell me the outcome",
         ] {
             assert!(reports(yes), "{yes}");
         }
@@ -683,10 +717,37 @@ mod tests {
             "tell me what the weather is",
             "tell me the routing number",
             "show me what it says",
+            "show me what's in the folder",
+            "show me the logs",
             "order a coffee",
             "",
         ] {
             assert!(!reports(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_clause_declines_with_a_negated_verb_or_nothing_to_act_on() {
+        let lex = lexicon();
+        let declines = |text: &str| lex.declines(&lex.tokenize(text, &[]), 0);
+        for yes in [
+            "don't commit",
+            "do not push anything",
+            "never push to main",
+            "no need to email anyone",
+            "commit nothing",
+        ] {
+            assert!(declines(yes), "{yes}");
+        }
+        // A negation inside the clause, or one before no verb, rules nothing out here.
+        for no in [
+            "run the tests",
+            "what did not pass",
+            "not the slow ones",
+            "nothing",
+            "",
+        ] {
+            assert!(!declines(no), "{no}");
         }
     }
 

@@ -70,8 +70,17 @@ pub(super) struct RawSituation {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawReportBack {
     pub(super) openings: Vec<String>,
+    pub(super) showing: Vec<String>,
     pub(super) lead_ins: Vec<String>,
     pub(super) about_it: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDeclining {
+    pub(super) openings: Vec<String>,
+    pub(super) objects: Vec<String>,
+    pub(super) joints: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -94,6 +103,7 @@ pub(super) struct Raw {
     pub(super) relative_markers: Vec<String>,
     pub(super) presentational: Vec<String>,
     pub(super) background: Vec<String>,
+    pub(super) declining: RawDeclining,
     pub(super) report_back: RawReportBack,
     pub(super) situation: RawSituation,
     pub(super) lookup_verbs: Vec<String>,

@@ -10,7 +10,9 @@ use crate::hash::HashSet;
 use crate::text::{Synonyms, Token};
 
 use super::phrase::{Phrase, compile_phrases};
-use super::raw::{RawArgCue, RawArticles, RawQuestion, RawReportBack, RawSituation, forms, stems};
+use super::raw::{
+    RawArgCue, RawArticles, RawDeclining, RawQuestion, RawReportBack, RawSituation, forms, stems,
+};
 
 /// A question that turns the verbs of one intent into a request for another: an
 /// auxiliary beside a subject ("*did I* edit …", "what *do you* remember …").
@@ -50,6 +52,9 @@ impl QuestionRule {
 #[derive(Debug, Clone, Default)]
 pub struct ReportBack {
     pub openings: Vec<Phrase>,
+    /// Openings that report back only when the outcome's word follows at once ("show
+    /// it", not "show me what's in …").
+    pub showing: Vec<Phrase>,
     /// Forms that, like a question word, may come between the opening and what the
     /// answer is about ("tell me *if* it passes").
     pub lead_ins: HashSet<String>,
@@ -63,8 +68,34 @@ impl ReportBack {
             openings: (raw.openings.iter())
                 .filter_map(|p| Phrase::compile_exact(p))
                 .collect(),
+            showing: (raw.showing.iter())
+                .filter_map(|p| Phrase::compile_exact(p))
+                .collect(),
             lead_ins: forms(&raw.lead_ins),
             about_it: forms(&raw.about_it),
+        }
+    }
+}
+
+/// `declining` in the vocabulary: clauses that say what not to do.
+#[derive(Debug, Clone, Default)]
+pub struct Declining {
+    /// Words before a verb that decline it ("do not", "never").
+    pub openings: Vec<Phrase>,
+    /// Objects that leave the verb nothing to act on ("commit *nothing*").
+    pub objects: HashSet<String>,
+    /// Words that end the clause before a declining one ("… *but* don't commit").
+    pub joints: HashSet<String>,
+}
+
+impl Declining {
+    pub(super) fn compile(raw: &RawDeclining) -> Self {
+        Self {
+            openings: (raw.openings.iter())
+                .filter_map(|p| Phrase::compile_exact(p))
+                .collect(),
+            objects: forms(&raw.objects),
+            joints: forms(&raw.joints),
         }
     }
 }

@@ -312,24 +312,38 @@ impl Planner<'_> {
         if !of_accepted_kind {
             return;
         }
-        let reads = |id: &str| {
-            (self.index.own_words(id).iter())
-                .any(|w| self.lex.reading_verbs.contains(&self.lex.synonyms.key(w)))
-        };
-        let Some(reader) = self
-            .index
-            .takers(ExtractedKind::Paths)
-            .filter_map(|id| self.catalog.tool(id))
-            .find(|t| {
-                Harm::of(t.effects) == Harm::None && t.required().count() <= 1 && reads(&t.name)
-            })
-        else {
+        let Some(reader) = self.file_reader() else {
             return;
         };
         let why = format!("reads {} for `{}`", file.value, step.tool);
         let draft = self.new_draft(&reader.name, step.clause, step.score, why);
         drafts.insert(at, draft);
         drafts[at + 1].inputs.push(at);
+    }
+
+    /// The catalog's reader of files: a tool that takes a path, changes nothing, needs
+    /// nothing more and says it reads ("Read a file's contents").
+    fn file_reader(&self) -> Option<&waypoint_catalog::Tool> {
+        let reads = |id: &str| {
+            (self.index.own_words(id).iter())
+                .any(|w| self.lex.reading_verbs.contains(&self.lex.synonyms.key(w)))
+        };
+        self.index
+            .takers(ExtractedKind::Paths)
+            .filter_map(|id| self.catalog.tool(id))
+            .find(|t| {
+                Harm::of(t.effects) == Harm::None && t.required().count() <= 1 && reads(&t.name)
+            })
+    }
+
+    /// Whether the clause's verb acts on a file it names ("audit *src/auth.rs*").
+    fn acts_on_a_file(&self, clause: &ClauseAnalysis) -> bool {
+        let toks = clause.tokens();
+        clause
+            .head_verb
+            .and_then(|h| crate::route::object_value(toks, h, self.lex))
+            .and_then(|i| clause.values.iter().find(|v| v.start == toks[i].start))
+            .is_some_and(|v| v.kind == ExtractedKind::Paths)
     }
 
     /// The entries a clause asks for, in its order, when the trained router, splitting it
@@ -540,6 +554,25 @@ impl Planner<'_> {
             }
         }
         let best_chosen = chosen.iter().map(|(_, s, _)| *s).fold(0.0, f64::max);
+        // Evidence the clause gives: its verb acts on a file it names ("audit
+        // src/auth.rs") and the rule's last tool is the catalog's reader or takes what
+        // the reader makes. The file is the material; "review" gathers no diff for it.
+        // (After `best_chosen`: the rule's tools still say how well the rule fits.)
+        if chosen.len() > 1
+            && let Some((last, ..)) = chosen.last()
+            && self.acts_on_a_file(clause)
+            && let Some(reader) = self.file_reader()
+        {
+            let accepts = self.accepts(last);
+            let reads_it = reader.name == *last
+                || self
+                    .produces(&reader.name)
+                    .iter()
+                    .any(|k| accepts.contains(k));
+            if reads_it {
+                chosen.drain(..chosen.len() - 1);
+            }
+        }
         // A rule matched on an assumed entity is as weak as a rule for any entity.
         if exact.is_none() || clause.entity_assumed {
             // A rule for any entity is a weak prior: a clearly better direct match wins,

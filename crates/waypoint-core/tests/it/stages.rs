@@ -325,6 +325,50 @@ fn a_picture_of_how_something_is_organized_asks_to_make_nothing() {
 }
 
 #[test]
+fn a_clause_that_says_what_not_to_do_plans_nothing() {
+    use waypoint_protocol::ClauseRole;
+    // "but" ends the clause before one that declines; the declined one is no request
+    // for the tool it names, nor, read with the one before, a question about commits.
+    assert_eq!(tools("run the tests but don't commit"), ["run_tests"]);
+    assert_eq!(
+        tools("run the tests and do not push anything"),
+        ["run_tests"]
+    );
+    assert_eq!(
+        tools("run the tests and then commit nothing, just tell me which files I changed"),
+        ["run_tests", "git_status"]
+    );
+    let u = engine()
+        .understand("run the tests, but never commit", None)
+        .unwrap();
+    let roles: Vec<ClauseRole> = u.clauses.iter().map(|c| c.role).collect();
+    assert_eq!(roles, [ClauseRole::Action, ClauseRole::Declined]);
+    // A request that only rules something out asks for nothing.
+    assert!(tools("don't delete anything").is_empty());
+    // "but" before a request of its own joins nothing: it is one clause.
+    assert_eq!(
+        clauses("run the tests but skip the slow ones"),
+        ["run the tests but skip the slow ones"]
+    );
+}
+
+#[test]
+fn a_file_the_verb_acts_on_is_what_a_review_reads() {
+    // The review's evidence rule gathers a diff for "review my changes"; a file named
+    // as the verb's object is the material itself (docs/architecture.md, "Plan").
+    assert_eq!(
+        tools("audit src/auth.rs for security problems"),
+        ["code_review"]
+    );
+    assert_eq!(tools("review my changes"), ["git_diff", "code_review"]);
+    assert_eq!(
+        tools("review the changes in src/auth.rs"),
+        ["git_diff", "code_review"]
+    );
+    assert_eq!(tools("explain src/main.rs"), ["read_file"]);
+}
+
+#[test]
 fn a_clause_asking_to_hear_how_the_step_before_went_adds_no_step() {
     // The review is what "tell me what could be better" asks for; "let me know" and "tell
     // me if it passes" ask for the tests' outcome.
@@ -333,6 +377,16 @@ fn a_clause_asking_to_hear_how_the_step_before_went_adds_no_step() {
         ["git_diff", "code_review"]
     );
     assert_eq!(tools("run the tests and let me know"), ["run_tests"]);
+    // "show it to me" and "show me the result" ask to see the outcome; "show me what's
+    // in the folder" asks a question of its own.
+    assert_eq!(
+        tools("fetch https://example.org/news and show it to me"),
+        ["web_fetch"]
+    );
+    assert_eq!(
+        tools("summarize notes.txt and show me the result"),
+        ["pdf_summarize"]
+    );
     assert_eq!(
         tools("run the tests and tell me if it passes"),
         ["run_tests"]
