@@ -336,6 +336,20 @@ fn score_concepts<'l>(
             crate::route::complement_at(toks, h, object, lex)
         })
         .unwrap_or(usize::MAX);
+    // "apply *this diff*", "fix *the build*": after a head verb that changes something,
+    // an intent's word after a determiner is the thing changed, not a second action.
+    let changed_after = head
+        .filter(|&h| {
+            matches!(role, Role::Intent)
+                && (lex.changing_intents.iter()).any(|i| lex.intent_phrase_at(i, toks, h))
+        })
+        .unwrap_or(usize::MAX);
+    let changed_noun = |at: usize| {
+        at > changed_after
+            && at
+                .checked_sub(1)
+                .is_some_and(|b| lex.is_determiner(&toks[b]))
+    };
     // One coverage buffer for every concept: most concepts match nothing, and a fresh
     // vector for each was a measurable share of a plan's time.
     let mut covered = vec![false; toks.len()];
@@ -358,7 +372,9 @@ fn score_concepts<'l>(
             match role {
                 Role::Intent if head == Some(at) => w += 0.5,
                 Role::Intent
-                    if p.len() == 1 && lex.is_verb(&toks[at]) && is_noun_use(toks, at, lex) =>
+                    if p.len() == 1
+                        && lex.is_verb(&toks[at])
+                        && (is_noun_use(toks, at, lex) || changed_noun(at)) =>
                 {
                     continue;
                 }

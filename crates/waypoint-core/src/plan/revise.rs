@@ -301,28 +301,32 @@ impl Planner<'_> {
 /// first one's output. A clause that names no value of its own, is not ordered after the
 /// one before ("then"), and whose only input is the same tool's step for the action
 /// clause just before it restates that request; its step would run the tool on its own
-/// result. Later steps that took from it take from the step it restated.
+/// result. So does one whose only input is that of the same tool's step for that clause
+/// ("find CommandRouter and read it": the symbol's file is read already). Later steps
+/// that took from it take from the step it restated.
 pub(super) fn drop_restatements(analysis: &Analysis, drafts: &mut Vec<Draft>) {
     let mut j = 1;
     while j < drafts.len() {
         let d = &drafts[j];
+        let previous_action = analysis
+            .clauses
+            .iter()
+            .filter(|c| c.is_action() && c.segment.clause.index < d.clause)
+            .map(|c| c.segment.clause.index)
+            .next_back();
+        let restating = |e: &Draft| {
+            e.tool == d.tool
+                && e.kind == d.kind
+                && previous_action == Some(e.clause)
+                && analysis
+                    .clause(d.clause)
+                    .is_some_and(|c| !c.segment.follows && c.values.is_empty())
+        };
         let restates = match d.inputs.as_slice() {
-            [i] => {
-                let e = &drafts[*i];
-                let previous_action = analysis
-                    .clauses
-                    .iter()
-                    .filter(|c| c.is_action() && c.segment.clause.index < d.clause)
-                    .map(|c| c.segment.clause.index)
-                    .next_back();
-                (e.tool == d.tool
-                    && e.kind == d.kind
-                    && previous_action == Some(e.clause)
-                    && analysis
-                        .clause(d.clause)
-                        .is_some_and(|c| !c.segment.follows && c.values.is_empty()))
-                .then_some(*i)
-            }
+            [i] if restating(&drafts[*i]) => Some(*i),
+            // "find CommandRouter and read it": the clause before already reads what
+            // this step would read, with the same tool.
+            [_] => (0..j).find(|&k| drafts[k].inputs == d.inputs && restating(&drafts[k])),
             _ => None,
         };
         let Some(i) = restates else {

@@ -31,7 +31,18 @@ impl Planner<'_> {
         self.verbs_sharing_an_object(routed, &mut out);
         self.facts_stated(routed, &mut out, told);
         for i in 0..routed.len() {
-            if out[i].is_some() || top(&routed[i]) >= self.threshold {
+            if out[i].is_some() {
+                continue;
+            }
+            if top(&routed[i]) >= self.threshold {
+                // "download the page and read it to me": the entry that fits cannot take
+                // what the step before makes, so "it" is not its input; the clause asks
+                // to hear that step's answer.
+                if self.cannot_take_what_came_before(routed, i)
+                    && let Some(answered) = self.reported_back(routed, &out, i)
+                {
+                    out[i] = Some(answered);
+                }
                 continue;
             }
             if let Some(answered) = self.reported_back(routed, &out, i) {
@@ -84,6 +95,17 @@ impl Planner<'_> {
                 .map(|c| c.score)
                 .filter(|s| *s >= self.threshold)
         })
+    }
+
+    /// Whether the entry clause `i` fits best declares what it takes, and the entry the
+    /// clause before fits best declares what it makes, and none of it is taken.
+    fn cannot_take_what_came_before(&self, routed: &[Routed<'_>], i: usize) -> bool {
+        let best = |j: usize| routed.get(j).and_then(|r| r.ranking.first());
+        let (Some(before), Some(this)) = (i.checked_sub(1).and_then(best), best(i)) else {
+            return false;
+        };
+        let (makes, takes) = (self.produces(&before.id), self.accepts(&this.id));
+        !makes.is_empty() && !takes.is_empty() && !makes.iter().any(|k| takes.contains(k))
     }
 
     /// A clause that states a fact ([`Lexicon::states_a_fact`]: "my ID number is

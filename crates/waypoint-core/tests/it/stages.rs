@@ -353,6 +353,21 @@ fn a_clause_that_says_what_not_to_do_plans_nothing() {
 }
 
 #[test]
+fn what_a_changing_verb_acts_on_is_no_second_action() {
+    // "diff" names the compare intent; after "apply", with an article, it is the patch.
+    assert_eq!(tools("apply this diff to src/lib.rs"), ["apply_patch"]);
+    assert_eq!(tools("show me the diff"), ["git_diff"]);
+}
+
+#[test]
+fn reading_again_what_the_clause_before_reads_is_one_step() {
+    assert_eq!(
+        tools("find CommandRouter and read it"),
+        ["find_symbol", "read_file"]
+    );
+}
+
+#[test]
 fn a_file_the_verb_acts_on_is_what_a_review_reads() {
     // The review's evidence rule gathers a diff for "review my changes"; a file named
     // as the verb's object is the material itself (docs/architecture.md, "Plan").
@@ -386,6 +401,12 @@ fn a_clause_asking_to_hear_how_the_step_before_went_adds_no_step() {
     assert_eq!(
         tools("summarize notes.txt and show me the result"),
         ["pdf_summarize"]
+    );
+    // The reader fits "read it to me" but cannot take a fetched page: the clause asks to
+    // hear the page.
+    assert_eq!(
+        tools("download the page at https://example.org/news and read it to me"),
+        ["web_fetch"]
     );
     assert_eq!(
         tools("run the tests and tell me if it passes"),
