@@ -189,7 +189,10 @@ impl Engine {
             let _span = tracing::info_span!("understand").entered();
             // Where labelled requests lead routing, they say what a request that only
             // rules something out means.
-            let taught_leads = self.index.learned().is_some_and(|l| l.leads());
+            let taught_leads = self
+                .index
+                .learned()
+                .is_some_and(crate::learned::Learned::leads);
             understand(
                 request,
                 context,

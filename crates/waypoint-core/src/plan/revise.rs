@@ -302,7 +302,7 @@ impl Planner<'_> {
 /// one before ("then"), and whose only input is the same tool's step for the action
 /// clause just before it restates that request; its step would run the tool on its own
 /// result. So does one whose only input is that of the same tool's step for that clause
-/// ("find CommandRouter and read it": the symbol's file is read already). Later steps
+/// ("find `CommandRouter` and read it": the symbol's file is read already). Later steps
 /// that took from it take from the step it restated.
 pub(super) fn drop_restatements(analysis: &Analysis, drafts: &mut Vec<Draft>) {
     let mut j = 1;
