@@ -1,7 +1,9 @@
 //! Splits a request into clauses: at sentence ends, semicolons and list lines, at
-//! sequencers ("then", "after that", "finally"), and at "and"/commas that join two verb
+//! sequencers ("then", "after that", "finally"), at "and"/commas that join two verb
 //! phrases — but never inside a noun phrase ("terms and conditions") or inside a
-//! relative clause that describes something ("an agent that checks X and emails me").
+//! relative clause that describes something ("an agent that checks X and emails me") —
+//! and at "but" before a clause that says what not to do ("… but don't commit"). Each
+//! clause gets its role: an action, material for the others, or declined.
 
 use waypoint_protocol::{Clause, ClauseRole, TextSpan};
 
