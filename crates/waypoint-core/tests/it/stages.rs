@@ -322,6 +322,11 @@ fn a_picture_of_how_something_is_organized_asks_to_make_nothing() {
         ["repo_discovery", "read_file"]
     );
     assert_eq!(tools("draw a picture of a lighthouse"), ["image_generate"]);
+    // "laid out" says how it is organized; "laid" is no component's name.
+    assert_eq!(
+        tools("give me an overview of how this repo is laid out"),
+        ["repo_discovery", "read_file"]
+    );
 }
 
 #[test]
