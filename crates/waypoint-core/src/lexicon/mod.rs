@@ -465,15 +465,17 @@ impl Lexicon {
 
     /// Whether a clause says what not to do, from its token `at` on: a `declining`
     /// opening then a verb ("don't commit", read "do not commit"; "never push to main"),
-    /// or a verb then a declining object ("commit nothing"). Such a clause asks for no
-    /// step: planning it would do what the person ruled out.
+    /// or a verb then a declining object that ends the clause ("commit nothing", not
+    /// "add nothing fancy to my playlist"). Such a clause asks for no step: planning it
+    /// would do what the person ruled out.
     pub fn declines(&self, tokens: &[Token], at: usize) -> bool {
         let verb_at = |i: usize| tokens.get(i).is_some_and(|t| self.is_verb(t));
         let opened = (self.declining.openings.iter())
             .any(|p| p.matches_at(tokens, at) && verb_at(at + p.len()));
         opened
             || verb_at(at)
-                && (tokens.get(at + 1)).is_some_and(|t| self.declining.objects.contains(&t.form))
+                && (self.declining.objects.iter())
+                    .any(|p| p.matches_at(tokens, at + 1) && at + 1 + p.len() == tokens.len())
     }
 
     /// Whether a clause tells of the speaker's situation ("I'm a nurse moving to
@@ -736,6 +738,7 @@ mod tests {
             "never push to main",
             "no need to email anyone",
             "commit nothing",
+            "change nothing else",
         ] {
             assert!(declines(yes), "{yes}");
         }
@@ -745,6 +748,7 @@ mod tests {
             "what did not pass",
             "not the slow ones",
             "nothing",
+            "add nothing fancy to my playlist",
             "",
         ] {
             assert!(!declines(no), "{no}");

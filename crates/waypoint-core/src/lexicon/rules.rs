@@ -82,8 +82,9 @@ impl ReportBack {
 pub struct Declining {
     /// Words before a verb that decline it ("do not", "never").
     pub openings: Vec<Phrase>,
-    /// Objects that leave the verb nothing to act on ("commit *nothing*").
-    pub objects: HashSet<String>,
+    /// Objects that leave the verb nothing to act on and end the clause ("commit
+    /// *nothing*"); "add *nothing fancy* to my playlist" names a title.
+    pub objects: Vec<Phrase>,
     /// Words that end the clause before a declining one ("… *but* don't commit").
     pub joints: HashSet<String>,
 }
@@ -94,7 +95,9 @@ impl Declining {
             openings: (raw.openings.iter())
                 .filter_map(|p| Phrase::compile_exact(p))
                 .collect(),
-            objects: forms(&raw.objects),
+            objects: (raw.objects.iter())
+                .filter_map(|p| Phrase::compile_exact(p))
+                .collect(),
             joints: forms(&raw.joints),
         }
     }
