@@ -87,15 +87,17 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon, declined_alone: bool
             || after_comma[i] && lex.describing.iter().any(|p| p.matches_at(toks, 0))
     };
     let all_context = (segments.iter().enumerate()).all(|(i, (toks, _))| presents(i, toks));
-    let declines = |toks: &[Token]| lex.declines(toks, past_fillers(toks, 0, lex));
-    let all_declined = segments.iter().all(|(toks, _)| declines(toks));
+    let declines: Vec<bool> = (segments.iter())
+        .map(|(toks, _)| lex.declines(toks, past_fillers(toks, 0, lex)))
+        .collect();
+    let all_declined = declines.iter().all(|d| *d);
     segments
         .into_iter()
         .enumerate()
         .map(|(index, (toks, follows))| {
             let start = toks.first().map_or(0, |t| t.start);
             let end = toks.last().map_or(0, |t| closing_quote_end(text, t));
-            let role = if declines(&toks) && (declined_alone || !all_declined) {
+            let role = if declines[index] && (declined_alone || !all_declined) {
                 ClauseRole::Declined
             } else if !all_context && presents(index, &toks) {
                 ClauseRole::Context

@@ -43,7 +43,7 @@ impl ClauseAnalysis {
     }
 
     /// Whether the clause says what not to do: it neither asks nor gives.
-    pub fn declined(&self) -> bool {
+    pub fn is_declined(&self) -> bool {
         self.segment.clause.role == ClauseRole::Declined
     }
 

@@ -623,7 +623,7 @@ pub(super) fn earlier_value<'i>(
     // The nearest action clause is the antecedent ("…with the query 'laptop', then get a
     // random joke and send it" sends the joke); material presented before it is read
     // through.
-    for c in inputs.earlier.iter().rev().filter(|c| !c.declined()) {
+    for c in inputs.earlier.iter().rev().filter(|c| !c.is_declined()) {
         let quotes = c
             .values
             .iter()

@@ -22,7 +22,7 @@ mod raw;
 mod rules;
 
 pub use phrase::{Concept, Concepts, Phrase};
-use phrase::{compile_intent_phrases, compile_phrases};
+use phrase::{compile_intent_phrases, compile_phrases, exact_phrases};
 pub(crate) use raw::forms;
 use raw::{Raw, attached_units, concepts, extend, lower, one_word_cues, stems, units};
 pub use rules::{
@@ -153,11 +153,6 @@ impl Lexicon {
             .map_err(|e| CoreError::Lexicon(e.to_string()))?;
         let synonyms = raw.synonyms(catalog);
         let phrases = |list: &[String]| compile_phrases(list, &synonyms);
-        let exact = |list: &[String]| -> Vec<Phrase> {
-            list.iter()
-                .filter_map(|p| Phrase::compile_exact(p))
-                .collect()
-        };
         let keys = |list: &[String]| -> HashSet<String> {
             list.iter()
                 .map(|w| synonyms.key(&w.to_lowercase()))
@@ -172,22 +167,22 @@ impl Lexicon {
             stopwords: keys(&raw.stopwords),
             verbs: &stems(&raw.verbs) | &catalog_verbs(catalog, &raw.word_classes),
             abbreviations: forms(&raw.abbreviations),
-            sequencers: exact(&raw.sequencers),
-            soft_sequencers: exact(&raw.soft_sequencers),
-            request_openers: exact(&raw.request_openers),
+            sequencers: exact_phrases(&raw.sequencers),
+            soft_sequencers: exact_phrases(&raw.soft_sequencers),
+            request_openers: exact_phrases(&raw.request_openers),
             unordered_sequencers: forms(&raw.unordered_sequencers),
             relative_markers: forms(&raw.relative_markers),
-            presentational: exact(&raw.presentational),
-            background: exact(&raw.background),
+            presentational: exact_phrases(&raw.presentational),
+            background: exact_phrases(&raw.background),
             report_back: ReportBack::compile(&raw.report_back),
             declining: Declining::compile(&raw.declining),
             situation: Situation::compile(&raw.situation, &synonyms),
             lookup_verbs: raw.lookup_verbs.iter().map(|w| synonyms.key(w)).collect(),
             reading_verbs: raw.reading_verbs.iter().map(|w| synonyms.key(w)).collect(),
-            describing: exact(&raw.describing),
-            topic_markers: exact(&raw.topic_markers),
-            target_markers: exact(&raw.target_markers),
-            anchor_markers: exact(&raw.anchor_markers),
+            describing: exact_phrases(&raw.describing),
+            topic_markers: exact_phrases(&raw.topic_markers),
+            target_markers: exact_phrases(&raw.target_markers),
+            anchor_markers: exact_phrases(&raw.anchor_markers),
             light_verbs: stems(&raw.light_verbs),
             destructive_verbs: stems(&raw.destructive_verbs),
             changing_intents: raw.changing_intents,
@@ -195,7 +190,7 @@ impl Lexicon {
             entity_intents: raw.entity_intents.into_iter().collect(),
             vague_objects: forms(&raw.vague_objects),
             back_references: phrases(&raw.back_references),
-            weak_back_references: exact(&raw.weak_back_references),
+            weak_back_references: exact_phrases(&raw.weak_back_references),
             question_words: forms(&raw.question_words),
             asking_words: forms(&raw.asking_words),
             question_auxiliaries: forms(&raw.question_auxiliaries),

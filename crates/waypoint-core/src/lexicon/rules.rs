@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::hash::HashSet;
 use crate::text::{Synonyms, Token};
 
-use super::phrase::{Phrase, compile_phrases};
+use super::phrase::{Phrase, compile_phrases, exact_phrases};
 use super::raw::{
     RawArgCue, RawArticles, RawDeclining, RawQuestion, RawReportBack, RawSituation, forms, stems,
 };
@@ -65,12 +65,8 @@ pub struct ReportBack {
 impl ReportBack {
     pub(super) fn compile(raw: &RawReportBack) -> Self {
         Self {
-            openings: (raw.openings.iter())
-                .filter_map(|p| Phrase::compile_exact(p))
-                .collect(),
-            showing: (raw.showing.iter())
-                .filter_map(|p| Phrase::compile_exact(p))
-                .collect(),
+            openings: exact_phrases(&raw.openings),
+            showing: exact_phrases(&raw.showing),
             lead_ins: forms(&raw.lead_ins),
             about_it: forms(&raw.about_it),
         }
@@ -92,12 +88,8 @@ pub struct Declining {
 impl Declining {
     pub(super) fn compile(raw: &RawDeclining) -> Self {
         Self {
-            openings: (raw.openings.iter())
-                .filter_map(|p| Phrase::compile_exact(p))
-                .collect(),
-            objects: (raw.objects.iter())
-                .filter_map(|p| Phrase::compile_exact(p))
-                .collect(),
+            openings: exact_phrases(&raw.openings),
+            objects: exact_phrases(&raw.objects),
             joints: forms(&raw.joints),
         }
     }
@@ -178,11 +170,7 @@ pub struct ArgCue {
 impl ArgCue {
     pub(super) fn compile(raw: &RawArgCue) -> Self {
         Self {
-            cues: raw
-                .cues
-                .iter()
-                .filter_map(|p| Phrase::compile_exact(p))
-                .collect(),
+            cues: exact_phrases(&raw.cues),
             args: raw.args.iter().map(|w| w.to_lowercase()).collect(),
         }
     }

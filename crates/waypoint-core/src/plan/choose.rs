@@ -297,13 +297,7 @@ impl Planner<'_> {
         {
             return;
         }
-        let toks = clause.tokens();
-        let Some(file) = clause
-            .head_verb
-            .and_then(|h| crate::route::object_value(toks, h, self.lex))
-            .and_then(|i| clause.values.iter().find(|v| v.start == toks[i].start))
-            .filter(|v| v.kind == ExtractedKind::Paths)
-        else {
+        let Some(file) = self.object_file(clause) else {
             return;
         };
         let accepts = self.accepts(&step.tool);
@@ -336,14 +330,14 @@ impl Planner<'_> {
             })
     }
 
-    /// Whether the clause's verb acts on a file it names ("audit *src/auth.rs*").
-    fn acts_on_a_file(&self, clause: &ClauseAnalysis) -> bool {
+    /// The file the clause's verb acts on, where it names one ("audit *src/auth.rs*").
+    fn object_file<'c>(&self, clause: &'c ClauseAnalysis) -> Option<&'c crate::extract::Found> {
         let toks = clause.tokens();
         clause
             .head_verb
             .and_then(|h| crate::route::object_value(toks, h, self.lex))
             .and_then(|i| clause.values.iter().find(|v| v.start == toks[i].start))
-            .is_some_and(|v| v.kind == ExtractedKind::Paths)
+            .filter(|v| v.kind == ExtractedKind::Paths)
     }
 
     /// The entries a clause asks for, in its order, when the trained router, splitting it
@@ -560,7 +554,7 @@ impl Planner<'_> {
         // (After `best_chosen`: the rule's tools still say how well the rule fits.)
         if chosen.len() > 1
             && let Some((last, ..)) = chosen.last()
-            && self.acts_on_a_file(clause)
+            && self.object_file(clause).is_some()
             && let Some(reader) = self.file_reader()
         {
             let accepts = self.accepts(last);
