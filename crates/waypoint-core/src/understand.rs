@@ -676,7 +676,8 @@ fn reinterpret_question<'l>(
 
 /// A code identifier in the clause (`CommandRouter`) speaks for the identifier entity;
 /// a capitalised name (`Agent`) does too, more softly, when the clause has an intent and
-/// the name is not part of its topic ("news about Rust").
+/// the name is not part of its topic ("news about Rust"). A name that only qualifies
+/// another thing speaks for neither (`qualifies`).
 fn add_identifier_entity<'l>(
     entities: &mut Scored<'l>,
     toks: &[Token],
@@ -686,9 +687,12 @@ fn add_identifier_entity<'l>(
     let Some(name) = &lex.identifier_entity else {
         return;
     };
+    let kinds = lex.entities.iter().find(|c| &c.name == name);
     let topic = Lexicon::after_marker(&lex.topic_markers, toks).unwrap_or(usize::MAX);
     let found = toks.iter().enumerate().find_map(|(i, t)| {
-        if t.identifier {
+        if qualifies(toks, i, kinds, lex) {
+            None
+        } else if t.identifier {
             Some((t.form.clone(), 1.0))
         } else if t.proper && has_intent && i < topic {
             Some((t.form.clone(), 0.6))
@@ -705,6 +709,43 @@ fn add_identifier_entity<'l>(
     } else if let Some(concept) = lex.entities.iter().find(|c| &c.name == name) {
         entities.push((concept, weight, vec![raw]));
     }
+}
+
+/// Whether the name at `i` is part of a longer name or only qualifies the noun after
+/// it, so that it is no symbol to look for: a run of names with a plain capitalised one
+/// in it ("reviews of the *Steam Deck OLED*", "the *GitHub Actions* run") names a thing
+/// of the world; after a determiner, a name before a common noun says which one ("the
+/// *GitHub* token"), unless that noun is a kind of the identifier entity ("the
+/// *TokenCache* struct").
+fn qualifies(toks: &[Token], i: usize, kinds: Option<&Concept>, lex: &Lexicon) -> bool {
+    let is_name = |t: &Token| t.identifier || t.proper;
+    let t = &toks[i];
+    if !is_name(t) {
+        return false;
+    }
+    // A word read as two tokens ("can't") shares its start; the neighbours are words.
+    let next = toks[i + 1..].iter().find(|n| n.start != t.start);
+    let prev = toks[..i].iter().rev().find(|n| n.start != t.start);
+    let in_run = [prev, next]
+        .into_iter()
+        .flatten()
+        .any(|n| is_name(n) && (n.proper || t.proper));
+    if in_run {
+        return true;
+    }
+    let after_determiner = prev.is_some_and(|p| lex.opens_noun_phrase(p));
+    after_determiner
+        && next.is_some_and(|n| {
+            !is_name(n)
+                && !n.value
+                && n.form.chars().all(char::is_alphabetic)
+                && !lex.stopwords.contains(&n.form)
+                // Inflected, a verb says what the name does ("the CommandRouter
+                // *handles*"); bare, a stem shared with a verb is the noun ("the
+                // GitHub *token*", though "tokenize" is a verb).
+                && !(lex.is_verb(n) && n.form != n.stem)
+                && !kinds.is_some_and(|k| k.phrases.iter().any(|p| p.matches_at(toks, i + 1)))
+        })
 }
 
 /// “a”, “b”: the words a reading came from, as an explanation shows them.

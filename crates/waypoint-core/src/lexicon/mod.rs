@@ -412,6 +412,11 @@ impl Lexicon {
         self.articles.existing.contains(&tok.form) || self.articles.new.contains(&tok.form)
     }
 
+    /// An article, or a possessive ("my", "our"): what opens a noun phrase.
+    pub fn opens_noun_phrase(&self, tok: &Token) -> bool {
+        self.is_determiner(tok) || self.words.possessives.contains(&tok.form)
+    }
+
     /// Index of the first token after any of `markers`, if one occurs.
     pub fn after_marker(markers: &[Phrase], tokens: &[Token]) -> Option<usize> {
         markers
@@ -424,20 +429,25 @@ impl Lexicon {
     /// `report_back`, then nothing, or (after a question word or a `lead_ins` word) a
     /// pronoun, a modal or a word for an outcome ("the result") that stands for that
     /// step's outcome; after a `showing` opening ("show me") no question word may come
-    /// first. "tell me what the weather is" names a thing of its own and is not.
+    /// first. "tell me what the weather is" names a thing of its own and is not. A short
+    /// question whose subject stands for that outcome reports back too
+    /// ([`Lexicon::asks_about_it`]).
     pub fn reports_back(&self, tokens: &[Token]) -> bool {
         let rb = &self.report_back;
-        let longest = |phrases: &[Phrase]| {
+        let longest = |phrases: &[Phrase], tokens: &[Token]| {
             (phrases.iter())
                 .filter(|p| p.matches_at(tokens, 0))
                 .map(Phrase::len)
                 .max()
         };
+        // "… can you find out why": how the person leads in says nothing of what.
+        let tokens = &tokens[longest(&self.request_openers, tokens).unwrap_or(0)..];
+        let longest = |phrases: &[Phrase]| longest(phrases, tokens);
         let (opened, showing) = match longest(&rb.openings) {
             Some(len) => (len, false),
             None => match longest(&rb.showing) {
                 Some(len) => (len, true),
-                None => return false,
+                None => return self.asks_about_it(tokens),
             },
         };
         let mut rest = tokens.get(opened..).unwrap_or_default();
@@ -456,6 +466,22 @@ impl Lexicon {
             rest = after;
         }
         rest.first().is_none_or(about_it)
+    }
+
+    /// Whether a clause is a short question about the step before, that step's outcome
+    /// its subject: a question word, an auxiliary, one of `asked`, and at most one word
+    /// more ("… and what did it say", "…, how did they go"). "what did I save" asks
+    /// about something else.
+    fn asks_about_it(&self, tokens: &[Token]) -> bool {
+        match tokens {
+            [question, auxiliary, subject, rest @ ..] => {
+                self.question_words.contains(&question.form)
+                    && self.question_auxiliaries.contains(&auxiliary.form)
+                    && self.report_back.asked.contains(&subject.form)
+                    && rest.len() <= 1
+            }
+            _ => false,
+        }
     }
 
     /// Whether a clause says what not to do, from its token `at` on: a `declining`
@@ -707,10 +733,20 @@ mod tests {
             "show it to me",
             "show me the result",
             "tell me the outcome",
+            // A lead-in, a verb of finding out, a short question about it.
+            "can you tell me why",
+            "can you find out why",
+            "figure out why it failed",
+            "what did it say",
+            "how did they go",
         ] {
             assert!(reports(yes), "{yes}");
         }
         for no in [
+            "figure out what the weather is",
+            "what did I save",
+            "what did it say about the budget",
+            "can you find the config",
             "tell me what the weather is",
             "tell me the routing number",
             "show me what it says",

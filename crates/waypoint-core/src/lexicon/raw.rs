@@ -73,6 +73,7 @@ pub(super) struct RawReportBack {
     pub(super) showing: Vec<String>,
     pub(super) lead_ins: Vec<String>,
     pub(super) about_it: Vec<String>,
+    pub(super) asked: Vec<String>,
 }
 
 #[derive(Deserialize)]

@@ -60,6 +60,9 @@ pub struct ReportBack {
     pub lead_ins: HashSet<String>,
     /// Forms that stand for the earlier step's outcome right after the opening.
     pub about_it: HashSet<String>,
+    /// Forms that stand for it as the subject of a short question ("what did *it*
+    /// say").
+    pub asked: HashSet<String>,
 }
 
 impl ReportBack {
@@ -69,6 +72,7 @@ impl ReportBack {
             showing: exact_phrases(&raw.showing),
             lead_ins: forms(&raw.lead_ins),
             about_it: forms(&raw.about_it),
+            asked: forms(&raw.asked),
         }
     }
 }

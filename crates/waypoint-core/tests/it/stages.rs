@@ -358,6 +358,44 @@ fn a_clause_that_says_what_not_to_do_plans_nothing() {
 }
 
 #[test]
+fn a_name_that_qualifies_another_thing_is_no_symbol_to_look_for() {
+    // A run of names is a thing of the world; after "the", a name before a noun says
+    // which one. Neither is a symbol for `find_symbol` to look for.
+    assert_eq!(
+        tools("find reviews of the Steam Deck OLED on the web"),
+        ["web_search"]
+    );
+    assert_eq!(
+        tools("get the GitHub token out of the vault"),
+        ["get_vault_credential"]
+    );
+    // The name is still the symbol where the noun after it is a kind of symbol, or
+    // where it stands alone.
+    assert_eq!(
+        tools("where is the SessionStore struct declared?"),
+        ["find_symbol", "read_file"]
+    );
+    assert_eq!(
+        tools("locate the TokenManager"),
+        ["find_symbol", "read_file"]
+    );
+}
+
+#[test]
+fn finding_out_or_asking_about_what_the_step_before_did_adds_no_step() {
+    // "find out why" asks what the clause before asks, not for a symbol; "what did it
+    // say" asks for the step before's answer.
+    assert_eq!(
+        tools("the github actions run failed again, can you find out why?"),
+        ["ci_status"]
+    );
+    assert_eq!(
+        tools("who made the most recent commit and what did it say?"),
+        ["git_log"]
+    );
+}
+
+#[test]
 fn what_a_changing_verb_acts_on_is_no_second_action() {
     // "diff" names the compare intent; after "apply", with an article, it is the patch.
     assert_eq!(tools("apply this diff to src/lib.rs"), ["apply_patch"]);
