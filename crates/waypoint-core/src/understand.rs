@@ -716,7 +716,7 @@ fn add_identifier_entity<'l>(
 /// in it ("reviews of the *Steam Deck OLED*", "the *GitHub Actions* run") names a thing
 /// of the world; after a determiner, a name before a common noun says which one ("the
 /// *GitHub* token"), unless that noun is a kind of the identifier entity ("the
-/// *TokenCache* struct").
+/// `TokenCache` *struct*").
 fn qualifies(toks: &[Token], i: usize, kinds: Option<&Concept>, lex: &Lexicon) -> bool {
     let is_name = |t: &Token| t.identifier || t.proper;
     let t = &toks[i];
@@ -724,28 +724,30 @@ fn qualifies(toks: &[Token], i: usize, kinds: Option<&Concept>, lex: &Lexicon) -
         return false;
     }
     // A word read as two tokens ("can't") shares its start; the neighbours are words.
-    let next = toks[i + 1..].iter().find(|n| n.start != t.start);
+    let next = (i + 1..toks.len()).find(|&j| toks[j].start != t.start);
     let prev = toks[..i].iter().rev().find(|n| n.start != t.start);
-    let in_run = [prev, next]
+    let in_run = [prev, next.map(|j| &toks[j])]
         .into_iter()
         .flatten()
         .any(|n| is_name(n) && (n.proper || t.proper));
     if in_run {
         return true;
     }
-    let after_determiner = prev.is_some_and(|p| lex.opens_noun_phrase(p));
-    after_determiner
-        && next.is_some_and(|n| {
-            !is_name(n)
-                && !n.value
-                && n.form.chars().all(char::is_alphabetic)
-                && !lex.stopwords.contains(&n.form)
-                // Inflected, a verb says what the name does ("the CommandRouter
-                // *handles*"); bare, a stem shared with a verb is the noun ("the
-                // GitHub *token*", though "tokenize" is a verb).
-                && !(lex.is_verb(n) && n.form != n.stem)
-                && !kinds.is_some_and(|k| k.phrases.iter().any(|p| p.matches_at(toks, i + 1)))
-        })
+    // Inflected, a verb says what the name does ("the CommandRouter *handles*"); bare,
+    // a stem shared with a verb is the noun ("the GitHub *token*", though "tokenize" is
+    // a verb).
+    let inflected_verb = |n: &Token| lex.is_verb(n) && n.form != n.stem;
+    let a_kind = |j: usize| kinds.is_some_and(|k| k.phrases.iter().any(|p| p.matches_at(toks, j)));
+    let common_noun = |j: usize| {
+        let n = &toks[j];
+        !is_name(n)
+            && !n.value
+            && n.form.chars().all(char::is_alphabetic)
+            && !lex.stopwords.contains(&n.form)
+            && !inflected_verb(n)
+            && !a_kind(j)
+    };
+    prev.is_some_and(|p| lex.opens_noun_phrase(p)) && next.is_some_and(common_noun)
 }
 
 /// “a”, “b”: the words a reading came from, as an explanation shows them.
