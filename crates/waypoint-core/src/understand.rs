@@ -344,6 +344,16 @@ fn score_concepts<'l>(
                 && (lex.changing_intents.iter()).any(|i| lex.intent_phrase_at(i, toks, h))
         })
         .unwrap_or(usize::MAX);
+    // "what backend is this session *running* on": the verb says what goes on.
+    let progressive = match role {
+        Role::Intent => lex.progressive_from(toks).unwrap_or(usize::MAX),
+        Role::Entity => usize::MAX,
+    };
+    let describes = |c: &Concept, at: usize| {
+        at >= progressive
+            && toks[at].is_ing_form()
+            && lex.progressive_question.describes.contains(&c.name)
+    };
     let changed_noun = |at: usize| {
         at > changed_after
             && at
@@ -370,6 +380,7 @@ fn score_concepts<'l>(
             // after "commit" adds "last", not the commit again.
             let mut w = covered[at..at + p.len()].iter().filter(|c| !**c).count() as f64;
             match role {
+                Role::Intent if p.len() == 1 && describes(c, at) => continue,
                 Role::Intent if head == Some(at) => w += 0.5,
                 Role::Intent
                     if p.len() == 1

@@ -26,8 +26,8 @@ use phrase::{compile_intent_phrases, compile_phrases, exact_phrases};
 pub(crate) use raw::forms;
 use raw::{Raw, attached_units, concepts, extend, lower, one_word_cues, stems, units};
 pub use rules::{
-    ArgCue, Article, Articles, Calendar, Declining, End, FileType, QuestionRule, Range, ReportBack,
-    Situation, Unit, WordClasses,
+    ArgCue, Article, Articles, Calendar, Declining, End, FileType, Progressive, QuestionRule,
+    Range, ReportBack, Situation, Unit, WordClasses,
 };
 
 const BUILTIN: &str = include_str!("../../data/lexicon.yaml");
@@ -57,6 +57,7 @@ pub struct Lexicon {
     /// Clauses that say what not to do ("… but don't commit"); see
     /// [`Lexicon::declines`].
     pub declining: Declining,
+    pub progressive_question: Progressive,
     pub situation: Situation,
     /// Keys of the verbs a finder is named for (`search_movie`).
     pub lookup_verbs: HashSet<String>,
@@ -176,6 +177,7 @@ impl Lexicon {
             background: exact_phrases(&raw.background),
             report_back: ReportBack::compile(&raw.report_back),
             declining: Declining::compile(&raw.declining),
+            progressive_question: Progressive::compile(&raw.progressive_question),
             situation: Situation::compile(&raw.situation, &synonyms),
             lookup_verbs: raw.lookup_verbs.iter().map(|w| synonyms.key(w)).collect(),
             reading_verbs: raw.reading_verbs.iter().map(|w| synonyms.key(w)).collect(),
@@ -482,6 +484,20 @@ impl Lexicon {
             }
             _ => false,
         }
+    }
+
+    /// Where the verbs of a question in the progressive may start: after the form of
+    /// "be" of a clause that opens with a question word ("what backend *is* this
+    /// session running on"). Such a verb in -ing says what is going on; it asks for
+    /// none of `progressive_question.describes`.
+    pub fn progressive_from(&self, tokens: &[Token]) -> Option<usize> {
+        let asks = tokens
+            .first()
+            .is_some_and(|t| self.question_words.contains(&t.form));
+        let aux = &self.progressive_question.auxiliaries;
+        asks.then(|| tokens.iter().position(|t| aux.contains(&t.form)))
+            .flatten()
+            .map(|at| at + 1)
     }
 
     /// Whether a clause says what not to do, from its token `at` on: a `declining`

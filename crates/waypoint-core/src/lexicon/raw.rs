@@ -78,6 +78,13 @@ pub(super) struct RawReportBack {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+pub(super) struct RawProgressive {
+    pub(super) auxiliaries: Vec<String>,
+    pub(super) describes: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct RawDeclining {
     pub(super) openings: Vec<String>,
     pub(super) objects: Vec<String>,
@@ -140,6 +147,7 @@ pub(super) struct Raw {
     pub(super) phrasal_verbs: BTreeMap<String, Vec<String>>,
     pub(super) past_question: RawQuestion,
     pub(super) present_question: RawQuestion,
+    pub(super) progressive_question: RawProgressive,
     pub(super) identifier_entity: Option<String>,
     pub(super) calendar: Calendar,
     pub(super) url_tlds: Vec<String>,

@@ -11,7 +11,8 @@ use crate::text::{Synonyms, Token};
 
 use super::phrase::{Phrase, compile_phrases, exact_phrases};
 use super::raw::{
-    RawArgCue, RawArticles, RawDeclining, RawQuestion, RawReportBack, RawSituation, forms, stems,
+    RawArgCue, RawArticles, RawDeclining, RawProgressive, RawQuestion, RawReportBack, RawSituation,
+    forms, stems,
 };
 
 /// A question that turns the verbs of one intent into a request for another: an
@@ -95,6 +96,25 @@ impl Declining {
             openings: exact_phrases(&raw.openings),
             objects: exact_phrases(&raw.objects),
             joints: forms(&raw.joints),
+        }
+    }
+}
+
+/// `progressive_question` in the vocabulary: a question whose verb, in -ing after a
+/// form of "be", says what is going on rather than asks for it ("what backend is this
+/// session *running* on").
+#[derive(Debug, Clone, Default)]
+pub struct Progressive {
+    pub auxiliaries: HashSet<String>,
+    /// Intents such a verb describes and does not ask for.
+    pub describes: HashSet<String>,
+}
+
+impl Progressive {
+    pub(super) fn compile(raw: &RawProgressive) -> Self {
+        Self {
+            auxiliaries: forms(&raw.auxiliaries),
+            describes: forms(&raw.describes),
         }
     }
 }
@@ -278,6 +298,8 @@ pub struct WordClasses {
     pub asker_pronouns: HashSet<String>,
     pub referring_pronouns: HashSet<String>,
     pub output_nouns: HashSet<String>,
+    /// After "the", pick one of several things found before ("save *the best* link").
+    pub selecting: HashSet<String>,
     /// Before an output phrase, fill two arguments with it ("with *both* the values").
     pub pair_words: HashSet<String>,
     /// In an argument's description, say it takes a kind of the tool's object.

@@ -178,16 +178,21 @@ impl<'a> Planner<'a> {
                     .collect()
             })
             .unwrap_or_default();
-        let refers_back = clause
-            .tokens()
-            .iter()
-            .skip(clause.head_verb.map_or(0, |h| h + 1))
-            .any(|t| {
-                self.lex.anaphora.contains(&t.form)
-                    || self.lex.words.thing_possessives.contains(&t.form)
-                    || made_before.contains(&t.key)
-                    || untyped_name.iter().any(|w| echoes(&t.stem, w))
-            });
+        let toks = clause.tokens();
+        // "save *the best* link": one picked from several things found before.
+        let selects = |i: usize| {
+            self.lex.words.selecting.contains(&toks[i].form)
+                && i.checked_sub(1)
+                    .is_some_and(|b| self.lex.articles.existing.contains(&toks[b].form))
+        };
+        let refers_back = (clause.head_verb.map_or(0, |h| h + 1)..toks.len()).any(|i| {
+            let t = &toks[i];
+            self.lex.anaphora.contains(&t.form)
+                || self.lex.words.thing_possessives.contains(&t.form)
+                || made_before.contains(&t.key)
+                || untyped_name.iter().any(|w| echoes(&t.stem, w))
+                || selects(i)
+        });
         if !refers_back {
             return;
         }

@@ -396,6 +396,60 @@ fn finding_out_or_asking_about_what_the_step_before_did_adds_no_step() {
 }
 
 #[test]
+fn a_question_in_the_progressive_asks_what_goes_on() {
+    // "running" says what the session does; nothing is to be run.
+    assert_eq!(
+        tools("what backend is this session running on?"),
+        ["session_info"]
+    );
+    assert_eq!(tools("which model are you running on"), ["session_info"]);
+    assert_eq!(tools("run the tests"), ["run_tests"]);
+}
+
+#[test]
+fn memory_named_with_no_verb_asks_to_recall() {
+    assert_eq!(
+        tools("what notes do you have on the hiring plan?"),
+        ["memory_recall"]
+    );
+    // "savings" shares the stem of "save", not its meaning: it names no memory.
+    let u = engine()
+        .understand("deposit this check into my savings account", None)
+        .unwrap();
+    assert_eq!(u.goals[0].intent, "unknown");
+}
+
+#[test]
+fn after_a_light_verb_the_noun_of_one_new_act_says_the_intent() {
+    assert_eq!(
+        tools("give my uncommitted work a code review"),
+        ["git_diff", "code_review"]
+    );
+    assert_eq!(
+        tools("the billing agent is too verbose, make its answers shorter"),
+        ["improve_agent"]
+    );
+    assert_eq!(
+        tools("I'm new here, how is this project put together?"),
+        ["repo_discovery", "read_file"]
+    );
+}
+
+#[test]
+fn the_best_of_what_was_found_takes_it() {
+    let plan = engine()
+        .plan(
+            "search the web for Rust async tutorials and save the best link",
+            None,
+        )
+        .unwrap();
+    let steps = plan.steps();
+    let tools: Vec<&str> = steps.iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(tools, ["web_search", "memory_store"]);
+    assert_eq!(steps[1].input_refs, [steps[0].id.clone()]);
+}
+
+#[test]
 fn what_a_changing_verb_acts_on_is_no_second_action() {
     // "diff" names the compare intent; after "apply", with an article, it is the patch.
     assert_eq!(tools("apply this diff to src/lib.rs"), ["apply_patch"]);
