@@ -80,8 +80,12 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon, declined_alone: bool
                     .is_some_and(|gap| gap.trim() == ",")
         })
         .collect();
+    let count = segments.len();
     let presents = |i: usize, toks: &[Token]| {
         opens_presenting(toks, lex)
+            // "build it, and *if it compiles*, run the tests": a condition on how the
+            // step before went, between two requests, asks for nothing itself.
+            || (0 < i && i + 1 < count && on_the_outcome(toks, lex))
             || is_label_line(text, toks)
             || lex.background.iter().any(|p| p.matches_at(toks, 0))
             || after_comma[i] && lex.describing.iter().any(|p| p.matches_at(toks, 0))
@@ -125,6 +129,15 @@ pub fn segment(text: &str, tokens: &[Token], lex: &Lexicon, declined_alone: bool
             }
         })
         .collect()
+}
+
+/// Whether the clause is a condition whose subject stands for the outcome of the step
+/// before ("if *it* compiles", "unless *they* fail"; `conditions`, then one of
+/// `report_back.asked`). "if my card was stolen" names a thing of its own.
+fn on_the_outcome(toks: &[Token], lex: &Lexicon) -> bool {
+    matches!(toks, [condition, subject, ..]
+        if lex.words.conditions.contains(&condition.form)
+            && lex.report_back.asked.contains(&subject.form))
 }
 
 /// Whether the clause opens by presenting material ("here's …", "I have …").

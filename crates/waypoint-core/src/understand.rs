@@ -319,6 +319,20 @@ fn is_noun_use(toks: &[Token], at: usize, lex: &Lexicon) -> bool {
     }
 }
 
+/// The first words of the compounds the clause's entity phrases name ("*working* tree",
+/// "*build* pipeline", "*test* suite"), by token.
+fn compound_modifiers(toks: &[Token], lex: &Lexicon) -> Vec<bool> {
+    let mut first = vec![false; toks.len()];
+    for c in lex.entities.starting_in(toks) {
+        for p in c.phrases.iter().filter(|p| p.len() > 1) {
+            for at in p.find_all(toks) {
+                first[at] = true;
+            }
+        }
+    }
+    first
+}
+
 fn score_concepts<'l>(
     concepts: &'l Concepts,
     toks: &[Token],
@@ -344,6 +358,23 @@ fn score_concepts<'l>(
                 && (lex.changing_intents.iter()).any(|i| lex.intent_phrase_at(i, toks, h))
         })
         .unwrap_or(usize::MAX);
+    // "is my *working* tree clean": the first word of a compound an entity names
+    // modifies its noun; it is no verb.
+    let modifier = match role {
+        Role::Intent => compound_modifiers(toks, lex),
+        Role::Entity => Vec::new(),
+    };
+    // "make a release *build*": after a support verb, the noun of the act says it.
+    let act = match role {
+        Role::Intent => head.and_then(|h| lex.act_noun(toks, h)),
+        Role::Entity => None,
+    };
+    let on_head = |at: usize, len: usize| head.is_some_and(|h| at <= h && h < at + len);
+    // "*tell me* which model powers you" asks the assistant; it tells no one else.
+    let told = match role {
+        Role::Intent => lex.told_until(toks),
+        Role::Entity => 0,
+    };
     // "what backend is this session *running* on": the verb says what goes on.
     let progressive = match role {
         Role::Intent => lex.progressive_from(toks).unwrap_or(usize::MAX),
@@ -381,7 +412,10 @@ fn score_concepts<'l>(
             let mut w = covered[at..at + p.len()].iter().filter(|c| !**c).count() as f64;
             match role {
                 Role::Intent if p.len() == 1 && describes(c, at) => continue,
-                Role::Intent if head == Some(at) => w += 0.5,
+                Role::Intent if at + p.len() <= told => continue,
+                Role::Intent if p.len() == 1 && modifier.get(at) == Some(&true) => continue,
+                Role::Intent if act.is_some() && on_head(at, p.len()) => continue,
+                Role::Intent if act == Some(at) || head == Some(at) => w += 0.5,
                 Role::Intent
                     if p.len() == 1
                         && lex.is_verb(&toks[at])

@@ -71,6 +71,8 @@ pub struct Lexicon {
     pub target_markers: Vec<Phrase>,
     pub anchor_markers: Vec<Phrase>,
     pub light_verbs: HashSet<String>,
+    /// Light verbs that, before "a"/"an" and a noun of an act, mean the act.
+    pub support_verbs: HashSet<String>,
     /// Stems of verbs that destroy.
     pub destructive_verbs: HashSet<String>,
     /// Intents that ask for a change, so a destructive entry may serve them.
@@ -186,6 +188,7 @@ impl Lexicon {
             target_markers: exact_phrases(&raw.target_markers),
             anchor_markers: exact_phrases(&raw.anchor_markers),
             light_verbs: stems(&raw.light_verbs),
+            support_verbs: stems(&raw.support_verbs),
             destructive_verbs: stems(&raw.destructive_verbs),
             changing_intents: raw.changing_intents,
             articles: Articles::compile(raw.object_articles),
@@ -342,6 +345,30 @@ impl Lexicon {
             .map(|(from, _)| from.as_str())
     }
 
+    /// The noun of an act after a support verb and "a"/"an", one describing word
+    /// allowed between ("make a release *build*", "give my work a code *review*"):
+    /// where the clause's intent is said, instead of by the verb.
+    pub fn act_noun(&self, tokens: &[Token], head: usize) -> Option<usize> {
+        let verb = tokens.get(head)?;
+        if verb.value || !self.support_verbs.contains(&verb.stem) {
+            return None;
+        }
+        let indefinite = |t: &Token| {
+            self.words.articles.contains(&t.form) && self.articles.of(&t.form) == Some(Article::New)
+        };
+        let article = (head + 1..tokens.len()).find(|&i| indefinite(&tokens[i]))?;
+        // The compound's last word is its head: "a release *build*".
+        (article + 1..tokens.len().min(article + 3))
+            .rev()
+            .find(|&at| {
+                self.intents.iter().any(|c| {
+                    c.phrases
+                        .iter()
+                        .any(|p| p.len() == 1 && p.matches_at(tokens, at))
+                })
+            })
+    }
+
     /// Whether a token is a verb that says little on its own ("make", "create").
     pub fn is_light_verb(&self, tok: &Token) -> bool {
         !tok.value && self.light_verbs.contains(&tok.stem)
@@ -468,6 +495,21 @@ impl Lexicon {
             rest = after;
         }
         rest.first().is_none_or(about_it)
+    }
+
+    /// Where an opening that asks to be told ends ("*tell me* which model powers you",
+    /// "*can you tell me* why"; `report_back.openings` after any request opener), 0
+    /// where the clause has none. The opening asks the assistant to answer: its verb
+    /// sends no message to anyone.
+    pub fn told_until(&self, tokens: &[Token]) -> usize {
+        let longest = |phrases: &[Phrase], at: usize| {
+            (phrases.iter())
+                .filter(|p| p.matches_at(tokens, at))
+                .map(Phrase::len)
+                .max()
+        };
+        let lead = longest(&self.request_openers, 0).unwrap_or(0);
+        longest(&self.report_back.openings, lead).map_or(0, |len| lead + len)
     }
 
     /// Whether a clause is a short question about the step before, that step's outcome
@@ -773,6 +815,30 @@ mod tests {
         ] {
             assert!(!reports(no), "{no}");
         }
+    }
+
+    #[test]
+    fn a_support_verb_gives_way_to_the_noun_of_its_act() {
+        let lex = lexicon();
+        let act = |text: &str| {
+            let toks = lex.tokenize(text, &[]);
+            lex.act_noun(&toks, 0).map(|i| toks[i].form.clone())
+        };
+        assert_eq!(act("make a release build").as_deref(), Some("build"));
+        assert_eq!(act("give it a quick review").as_deref(), Some("review"));
+        // No act named, no article, or no support verb.
+        assert_eq!(act("make a video of the launch"), None);
+        assert_eq!(act("make the build faster"), None);
+        assert_eq!(act("run a build"), None);
+    }
+
+    #[test]
+    fn an_opening_that_asks_to_be_told_ends_where_the_question_starts() {
+        let lex = lexicon();
+        let told = |text: &str| lex.told_until(&lex.tokenize(text, &[]));
+        assert_eq!(told("tell me which model powers you"), 2);
+        assert_eq!(told("can you tell me why"), 4);
+        assert_eq!(told("tell Bob the build is green"), 0);
     }
 
     #[test]

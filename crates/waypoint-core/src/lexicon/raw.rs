@@ -123,6 +123,7 @@ pub(super) struct Raw {
     pub(super) destructive_verbs: Vec<String>,
     pub(super) changing_intents: Vec<String>,
     pub(super) light_verbs: Vec<String>,
+    pub(super) support_verbs: Vec<String>,
     pub(super) object_articles: RawArticles,
     pub(super) entity_intents: BTreeMap<String, String>,
     pub(super) vague_objects: Vec<String>,

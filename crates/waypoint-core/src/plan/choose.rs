@@ -6,7 +6,7 @@ use waypoint_catalog::{Entry, Pipeline};
 use waypoint_protocol::{Candidate, ExtractedKind};
 
 use crate::hash::HashMap;
-use crate::lexicon::{Article, Lexicon};
+use crate::lexicon::Lexicon;
 use crate::route::Hints;
 use crate::text::Token;
 use crate::understand::{Analysis, ClauseAnalysis};
@@ -492,20 +492,12 @@ impl Planner<'_> {
             .find(|r| r.intent == goal.intent && r.entity.is_some() && r.entity == goal.entity);
         // A rule for any entity applies only when the clause's own verb says the intent
         // ("review my changes"), not when the word is a noun ("look up reviews"); after
-        // a light verb, the noun of one new act says it ("give my work *a* code
-        // *review*").
+        // a support verb, the noun of the act says it ("give my work *a* code *review*").
         let verb_says_it = || {
             let toks = clause.tokens();
             clause.head_verb.is_some_and(|h| {
-                self.lex.intent_phrase_at(&goal.intent, toks, h)
-                    || self.lex.is_light_verb(&toks[h])
-                        && (h + 1..toks.len()).any(|at| {
-                            self.lex.intent_phrase_at(&goal.intent, toks, at)
-                                && toks[at.saturating_sub(2)..at].iter().any(|t| {
-                                    self.lex.articles.of(&t.form) == Some(Article::New)
-                                        && self.lex.words.articles.contains(&t.form)
-                                })
-                        })
+                let act = self.lex.act_noun(toks, h).unwrap_or(h);
+                self.lex.intent_phrase_at(&goal.intent, toks, act)
             })
         };
         let rule = exact.or_else(|| {

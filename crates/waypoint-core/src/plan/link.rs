@@ -170,7 +170,19 @@ impl<'a> Planner<'a> {
             .rev()
             .find(|&i| out.drafts[i].clause != d.clause && out.drafts[i].kind != StepKind::Unknown)
             .filter(|&i| self.produces(&out.drafts[i].tool).is_empty() && accepts.is_empty());
-        let untyped_name: Vec<String> = untyped
+        // The latest earlier step that makes what this one takes.
+        let feeder = |out: &Drafted| {
+            (0..j).rev().find(|&i| {
+                let e = &out.drafts[i];
+                e.clause != d.clause
+                    && e.kind != StepKind::Unknown
+                    && self.produces(&e.tool).iter().any(|k| accepts.contains(k))
+            })
+        };
+        // A word that echoes the name of the step it would take from points back to it:
+        // "email *the translation*" after `translate_text`.
+        let echoed_name: Vec<String> = untyped
+            .or_else(|| feeder(out))
             .map(|i| {
                 crate::learned::name_words(&out.drafts[i].tool)
                     .split(' ')
@@ -190,22 +202,13 @@ impl<'a> Planner<'a> {
             self.lex.anaphora.contains(&t.form)
                 || self.lex.words.thing_possessives.contains(&t.form)
                 || made_before.contains(&t.key)
-                || untyped_name.iter().any(|w| echoes(&t.stem, w))
+                || echoed_name.iter().any(|w| echoes(&t.stem, w))
                 || selects(i)
         });
         if !refers_back {
             return;
         }
-        if let Some(i) = (0..j)
-            .rev()
-            .find(|&i| {
-                let e = &out.drafts[i];
-                e.clause != d.clause
-                    && e.kind != StepKind::Unknown
-                    && self.produces(&e.tool).iter().any(|k| accepts.contains(k))
-            })
-            .or(untyped)
-        {
+        if let Some(i) = feeder(out).or(untyped) {
             out.drafts[j].inputs.push(i);
         }
     }

@@ -436,6 +436,57 @@ fn after_a_light_verb_the_noun_of_one_new_act_says_the_intent() {
 }
 
 #[test]
+fn the_first_word_of_a_named_compound_is_no_verb() {
+    // "working tree" names the entity; "working" asks nothing to be explained.
+    assert_eq!(tools("is my working tree clean?"), ["git_status"]);
+}
+
+#[test]
+fn an_opening_that_asks_to_be_told_sends_no_message() {
+    assert_eq!(
+        tools("tell me which language model powers you"),
+        ["session_info"]
+    );
+}
+
+#[test]
+fn a_support_verb_means_the_act_its_noun_names() {
+    assert_eq!(tools("make a release build"), ["run_build"]);
+    assert_eq!(
+        tools("make a new agent that triages tickets"),
+        ["create_agent"]
+    );
+}
+
+#[test]
+fn a_condition_on_how_the_step_before_went_asks_for_nothing() {
+    use waypoint_protocol::ClauseRole;
+    assert_eq!(
+        tools("build the project, and if it compiles, run the tests"),
+        ["run_build", "run_tests"]
+    );
+    // A condition with a subject of its own is part of what is asked.
+    let u = engine()
+        .understand("if my card was stolen, where do i report it", None)
+        .unwrap();
+    assert!(u.clauses.iter().all(|c| c.role == ClauseRole::Action));
+}
+
+#[test]
+fn a_word_echoing_the_step_before_takes_its_output() {
+    let plan = engine()
+        .plan(
+            "put this into Spanish and email the translation to luis@example.com",
+            None,
+        )
+        .unwrap();
+    let steps = plan.steps();
+    let tools: Vec<&str> = steps.iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(tools, ["translate_text", "email_send"]);
+    assert_eq!(steps[1].input_refs, [steps[0].id.clone()]);
+}
+
+#[test]
 fn the_best_of_what_was_found_takes_it() {
     let plan = engine()
         .plan(
