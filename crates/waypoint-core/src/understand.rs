@@ -364,6 +364,21 @@ fn score_concepts<'l>(
         Role::Intent => compound_modifiers(toks, lex),
         Role::Entity => Vec::new(),
     };
+    // "compare *the last commit* with …": after a head verb that says an intent, another
+    // intent's phrase opened by a determiner is what the verb acts on.
+    let head_says = head.filter(|&h| {
+        matches!(role, Role::Intent)
+            && concepts
+                .iter()
+                .any(|c| c.phrases.iter().any(|p| p.matches_at(toks, h)))
+    });
+    let in_object = |c: &Concept, at: usize| {
+        head_says.is_some_and(|h| {
+            at > h + 1
+                && lex.is_determiner(&toks[at - 1])
+                && !c.phrases.iter().any(|p| p.matches_at(toks, h))
+        })
+    };
     // "make a release *build*": after a support verb, the noun of the act says it.
     let act = match role {
         Role::Intent => head.and_then(|h| lex.act_noun(toks, h)),
@@ -415,6 +430,7 @@ fn score_concepts<'l>(
                 Role::Intent if at + p.len() <= told => continue,
                 Role::Intent if p.len() == 1 && modifier.get(at) == Some(&true) => continue,
                 Role::Intent if act.is_some() && on_head(at, p.len()) => continue,
+                Role::Intent if act.is_none() && in_object(c, at) => continue,
                 Role::Intent if act == Some(at) || head == Some(at) => w += 0.5,
                 Role::Intent
                     if p.len() == 1

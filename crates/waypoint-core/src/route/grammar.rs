@@ -167,8 +167,9 @@ pub(super) fn names_earlier_output(
 ///   verb that is neither light nor a function word, "to" and a verb say what the object
 ///   should do. After a light verb they are the request ("set an alarm to go off at
 ///   6:45"), as after "use" ("use my card to make a repayment").
-/// - "save *what you find*": "what" and a subject pronoun after the verb make its
-///   object, something another step produces.
+/// - "save *what you find*", "look over *what I've changed*": "what" and a subject
+///   pronoun after the verb (an auxiliary may follow) make its object, something
+///   another step produces or that exists already.
 pub(crate) fn complement_at(
     tokens: &[Token],
     h: usize,
@@ -191,7 +192,14 @@ pub(crate) fn complement_at(
                 .position(|t| lex.words.free_relatives.contains(&t.form))
         })
         .map(|at| h + 1 + at)
-        .filter(|&i| lex.opens_free_relative(tokens, i) && verb_after(i + 2));
+        .filter(|&i| {
+            // "what I*'ve* changed": an auxiliary may stand before the verb.
+            let past_auxiliary = tokens.get(i + 2).is_some_and(|t| {
+                lex.question_auxiliaries.contains(&t.form)
+                    || lex.asking_auxiliaries.contains(&t.form)
+            });
+            lex.opens_free_relative(tokens, i) && verb_after(i + 2 + usize::from(past_auxiliary))
+        });
     to_verb.into_iter().chain(what_subject).min()
 }
 

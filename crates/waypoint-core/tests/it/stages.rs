@@ -487,6 +487,30 @@ fn a_word_echoing_the_step_before_takes_its_output() {
 }
 
 #[test]
+fn another_intent_in_the_verbs_object_is_what_it_acts_on() {
+    // "the last commit" is what "compare" compares, not a question about history.
+    assert_eq!(
+        tools("compare the last commit with the one before it"),
+        ["git_diff"]
+    );
+    assert_eq!(tools("show me the last commit"), ["git_log"]);
+}
+
+#[test]
+fn looking_over_and_summing_up_are_reviewing_and_summarizing() {
+    // "look over" is no "look up": the review gathers the diff first.
+    assert_eq!(tools("look over my changes"), ["git_diff", "code_review"]);
+    assert_eq!(
+        tools("look over what I've changed and point out bugs"),
+        ["git_diff", "code_review"]
+    );
+    assert_eq!(
+        tools("sum up the PDF at https://example.com/minutes.pdf"),
+        ["pdf_summarize"]
+    );
+}
+
+#[test]
 fn the_best_of_what_was_found_takes_it() {
     let plan = engine()
         .plan(
