@@ -40,6 +40,7 @@ struct RawFile {
 #[serde(deny_unknown_fields)]
 struct RawLanguage {
     before: Vec<String>,
+    after_light_verb: Vec<String>,
     means: String,
 }
 
@@ -60,6 +61,9 @@ pub struct Unsaid {
     /// Words before a language's name that make it the language something is put into
     /// ("into").
     into_language: HashSet<String>,
+    /// Prepositions that put a thing into a language only after a light verb that opens
+    /// the clause ("put it *in* Swedish"; "write the reply in Spanish" writes).
+    in_language: HashSet<String>,
     /// What putting something into a language means ("translate").
     language_means: Vec<Token>,
     /// The word that asks for a degree ("how").
@@ -89,6 +93,7 @@ impl Unsaid {
             prepositions: crate::lexicon::forms(&raw.contents.prepositions),
             means: tokens(&raw.contents.means),
             into_language: crate::lexicon::forms(&raw.language.before),
+            in_language: crate::lexicon::forms(&raw.language.after_light_verb),
             language_means: tokens(&raw.language.means),
             degree: raw.degree.to_lowercase(),
             measures,
@@ -125,11 +130,13 @@ impl Unsaid {
         if !names_file && let Some(at) = self.contents_asked(tokens, lex) {
             add(&self.means, &tokens[at]);
         }
+        let opened_light = (tokens.iter())
+            .find(|t| !lex.words.fillers.contains(&t.form))
+            .is_some_and(|t| lex.is_light_verb(t));
         for pair in tokens.windows(2) {
-            if self.into_language.contains(&pair[0].form)
-                && !pair[1].value
-                && lex.languages.contains(&pair[1].form)
-            {
+            let puts_into = self.into_language.contains(&pair[0].form)
+                || opened_light && self.in_language.contains(&pair[0].form);
+            if puts_into && !pair[1].value && lex.languages.contains(&pair[1].form) {
                 add(&self.language_means, &pair[1]);
             }
             if pair[0].form == self.degree

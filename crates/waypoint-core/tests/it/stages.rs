@@ -511,6 +511,14 @@ fn looking_over_and_summing_up_are_reviewing_and_summarizing() {
 }
 
 #[test]
+fn a_light_verb_puts_a_thing_in_a_language() {
+    assert_eq!(
+        tools("download https://example.com/readme and put it in Swedish"),
+        ["web_fetch", "translate_text"]
+    );
+}
+
+#[test]
 fn the_best_of_what_was_found_takes_it() {
     let plan = engine()
         .plan(
