@@ -309,7 +309,15 @@ fn split_run(text: &str, run: &[Token], lex: &Lexicon, out: &mut Vec<(Vec<Token>
                 .is_some_and(|prev| lex.is_content(prev) && !lex.is_verb(prev))
         {
             in_relative = true;
-            relative_inflected = inflected_at(run, i + 1, lex);
+            // "note that the code is 8812": "that" right after the head verb (and its
+            // particle) opens what the verb says, a statement of its own.
+            let says = head_verb.is_some_and(|h| {
+                current[h + 1..]
+                    .iter()
+                    .all(|t| lex.words.verb_particles.contains(&t.form))
+            });
+            relative_inflected =
+                inflected_at(run, i + 1, lex) || says && says_of_its_subject(run, i + 1, lex);
         }
         current.push(tok.clone());
         i += 1;
@@ -411,12 +419,29 @@ fn names_another_value(
 /// verb in the description.
 fn acts_on_something_new(run: &[Token], at: usize, lex: &Lexicon) -> bool {
     let at = past_fillers(run, at, lex);
-    run.get(at + 1).is_some_and(|next| {
+    // "… and turn *off* the lights": the particle belongs to the verb.
+    let particle = run
+        .get(at + 1)
+        .is_some_and(|t| lex.words.verb_particles.contains(&t.form));
+    run.get(at + 1 + usize::from(particle)).is_some_and(|next| {
         lex.is_determiner(next)
             || next.value
             || lex.words.object_pronouns.contains(&next.form)
                 && !lex.words.referring_pronouns.contains(&next.form)
     })
+}
+
+/// Whether a clause after "that" opens with a subject of its own and says something of it
+/// with a form of "be" ("note that *the printer code is* 8812"): a statement, complete,
+/// whose verb is inflected as a relative clause's is.
+fn says_of_its_subject(run: &[Token], at: usize, lex: &Lexicon) -> bool {
+    run.get(at).is_some_and(|t| lex.is_determiner(t))
+        && run
+            .iter()
+            .skip(at + 1)
+            .take(4)
+            .take_while(|t| t.form != "and")
+            .any(|t| lex.words.copulas.contains(&t.form))
 }
 
 /// Whether the first word at `at` (past fillers) looks like a verb inflected for a

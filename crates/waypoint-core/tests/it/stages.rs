@@ -119,6 +119,15 @@ fn a_bare_verb_after_a_relative_clause_starts_a_request_of_its_own() {
         clauses("find a diner that serves tacos and reserve a table for 4"),
         ["find a diner that serves tacos", "reserve a table for 4"]
     );
+    // "that" opening a statement with a subject of its own ("the code is 8812"): a bare
+    // verb after "and", its particle before the object, asks again.
+    assert_eq!(
+        clauses("jot down that the printer code is 8812 and turn off the lights"),
+        [
+            "jot down that the printer code is 8812",
+            "turn off the lights"
+        ]
+    );
 }
 
 #[test]
