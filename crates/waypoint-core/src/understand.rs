@@ -333,6 +333,68 @@ fn compound_modifiers(toks: &[Token], lex: &Lexicon) -> Vec<bool> {
     first
 }
 
+/// What a clause says, read once, of where an intent's phrase asks for nothing:
+/// docs/architecture.md, "Understand".
+struct IntentCues<'t> {
+    toks: &'t [Token],
+    head: Option<usize>,
+    /// The first words of the compounds its entity phrases name (`compound_modifiers`).
+    modifier: Vec<bool>,
+    /// The head verb, where a phrase of some intent starts there.
+    head_says: Option<usize>,
+    /// The noun of the act after a support verb ([`Lexicon::act_noun`]).
+    act: Option<usize>,
+    /// Where an opening that asks to be told ends ([`Lexicon::told_until`]).
+    told: usize,
+    /// Where the verbs of a question in the progressive start
+    /// ([`Lexicon::progressive_from`]).
+    progressive: usize,
+}
+
+impl<'t> IntentCues<'t> {
+    fn read(toks: &'t [Token], head: Option<usize>, intents: &Concepts, lex: &Lexicon) -> Self {
+        Self {
+            toks,
+            head,
+            modifier: compound_modifiers(toks, lex),
+            head_says: head.filter(|&h| intents.iter().any(|c| c.phrase_at(toks, h))),
+            act: head.and_then(|h| lex.act_noun(toks, h)),
+            told: lex.told_until(toks),
+            progressive: lex.progressive_from(toks).unwrap_or(usize::MAX),
+        }
+    }
+
+    /// Whether the phrase of `c` of `len` tokens at `at` counts for nothing:
+    /// - "what backend is this session *running* on": in a progressive question the
+    ///   verb says what goes on;
+    /// - "*tell me* which model powers you": the opening asks the assistant and tells no
+    ///   one else;
+    /// - "is my *working* tree clean": the first word of a compound an entity names
+    ///   modifies its noun;
+    /// - "make a release build": after a support verb the noun of the act says the
+    ///   intent, not the verb;
+    /// - "compare *the last commit* with …": after a head verb that says an intent,
+    ///   another intent's phrase opened by a determiner is what the verb acts on.
+    fn void(&self, c: &Concept, len: usize, at: usize, lex: &Lexicon) -> bool {
+        let toks = self.toks;
+        let one_word = len == 1;
+        let describes = at >= self.progressive
+            && toks[at].is_ing_form()
+            && lex.progressive_question.describes.contains(&c.name);
+        let on_head = self.head.is_some_and(|h| at <= h && h < at + len);
+        let in_object = self.head_says.is_some_and(|h| {
+            at > h + 1 && lex.is_determiner(&toks[at - 1]) && !c.phrase_at(toks, h)
+        });
+        one_word && describes
+            || at + len <= self.told
+            || one_word && self.modifier.get(at) == Some(&true)
+            || match self.act {
+                Some(_) => on_head,
+                None => in_object,
+            }
+    }
+}
+
 fn score_concepts<'l>(
     concepts: &'l Concepts,
     toks: &[Token],
@@ -358,48 +420,7 @@ fn score_concepts<'l>(
                 && (lex.changing_intents.iter()).any(|i| lex.intent_phrase_at(i, toks, h))
         })
         .unwrap_or(usize::MAX);
-    // "is my *working* tree clean": the first word of a compound an entity names
-    // modifies its noun; it is no verb.
-    let modifier = match role {
-        Role::Intent => compound_modifiers(toks, lex),
-        Role::Entity => Vec::new(),
-    };
-    // "compare *the last commit* with …": after a head verb that says an intent, another
-    // intent's phrase opened by a determiner is what the verb acts on.
-    let head_says = head.filter(|&h| {
-        matches!(role, Role::Intent)
-            && concepts
-                .iter()
-                .any(|c| c.phrases.iter().any(|p| p.matches_at(toks, h)))
-    });
-    let in_object = |c: &Concept, at: usize| {
-        head_says.is_some_and(|h| {
-            at > h + 1
-                && lex.is_determiner(&toks[at - 1])
-                && !c.phrases.iter().any(|p| p.matches_at(toks, h))
-        })
-    };
-    // "make a release *build*": after a support verb, the noun of the act says it.
-    let act = match role {
-        Role::Intent => head.and_then(|h| lex.act_noun(toks, h)),
-        Role::Entity => None,
-    };
-    let on_head = |at: usize, len: usize| head.is_some_and(|h| at <= h && h < at + len);
-    // "*tell me* which model powers you" asks the assistant; it tells no one else.
-    let told = match role {
-        Role::Intent => lex.told_until(toks),
-        Role::Entity => 0,
-    };
-    // "what backend is this session *running* on": the verb says what goes on.
-    let progressive = match role {
-        Role::Intent => lex.progressive_from(toks).unwrap_or(usize::MAX),
-        Role::Entity => usize::MAX,
-    };
-    let describes = |c: &Concept, at: usize| {
-        at >= progressive
-            && toks[at].is_ing_form()
-            && lex.progressive_question.describes.contains(&c.name)
-    };
+    let cues = matches!(role, Role::Intent).then(|| IntentCues::read(toks, head, concepts, lex));
     let changed_noun = |at: usize| {
         at > changed_after
             && at
@@ -426,12 +447,14 @@ fn score_concepts<'l>(
             // after "commit" adds "last", not the commit again.
             let mut w = covered[at..at + p.len()].iter().filter(|c| !**c).count() as f64;
             match role {
-                Role::Intent if p.len() == 1 && describes(c, at) => continue,
-                Role::Intent if at + p.len() <= told => continue,
-                Role::Intent if p.len() == 1 && modifier.get(at) == Some(&true) => continue,
-                Role::Intent if act.is_some() && on_head(at, p.len()) => continue,
-                Role::Intent if act.is_none() && in_object(c, at) => continue,
-                Role::Intent if act == Some(at) || head == Some(at) => w += 0.5,
+                Role::Intent if cues.as_ref().is_some_and(|q| q.void(c, p.len(), at, lex)) => {
+                    continue;
+                }
+                Role::Intent
+                    if cues.as_ref().and_then(|q| q.act) == Some(at) || head == Some(at) =>
+                {
+                    w += 0.5;
+                }
                 Role::Intent
                     if p.len() == 1
                         && lex.is_verb(&toks[at])
@@ -798,7 +821,7 @@ fn qualifies(toks: &[Token], i: usize, kinds: Option<&Concept>, lex: &Lexicon) -
     // a stem shared with a verb is the noun ("the GitHub *token*", though "tokenize" is
     // a verb).
     let inflected_verb = |n: &Token| lex.is_verb(n) && n.form != n.stem;
-    let a_kind = |j: usize| kinds.is_some_and(|k| k.phrases.iter().any(|p| p.matches_at(toks, j)));
+    let a_kind = |j: usize| kinds.is_some_and(|k| k.phrase_at(toks, j));
     let common_noun = |j: usize| {
         let n = &toks[j];
         !is_name(n)

@@ -21,7 +21,7 @@ mod phrase;
 mod raw;
 mod rules;
 
-pub use phrase::{Concept, Concepts, Phrase};
+pub use phrase::{Concept, Concepts, Phrase, longest_at};
 use phrase::{compile_intent_phrases, compile_phrases, exact_phrases};
 pub(crate) use raw::forms;
 use raw::{Raw, attached_units, concepts, extend, lower, one_word_cues, stems, units};
@@ -319,8 +319,7 @@ impl Lexicon {
 
     /// Whether one of the intent's phrases starts at token `at`.
     pub fn intent_phrase_at(&self, intent: &str, tokens: &[Token], at: usize) -> bool {
-        self.intent(intent)
-            .is_some_and(|c| c.phrases.iter().any(|p| p.matches_at(tokens, at)))
+        self.intent(intent).is_some_and(|c| c.phrase_at(tokens, at))
     }
 
     /// Whether a token is a verb that destroys ("delete", "wipe").
@@ -361,11 +360,9 @@ impl Lexicon {
         (article + 1..tokens.len().min(article + 3))
             .rev()
             .find(|&at| {
-                self.intents.iter().any(|c| {
-                    c.phrases
-                        .iter()
-                        .any(|p| p.len() == 1 && p.matches_at(tokens, at))
-                })
+                (self.intents.iter())
+                    .flat_map(|c| &c.phrases)
+                    .any(|p| p.len() == 1 && p.matches_at(tokens, at))
             })
     }
 
@@ -463,15 +460,8 @@ impl Lexicon {
     /// ([`Lexicon::asks_about_it`]).
     pub fn reports_back(&self, tokens: &[Token]) -> bool {
         let rb = &self.report_back;
-        let longest = |phrases: &[Phrase], tokens: &[Token]| {
-            (phrases.iter())
-                .filter(|p| p.matches_at(tokens, 0))
-                .map(Phrase::len)
-                .max()
-        };
-        // "… can you find out why": how the person leads in says nothing of what.
-        let tokens = &tokens[longest(&self.request_openers, tokens).unwrap_or(0)..];
-        let longest = |phrases: &[Phrase]| longest(phrases, tokens);
+        let tokens = &tokens[self.lead_in(tokens)..];
+        let longest = |phrases: &[Phrase]| longest_at(phrases, tokens, 0);
         let (opened, showing) = match longest(&rb.openings) {
             Some(len) => (len, false),
             None => match longest(&rb.showing) {
@@ -502,14 +492,14 @@ impl Lexicon {
     /// where the clause has none. The opening asks the assistant to answer: its verb
     /// sends no message to anyone.
     pub fn told_until(&self, tokens: &[Token]) -> usize {
-        let longest = |phrases: &[Phrase], at: usize| {
-            (phrases.iter())
-                .filter(|p| p.matches_at(tokens, at))
-                .map(Phrase::len)
-                .max()
-        };
-        let lead = longest(&self.request_openers, 0).unwrap_or(0);
-        longest(&self.report_back.openings, lead).map_or(0, |len| lead + len)
+        let lead = self.lead_in(tokens);
+        longest_at(&self.report_back.openings, tokens, lead).map_or(0, |len| lead + len)
+    }
+
+    /// How many tokens the person leads in with ("*can you* find out why",
+    /// `request_openers`): they say nothing of what is asked.
+    fn lead_in(&self, tokens: &[Token]) -> usize {
+        longest_at(&self.request_openers, tokens, 0).unwrap_or(0)
     }
 
     /// Whether a clause is a short question about the step before, that step's outcome

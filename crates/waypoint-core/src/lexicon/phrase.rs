@@ -120,6 +120,21 @@ pub struct Concept {
     pub named_entity: Option<String>,
 }
 
+impl Concept {
+    /// Whether one of its phrases starts at token `at`.
+    pub fn phrase_at(&self, tokens: &[Token], at: usize) -> bool {
+        self.phrases.iter().any(|p| p.matches_at(tokens, at))
+    }
+}
+
+/// The length of the longest of `phrases` that starts at token `at`.
+pub fn longest_at(phrases: &[Phrase], tokens: &[Token], at: usize) -> Option<usize> {
+    (phrases.iter())
+        .filter(|p| p.matches_at(tokens, at))
+        .map(Phrase::len)
+        .max()
+}
+
 /// Intents or entities, with where each may start: most of a long list matches none
 /// of a clause's words, and trying every phrase at every token was a large share of a
 /// plan's time.

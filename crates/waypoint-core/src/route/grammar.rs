@@ -194,10 +194,9 @@ pub(crate) fn complement_at(
         .map(|at| h + 1 + at)
         .filter(|&i| {
             // "what I*'ve* changed": an auxiliary may stand before the verb.
-            let past_auxiliary = tokens.get(i + 2).is_some_and(|t| {
-                lex.question_auxiliaries.contains(&t.form)
-                    || lex.asking_auxiliaries.contains(&t.form)
-            });
+            let past_auxiliary = tokens
+                .get(i + 2)
+                .is_some_and(|t| lex.question_auxiliaries.contains(&t.form));
             lex.opens_free_relative(tokens, i) && verb_after(i + 2 + usize::from(past_auxiliary))
         });
     to_verb.into_iter().chain(what_subject).min()
