@@ -203,7 +203,6 @@ impl std::ops::Deref for Concepts {
     }
 }
 
-/// Phrases compiled against the synonyms, each once: synonyms can make two phrases one.
 /// The phrases of a list matched as written ([`Phrase::compile_exact`]), in its order.
 pub(super) fn exact_phrases(list: &[String]) -> Vec<Phrase> {
     list.iter()
@@ -211,6 +210,7 @@ pub(super) fn exact_phrases(list: &[String]) -> Vec<Phrase> {
         .collect()
 }
 
+/// Phrases compiled against the synonyms, each once: synonyms can make two phrases one.
 pub(super) fn compile_phrases(list: &[String], synonyms: &Synonyms) -> Vec<Phrase> {
     unique(list.iter().filter_map(|p| Phrase::compile(p, synonyms)))
 }
